@@ -1,0 +1,276 @@
+"""The `Study`: a declarative search space over architectures, tasks, hyperparameters and seeds.
+
+Vocabulary follows the tuning playbook: *scientific* hyperparameters are what a study measures the
+effect of (architecture, model size), *nuisance* hyperparameters must be tuned for a fair comparison
+(learning rate), *fixed* ones are held constant. A study is a frozen, keyword-only value; importing a
+module that defines studies has no side effects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SAMPLERS = ("grid", "random", "qmc", "tpe")
+SCALES = ("paper", "cpu", "smoke")
+MODES = ("max", "min")
+KINDS = ("training", "measurement")
+
+
+class StudyError(ValueError):
+    """An invalid study definition or request; the message names the field, the value, what is allowed."""
+
+
+def _fail(field_name: str, value: Any, allowed: str) -> StudyError:
+    return StudyError(f"invalid {field_name} {value!r}; allowed: {allowed}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogUniform:
+    """A continuous axis sampled log-uniformly in [low, high] (random / qmc / tpe samplers only)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not 0 < self.low < self.high:
+            raise _fail("LogUniform bounds", (self.low, self.high), "0 < low < high")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Uniform:
+    """A continuous axis sampled uniformly in [low, high] (random / qmc / tpe samplers only)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise _fail("Uniform bounds", (self.low, self.high), "low < high")
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntRange:
+    """An integer axis in [low, high], optionally log-spaced (random / qmc / tpe samplers only)."""
+
+    low: int
+    high: int
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high or (self.log and self.low < 1):
+            raise _fail("IntRange bounds", (self.low, self.high), "low < high (and low >= 1 when log)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Linked:
+    """A categorical axis whose every value sets several hyperparameters together.
+
+    Example: Fig. 13 keeps examples seen constant, so ``batch_size`` 4 comes with ``n_steps`` 25600.
+    The axis name becomes a column of its own (the label) next to the hyperparameters it sets.
+    """
+
+    options: Mapping[Any, Mapping[str, Any]]
+
+    def __post_init__(self) -> None:
+        if not self.options:
+            raise _fail("Linked options", dict(self.options), "at least one option")
+
+
+Distribution = LogUniform | Uniform | IntRange
+Axis = tuple[Any, ...] | Linked | Distribution
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plot:
+    """How the report lays out the RGB grids: one panel per `panel` value, `x` across, `y` down."""
+
+    panel: str = "architecture"
+    x: str = "d_model"
+    y: str = "learning_rate"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """A qualitative claim the report checks: best mean `metric` per panel value below / above a bound."""
+
+    description: str
+    metric: str = "val_accuracy"
+    below: Mapping[str, float] = field(default_factory=dict)
+    above: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Study:
+    """One paper figure or table (or a question of our own) as a search space.
+
+    Attributes:
+        name: stable dotted name, e.g. ``richter2020.fig7``; also the results directory.
+        goal: one sentence: what the study answers.
+        task: task name (``cases``, ``cases_first_token``, ``mode``) or ``none`` for measurements.
+        scientific: axes whose effect is measured (e.g. architecture, d_model).
+        nuisance: axes tuned away for a fair comparison (e.g. learning_rate).
+        fixed: hyperparameters held constant (e.g. n_steps, seq_len).
+        seeds: every trial trains each configuration once per seed.
+        sampler: ``grid`` (every point exactly once), ``random``, ``qmc`` or ``tpe`` (Optuna).
+        metric: the column the sampler optimises and the report ranks by.
+        mode: ``max`` or ``min`` for `metric`.
+        n_trials: trial budget for the non-grid samplers (grid: the whole grid).
+        kind: ``training`` or ``measurement`` (no training, e.g. Fig. 1).
+        plot: axes of the report's grids.
+        reference: published results to draw beside the reproduction (``richter2020/<file>``).
+        deviations: where this study departs from the paper, stated in its report.
+        findings: qualitative claims the report checks with numbers.
+        aliases: other figure/table names these same trials reproduce.
+        scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
+        scales: per-scale overrides of the fields above (mappings are merged key by key).
+    """
+
+    name: str
+    goal: str
+    task: str
+    scientific: Mapping[str, Axis]
+    nuisance: Mapping[str, Axis] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    sampler: str = "grid"
+    metric: str = "val_accuracy"
+    mode: str = "max"
+    n_trials: int | None = None
+    kind: str = "training"
+    plot: Plot = field(default_factory=Plot)
+    reference: str | None = None
+    deviations: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    aliases: tuple[str, ...] = ()
+    scale: str = "paper"
+    scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise _fail(f"sampler of study {self.name}", self.sampler, ", ".join(SAMPLERS))
+        if self.mode not in MODES:
+            raise _fail(f"mode of study {self.name}", self.mode, ", ".join(MODES))
+        if self.kind not in KINDS:
+            raise _fail(f"kind of study {self.name}", self.kind, ", ".join(KINDS))
+        if self.scale not in SCALES:
+            raise _fail(f"scale of study {self.name}", self.scale, ", ".join(SCALES))
+        for scale in self.scales:
+            if scale not in SCALES[1:]:
+                raise _fail(f"scales key of study {self.name}", scale, ", ".join(SCALES[1:]))
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise _fail(f"seeds of study {self.name}", self.seeds, "a non-empty tuple of distinct ints")
+        overlap = (set(self.scientific) & set(self.nuisance)) | (set(self.axes) & set(self.fixed))
+        if overlap:
+            raise _fail(f"hyperparameters of study {self.name}", sorted(overlap),
+                        "each name in exactly one of scientific / nuisance / fixed")
+        continuous = [k for k, a in self.axes.items() if isinstance(a, Distribution)]
+        if self.sampler == "grid" and continuous:
+            raise _fail(f"sampler of study {self.name}", "grid",
+                        f"random, qmc or tpe when axes are continuous ({', '.join(continuous)})")
+        if self.sampler != "grid" and (self.n_trials is None or self.n_trials < 1):
+            raise _fail(f"n_trials of study {self.name}", self.n_trials,
+                        f"a positive int for sampler {self.sampler}")
+        for key, axis in self.axes.items():
+            if isinstance(axis, tuple) and not axis:
+                raise _fail(f"axis {key} of study {self.name}", axis, "at least one value")
+
+    @property
+    def axes(self) -> dict[str, Axis]:
+        """Scientific then nuisance axes, in declaration order."""
+        return {**self.scientific, **self.nuisance}
+
+    @property
+    def directory(self) -> str:
+        """The results directory name: the study name, plus the scale unless it is ``paper``."""
+        return self.name if self.scale == "paper" else f"{self.name}.{self.scale}"
+
+    def at_scale(self, scale: str) -> Study:
+        """This study at ``paper``, ``cpu`` or ``smoke`` scale (overrides merged over the paper scale)."""
+        if scale not in SCALES:
+            raise _fail("scale", scale, ", ".join(SCALES))
+        if scale == self.scale:
+            return self
+        if self.scale != "paper":
+            raise StudyError(f"study {self.name} is already at scale {self.scale}; rescale the paper scale")
+        changes: dict[str, Any] = {"scale": scale}
+        for key, value in self.scales.get(scale, {}).items():
+            if key not in {f.name for f in dataclasses.fields(self)}:
+                raise _fail(f"override in scale {scale} of study {self.name}", key, "a Study field")
+            current = getattr(self, key)
+            changes[key] = {**current, **value} if isinstance(current, Mapping) else value
+        # A budget shared by all studies (e.g. smoke's seq_len) yields to a study's own axis.
+        axes = {**changes.get("scientific", self.scientific), **changes.get("nuisance", self.nuisance)}
+        fixed = changes.get("fixed", self.fixed)
+        changes["fixed"] = {k: v for k, v in fixed.items() if k not in axes}
+        return dataclasses.replace(self, **changes)
+
+    def grid_size(self) -> int:
+        """Number of grid points (configurations); only meaningful for categorical axes."""
+        return math.prod(len(_categorical_values(a)) for a in self.axes.values())
+
+    def trial_count(self) -> int:
+        """Trials this study runs: the whole grid, or the sampler's budget."""
+        return self.grid_size() if self.sampler == "grid" else int(self.n_trials or 0)
+
+    def grid(self) -> Iterator[dict[str, Any]]:
+        """Every grid point as a flat configuration (axes expanded, fixed values and task included)."""
+        names = list(self.axes)
+        for values in itertools.product(*(_categorical_values(self.axes[n]) for n in names)):
+            yield self.configuration(dict(zip(names, values, strict=True)))
+
+    def configuration(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """The flat trial configuration for one point of the search space."""
+        config: dict[str, Any] = {"task": self.task, **self.fixed}
+        for name, value in point.items():
+            axis = self.axes.get(name)
+            if isinstance(axis, Linked):
+                if value not in axis.options:
+                    raise _fail(f"value of axis {name}", value, ", ".join(map(str, axis.options)))
+                config.update(axis.options[value])
+            config[name] = value
+        return config
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready description (the ``study.json`` contract in docs/results.md)."""
+        return {
+            "name": self.name,
+            "directory": self.directory,
+            "scale": self.scale,
+            "goal": self.goal,
+            "task": self.task,
+            "kind": self.kind,
+            "scientific": {k: _axis_json(a) for k, a in self.scientific.items()},
+            "nuisance": {k: _axis_json(a) for k, a in self.nuisance.items()},
+            "fixed": dict(self.fixed),
+            "seeds": list(self.seeds),
+            "sampler": self.sampler,
+            "n_trials": self.trial_count(),
+            "metric": self.metric,
+            "mode": self.mode,
+            "plot": dataclasses.asdict(self.plot),
+            "reference": self.reference,
+            "deviations": list(self.deviations),
+            "findings": [dataclasses.asdict(f) for f in self.findings],
+            "aliases": list(self.aliases),
+        }
+
+
+def _categorical_values(axis: Axis) -> tuple[Any, ...]:
+    if isinstance(axis, Linked):
+        return tuple(axis.options)
+    if isinstance(axis, tuple):
+        return axis
+    raise StudyError(f"axis {axis!r} is continuous and has no grid; allowed: a tuple or Linked")
+
+
+def _axis_json(axis: Axis) -> Any:
+    if isinstance(axis, tuple):
+        return list(axis)
+    if isinstance(axis, Linked):
+        return {str(k): dict(v) for k, v in axis.options.items()}
+    return {"distribution": type(axis).__name__, **dataclasses.asdict(axis)}

@@ -1,0 +1,239 @@
+"""Study -> Ray Tune run: samplers, resources, resume, progress.
+
+Grid studies use Tune's own grid over the points not yet finished (every point exactly once, even
+with concurrent trials: Optuna's GridSampler can hand one point to two workers, see RAY_NOTES.md).
+Random, QMC and TPE studies use Optuna samplers through Tune's OptunaSearch, told about the trials
+already on disk so that a resumed study continues the same search instead of starting over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
+from study.identity import software_versions, trial_key
+from study.progress import StudyProgress
+from study.storage import StudyStorage
+from study.trainable import objective
+
+Echo = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Resources:
+    """What each trial asks Ray for, and how many trials run at once."""
+
+    cpus_per_trial: float = 1.0
+    gpus_per_trial: float = 0.0
+    max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
+
+    def __post_init__(self) -> None:
+        if self.cpus_per_trial <= 0:
+            raise StudyError(f"invalid --cpus-per-trial {self.cpus_per_trial!r}; allowed: a number > 0")
+        if self.gpus_per_trial < 0:
+            raise StudyError(f"invalid --gpus-per-trial {self.gpus_per_trial!r}; allowed: a number >= 0")
+        if self.max_concurrent is not None and self.max_concurrent < 1:
+            raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
+
+
+def trial_points(study: Study) -> dict[str, dict[str, Any]]:
+    """Every grid point by trial key (grid sampler)."""
+    names = list(study.axes)
+    points = {}
+    for config in study.grid():
+        point = {n: config[n] for n in names}
+        points[trial_key(study.name, config, study.seeds)] = point
+    return points
+
+
+def validate(study: Study) -> None:
+    """Fail before Ray starts if any configuration of the study is invalid (names field and value)."""
+    from study.trainable import split_config
+    from trainables.config import TrainConfig
+
+    if study.kind != "training":
+        return
+    if study.sampler == "grid":
+        points = [{n: c[n] for n in study.axes} for c in study.grid()]
+    else:  # the categorical corners are enough to catch unknown names and bad choices
+        points = [{n: _first_value(a) for n, a in study.axes.items()}]
+    for point in points:
+        hyper, _ = split_config(study, point)
+        try:
+            TrainConfig.from_dict(hyper)
+        except ValueError as error:
+            raise StudyError(f"study {study.name}: {error}") from None
+
+
+def _first_value(axis: Any) -> Any:
+    if isinstance(axis, tuple):
+        return axis[0]
+    if isinstance(axis, Linked):
+        return next(iter(axis.options))
+    return axis.low
+
+
+def _optuna_space(study: Study) -> dict[str, Any]:
+    import optuna
+
+    space: dict[str, Any] = {}
+    for name, axis in study.axes.items():
+        if isinstance(axis, LogUniform):
+            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high, log=True)
+        elif isinstance(axis, Uniform):
+            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high)
+        elif isinstance(axis, IntRange):
+            space[name] = optuna.distributions.IntDistribution(axis.low, axis.high, log=axis.log)
+        else:
+            choices = tuple(axis.options) if isinstance(axis, Linked) else axis
+            space[name] = optuna.distributions.CategoricalDistribution(choices)
+    return space
+
+
+def _optuna_sampler(study: Study) -> Any:
+    import optuna
+
+    seed = 0  # the sampler's own stream; fixed so a study is reproducible
+    if study.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if study.sampler == "qmc":
+        return optuna.samplers.QMCSampler(seed=seed, warn_independent_sampling=False)
+    if study.sampler == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    raise StudyError(f"invalid sampler {study.sampler!r}; allowed: random, qmc, tpe")
+
+
+def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
+    """(point, objective) of every finished trial on disk, for a resumed Optuna search."""
+    names = list(study.axes)
+    done = []
+    for key in sorted(storage.finished_keys()):
+        table = storage.read_trial(key)
+        if table is None or table.num_rows == 0:
+            continue
+        rows = table.to_pylist()
+        point = {n: rows[0][n] for n in names}
+        done.append((point, objective(rows, study.metric, study.mode)))
+    return done
+
+
+def start_ray(address: str | None, echo: Echo) -> None:
+    """Connect to a Ray cluster (`address`) or start the embedded local one."""
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # Tune's loggers dominate at scale
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    import ray
+
+    if ray.is_initialized():
+        return
+    started = time.time()
+    if address:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    else:
+        ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    resources = ray.cluster_resources()
+    echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
+         f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
+
+
+def check_resources(resources: Resources) -> int:
+    """Fail fast when the cluster cannot ever place a trial; returns the default concurrency."""
+    import ray
+
+    cluster = ray.cluster_resources()
+    cpus, gpus = cluster.get("CPU", 0.0), cluster.get("GPU", 0.0)
+    if resources.gpus_per_trial > 0 and gpus < resources.gpus_per_trial:
+        raise StudyError(f"invalid --gpus-per-trial {resources.gpus_per_trial:g}: the Ray cluster has "
+                         f"{gpus:g} GPUs; allowed: 0 here (trials would wait forever)")
+    if resources.cpus_per_trial > cpus:
+        raise StudyError(f"invalid --cpus-per-trial {resources.cpus_per_trial:g}: the Ray cluster has "
+                         f"{cpus:g} CPUs; allowed: at most {cpus:g}")
+    by_cpu = int(cpus // resources.cpus_per_trial)
+    by_gpu = int(gpus // resources.gpus_per_trial) if resources.gpus_per_trial > 0 else by_cpu
+    return max(1, min(by_cpu, by_gpu))
+
+
+def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
+                 cpus: float) -> None:
+    """What a Ray worker runs for one trial."""
+    import torch
+    from ray import tune
+
+    torch.set_num_threads(max(1, int(cpus)))
+    device = "cuda" if gpus > 0 and torch.cuda.is_available() else "cpu"
+    point = config.get("point", config)
+    from study.trainable import run_trial
+
+    run_trial(study, storage, point, device=device, report=tune.report)
+
+
+def _trial_dirname(trial: Any) -> str:
+    return trial.trial_id  # Tune's default name spells out the whole configuration
+
+
+def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
+              echo: Echo = print) -> dict[str, int]:
+    """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials."""
+    validate(study)
+    total = study.trial_count()
+    if study.sampler == "grid":
+        points = trial_points(study)
+        done = storage.finished_keys() & set(points)
+        todo = [p for k, p in points.items() if k not in done]
+        n_done = len(done)
+    else:
+        previous = finished_points(study, storage)
+        n_done = min(len(previous), total)
+        todo = []
+    storage.write_json("study.json", {**study.to_json(), "versions": software_versions()})
+    remaining = total - n_done
+    echo(f"study {study.name} (scale {study.scale}): {total} trials x {len(study.seeds)} seeds; "
+         f"{n_done} finished before, {remaining} to run; results in {storage.uri}")
+    if remaining <= 0:
+        return {"finished": n_done, "failed": 0, "total": total}
+
+    start_ray(address, echo)
+    default_concurrency = check_resources(resources)
+    from ray import tune
+
+    entry = tune.with_resources(
+        tune.with_parameters(_trial_entry, study=study, storage=storage,
+                             gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial),
+        {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
+    )
+    concurrency = resources.max_concurrent or default_concurrency
+    if study.sampler == "grid":
+        param_space: dict[str, Any] = {"point": tune.grid_search(todo)}
+        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
+                                      trial_dirname_creator=_trial_dirname)
+    else:
+        from ray.tune.search.optuna import OptunaSearch
+
+        searcher = OptunaSearch(
+            space=_optuna_space(study), metric="objective", mode=study.mode, sampler=_optuna_sampler(study),
+            points_to_evaluate=[p for p, _ in previous] or None,
+            evaluated_rewards=[s for _, s in previous] or None,
+        )
+        param_space = {}
+        tune_config = tune.TuneConfig(search_alg=searcher, num_samples=remaining,
+                                      max_concurrent_trials=concurrency, reuse_actors=True,
+                                      trial_dirname_creator=_trial_dirname)
+    progress = StudyProgress(study=study, storage=storage, total=total, already_done=n_done, echo=echo)
+    run_config = tune.RunConfig(
+        name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}",
+        storage_path=f"{storage.uri}/_tune",
+        failure_config=tune.FailureConfig(max_failures=2),
+        callbacks=[progress],
+        verbose=0,
+    )
+    echo(f"running {remaining} trials, {concurrency} at a time "
+         f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
+    tuner = tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config)
+    tuner.fit()
+    progress.close()
+    finished = len(storage.finished_keys() & set(trial_points(study))) if study.sampler == "grid" \
+        else len(storage.finished_keys())
+    return {"finished": finished, "failed": progress.failed, "total": total}

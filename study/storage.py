@@ -1,0 +1,145 @@
+"""Where a study's results live: `<storage>/<study>/` on a local path or any URI pyarrow reaches.
+
+Layout and row schema: docs/results.md. Every write is atomic (temporary name, then move), so a
+reader sees a whole file or none; the Parquet files, not Tune's own state, are the record that
+resume and analysis rely on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+TRIALS = "trials"
+FAILED = "failed"
+
+
+def _resolve(storage: str) -> tuple[pafs.FileSystem, str, bool]:
+    """(filesystem, root path inside it, is_local) for a directory path or a URI."""
+    if "://" in storage and not storage.startswith("file://"):
+        fs, root = pafs.FileSystem.from_uri(storage)
+        return fs, root.rstrip("/"), False
+    path = Path(storage.removeprefix("file://")).expanduser().resolve()
+    return pafs.LocalFileSystem(), str(path), True
+
+
+@dataclass(frozen=True)
+class StudyStorage:
+    """The results directory of one study (at one scale)."""
+
+    storage: str
+    directory: str
+
+    @property
+    def _fs(self) -> tuple[pafs.FileSystem, str, bool]:
+        return _resolve(self.storage)
+
+    @property
+    def is_local(self) -> bool:
+        """Whether results are on this machine's filesystem (locks and reports need that today)."""
+        return self._fs[2]
+
+    @property
+    def root(self) -> str:
+        """The study directory inside the filesystem (an absolute path when local)."""
+        return f"{self._fs[1]}/{self.directory}"
+
+    @property
+    def uri(self) -> str:
+        """The study directory as a path or URI that Ray Tune and pyarrow both accept."""
+        fs, root, local = self._fs
+        return f"{root}/{self.directory}" if local else f"{self.storage.rstrip('/')}/{self.directory}"
+
+    def _write_atomic(self, relative: str, data: bytes) -> None:
+        fs, _, _ = self._fs
+        final = f"{self.root}/{relative}"
+        fs.create_dir(final.rsplit("/", 1)[0], recursive=True)
+        temporary = f"{final}.tmp-{uuid.uuid4().hex[:8]}"
+        with fs.open_output_stream(temporary) as stream:
+            stream.write(data)
+        fs.move(temporary, final)  # atomic rename on POSIX; object stores publish on close
+
+    def trial_path(self, trial_key: str) -> str:
+        """Where the Parquet file of one trial lives."""
+        return f"{self.root}/{TRIALS}/{trial_key}.parquet"
+
+    def write_trial(self, trial_key: str, table: pa.Table) -> None:
+        """Write one trial's rows atomically."""
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer, compression="zstd")
+        self._write_atomic(f"{TRIALS}/{trial_key}.parquet", buffer.getvalue())
+
+    def read_trial(self, trial_key: str) -> pa.Table | None:
+        """One trial's rows, or None when it has not finished (or its file is unreadable)."""
+        fs, _, _ = self._fs
+        try:
+            with fs.open_input_file(self.trial_path(trial_key)) as handle:
+                return pq.read_table(handle)
+        except (FileNotFoundError, OSError, pa.ArrowInvalid):
+            return None
+
+    def _list(self, sub: str, suffix: str) -> Iterator[str]:
+        fs, _, _ = self._fs
+        selector = pafs.FileSelector(f"{self.root}/{sub}", allow_not_found=True)
+        for info in fs.get_file_info(selector):
+            name = info.base_name
+            if info.type == pafs.FileType.File and name.endswith(suffix) and ".tmp-" not in name:
+                yield name.removesuffix(suffix)
+
+    def finished_keys(self) -> set[str]:
+        """Trial keys whose Parquet file exists (finished trials, whatever their status)."""
+        return set(self._list(TRIALS, ".parquet"))
+
+    def failed_keys(self) -> set[str]:
+        """Trial keys that failed for good (after Ray's retries) and have no Parquet file."""
+        return set(self._list(FAILED, ".json")) - self.finished_keys()
+
+    def write_failed(self, trial_key: str, info: dict[str, Any]) -> None:
+        """Record a trial that failed for good: its configuration and the error."""
+        self._write_atomic(f"{FAILED}/{trial_key}.json", json.dumps(info, indent=1, default=str).encode())
+
+    def clear_failed(self, trial_key: str) -> None:
+        """Forget an earlier failure (the trial is being tried again)."""
+        fs, _, _ = self._fs
+        try:
+            fs.delete_file(f"{self.root}/{FAILED}/{trial_key}.json")
+        except (FileNotFoundError, OSError):
+            pass
+
+    def write_json(self, name: str, payload: dict[str, Any]) -> None:
+        """Write a JSON document (study.json, progress.json) atomically."""
+        self._write_atomic(name, json.dumps(payload, indent=1, default=str).encode())
+
+    def read_json(self, name: str) -> dict[str, Any] | None:
+        """A JSON document of the study directory, or None when absent."""
+        fs, _, _ = self._fs
+        try:
+            with fs.open_input_stream(f"{self.root}/{name}") as stream:
+                return json.loads(stream.read())
+        except (FileNotFoundError, OSError, json.JSONDecodeError):
+            return None
+
+    def local_path(self) -> Path:
+        """The study directory as a local Path (only for local storage)."""
+        if not self.is_local:
+            raise ValueError(f"storage {self.storage!r} is not local")
+        return Path(self.root)
+
+
+def ensure_local_dir(storage: StudyStorage) -> Path | None:
+    """Create the study directory when local and return it; None for remote storage."""
+    if not storage.is_local:
+        return None
+    path = storage.local_path()
+    os.makedirs(path, exist_ok=True)
+    return path

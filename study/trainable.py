@@ -1,0 +1,108 @@
+"""The Tune adapter: one trial = one configuration with all of its seeds, written to Parquet.
+
+Thin on purpose: the training itself is `trainables.loop.train_trial` (plain PyTorch, no Ray). The
+adapter resolves the configuration, skips work whose results already exist (resume after a killed
+driver re-launches finished trials), reports progress to Tune and writes the trial's rows atomically.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from search_spaces.study import Study
+from study.identity import code_version, trial_key
+from study.storage import StudyStorage
+
+Report = Callable[[dict[str, Any]], None]
+
+
+def objective(rows: list[dict[str, Any]], metric: str, mode: str) -> float:
+    """The sampler's score of a trial: mean over seeds per evaluation step, best over training.
+
+    This is the paper's G statistic (mean accuracy, maximised over the course of training).
+    """
+    by_step: dict[int, list[float]] = {}
+    for row in rows:
+        value = row.get(metric)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            by_step.setdefault(int(row["step"]), []).append(float(value))
+    means = [sum(v) / len(v) for v in by_step.values()]
+    if not means:
+        return float("nan")
+    return max(means) if mode == "max" else min(means)
+
+
+def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(training hyperparameters, label columns) of a search-space point.
+
+    Labels are axis names that are not hyperparameters of the model (e.g. ``ablation``): they become
+    Parquet columns of their own beside the hyperparameters they set.
+    """
+    from trainables.config import TrainConfig
+
+    config = study.configuration(point)
+    fields = set(TrainConfig.field_names())
+    hyper = {k: v for k, v in config.items() if k in fields}
+    labels = {k: v for k, v in config.items() if k not in fields}
+    return hyper, labels
+
+
+def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report) -> list[dict[str, Any]]:
+    from trainables.config import TrainConfig
+    from trainables.loop import train_trial
+
+    hyper, labels = split_config(study, point)
+    config = TrainConfig.from_dict(hyper)
+    resolved = config.resolved()
+    rows: list[dict[str, Any]] = []
+
+    def on_eval(row: dict[str, Any]) -> None:
+        rows.append(row)
+        report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
+                "step": row["step"]})
+
+    results = train_trial(config, list(study.seeds), device=device, on_eval=on_eval)
+    return [{**resolved, **labels, **row} for row in results]
+
+
+def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
+    from trainables.measure import pooling_output_scale
+
+    config = study.configuration(point)
+    rows = []
+    for seed in study.seeds:
+        values = pooling_output_scale(config["pooling"], int(config["seq_len"]), seed,
+                                      d_head=int(config["d_head"]), n_vectors=int(config["n_vectors"]))
+        rows.append({**config, **values, "seed": seed, "step": 0, "epoch": 0, "status": "ok",
+                     "wall_time_s": 0.0, "n_params": 0, "device": "cpu"})
+    return rows
+
+
+def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
+              report: Report | None = None) -> float:
+    """Train (or measure) one configuration for all seeds and write its rows; returns the objective."""
+    report = report or (lambda _: None)
+    key = trial_key(study.name, study.configuration(point), study.seeds)
+    existing = storage.read_trial(key)
+    if existing is not None:  # finished before (a relaunch after a killed driver, or a duplicate sample)
+        score = objective(existing.to_pylist(), study.metric, study.mode)
+        report({"objective": score, "seed": -1, "step": -1})
+        return score
+    started = time.time()
+    if study.kind == "measurement":
+        rows = _measure_rows(study, point)
+    else:
+        rows = _train_rows(study, point, device, report)
+    version = code_version()
+    for row in rows:
+        row.update(study=study.name, trial_key=key, code_version=version)
+    storage.write_trial(key, pa.Table.from_pylist(rows))
+    storage.clear_failed(key)
+    score = objective(rows, study.metric, study.mode)
+    report({"objective": score, "seed": -1, "step": -1, "trial_seconds": time.time() - started})
+    return score
