@@ -1,5 +1,8 @@
 """Declarative studies: one module per paper, plus the README's demo. `get_study` resolves names."""
 
+import importlib.util
+from pathlib import Path
+
 from search_spaces.demo import DEMO
 from search_spaces.richter2020 import STUDIES as RICHTER2020
 from search_spaces.study import SCALES, Finding, IntRange, Linked, LogUniform, Plot, Study, StudyError, Uniform
@@ -27,7 +30,29 @@ def all_studies() -> dict[str, Study]:
 
 
 def get_study(name: str, scale: str = "paper") -> Study:
-    """The study called `name` at `scale`; unknown names fail with the list of valid ones."""
+    """The study called `name` at `scale`; unknown names fail with the list of valid ones.
+
+    `name` may also be ``path/to/file.py:VARIABLE``: a study defined in a file of your own.
+    """
+    if ":" in name and name.split(":", 1)[0].endswith(".py"):
+        return _from_file(name).at_scale(scale)
     if name not in _STUDIES:
-        raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_STUDIES))}")
+        raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_STUDIES))} "
+                         "(or path/to/file.py:VARIABLE)")
     return _STUDIES[name].at_scale(scale)
+
+
+def _from_file(spec: str) -> Study:
+    path_text, variable = spec.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_file():
+        raise StudyError(f"invalid study file {path_text!r}; allowed: an existing .py file")
+    module_spec = importlib.util.spec_from_file_location(f"_study_file_{path.stem}", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    study = getattr(module, variable, None)
+    if not isinstance(study, Study):
+        found = [k for k, v in vars(module).items() if isinstance(v, Study)]
+        raise StudyError(f"invalid study variable {variable!r} in {path_text}; valid: {', '.join(found) or 'none'}")
+    return study

@@ -1,0 +1,32 @@
+# The two commands of the README. Each sets up .venv first (torch's CPU build before anything else,
+# so that pip never resolves torch to the multi-GB CUDA build), then does its job.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+STORAGE ?= results
+
+.PHONY: demo test setup lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+## The main job: a real local study (Ray Tune + Optuna grid, 27 models) and its report.
+demo: $(STAMP)
+	$(VENV)/bin/study run demo --storage $(STORAGE) --report
+
+## The tests: fast unit tests and the slow ones that start a real local Ray.
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) results .pytest_cache

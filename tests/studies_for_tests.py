@@ -1,0 +1,23 @@
+"""Small studies defined in a file, as a researcher would (`study run tests/studies_for_tests.py:NAME`)."""
+
+from search_spaces import LogUniform, Plot, Study
+
+_TINY = {"n_steps": 300, "eval_every": 100, "eval_batches": 2, "batch_size": 8, "seq_len": 16, "d_model": 8}
+
+# Long enough per trial (~1 s) that a test can kill the driver while trials are still pending.
+INTERRUPTIBLE = Study(
+    name="test.interruptible", goal="resume after a killed driver", task="mode",
+    scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003, 0.001, 0.0003)},
+    fixed=_TINY, seeds=(0, 1), plot=Plot(panel="architecture", x="learning_rate", y="learning_rate"),
+)
+
+TPE = Study(
+    name="test.tpe", goal="Optuna TPE over a continuous learning rate", task="mode",
+    scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
+    fixed={**_TINY, "n_steps": 100}, seeds=(0,), sampler="tpe", n_trials=4,
+)
+
+UNKNOWN_ARCHITECTURE = Study(
+    name="test.unknown_architecture", goal="a typo in an architecture name", task="mode",
+    scientific={"architecture": ("sum", "transfomer")}, fixed=_TINY, seeds=(0,),
+)

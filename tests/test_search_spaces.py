@@ -1,0 +1,102 @@
+"""Study definitions: validation, scales, grids, trial keys, the paper's exact values."""
+
+import json
+
+import pytest
+
+from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, get_study
+from search_spaces.richter2020 import FIG3, FIG9, FIG13, LEARNING_RATES
+from study.identity import trial_key
+from study.runner import trial_points, validate
+
+
+@pytest.mark.parametrize("name", sorted(all_studies()))
+@pytest.mark.parametrize("scale", ["paper", "cpu", "smoke"])
+def test_every_study_is_valid_at_every_scale(name: str, scale: str) -> None:
+    study = get_study(name, scale)
+    validate(study)  # every configuration builds a TrainConfig
+    assert study.trial_count() >= 1
+    json.dumps(study.to_json())  # study.json is serialisable
+
+
+def test_paper_scale_matches_the_paper() -> None:
+    assert FIG3.trial_count() == 6 * 8 * 10
+    assert FIG3.seeds == (0, 1, 2, 3, 4)
+    assert FIG3.fixed["n_steps"] == 3200 and FIG3.fixed["batch_size"] == 32
+    assert LEARNING_RATES[0] == pytest.approx(0.3) and LEARNING_RATES[-1] == pytest.approx(5.9049e-6)
+    trained = sum(s.trial_count() * len(s.seeds) for n, s in all_studies().items()
+                  if n == s.name and s.kind == "training" and s.name.startswith("richter2020"))
+    assert 25_000 <= trained <= 30_000  # "about 25,000 models"
+
+
+def test_learning_rates_equal_the_published_values() -> None:
+    import polars as pl
+
+    from analysis.reference import load_reference
+
+    published = load_reference("richter2020/mode__var_dim").select("learning_rate").unique().collect()
+    assert sorted(published["learning_rate"].to_list()) == pytest.approx(sorted(LEARNING_RATES), rel=1e-9)
+    assert isinstance(published, pl.DataFrame)
+
+
+def test_linked_axis_sets_several_hyperparameters() -> None:
+    config = FIG13.configuration({"architecture": "MTE", "batch_size": 4, "learning_rate": 0.09})
+    assert config["batch_size"] == 4 and config["n_steps"] == 3200 * 32 // 4
+    config = FIG9.configuration({"ablation": "+ normalize", "d_model": 8, "learning_rate": 0.09})
+    assert config == {"task": "cases", "n_steps": 3200, "batch_size": 32, "architecture": "BERT",
+                      "warmup": False, "grad_clip": False, "ln_placement": "pre_residual",
+                      "ablation": "+ normalize", "d_model": 8, "learning_rate": 0.09}
+
+
+def test_scales_override_and_axes_win_over_fixed() -> None:
+    from search_spaces.richter2020 import FIG4
+
+    smoke = FIG4.at_scale("smoke")
+    assert smoke.scale == "smoke" and smoke.directory == "richter2020.fig4.smoke"
+    assert "seq_len" not in smoke.fixed and smoke.scientific["seq_len"] == (4, 8)
+    assert smoke.fixed["n_steps"] == 20
+    assert FIG4.at_scale("cpu").fixed["d_model"] == 32
+
+
+def test_grid_points_and_trial_keys_are_unique_and_stable() -> None:
+    study = get_study("richter2020.fig9", "smoke")
+    points = trial_points(study)
+    assert len(points) == study.trial_count() == 10
+    assert points == trial_points(get_study("richter2020.fig9", "smoke"))
+    a = trial_key("s", {"x": 1, "y": 2}, (0, 1))
+    assert a == trial_key("s", {"y": 2, "x": 1}, [0, 1]) and len(a) == 16
+    assert a != trial_key("s", {"x": 1, "y": 2}, (0,))
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"sampler": "bayes"}, "invalid sampler of study t 'bayes'; allowed: grid, random, qmc, tpe"),
+    ({"mode": "best"}, "invalid mode of study t 'best'; allowed: max, min"),
+    ({"seeds": ()}, "invalid seeds of study t ()"),
+    ({"fixed": {"d_model": 8}}, "each name in exactly one of scientific / nuisance / fixed"),
+    ({"nuisance": {"learning_rate": LogUniform(low=1e-3, high=1e-1)}}, "random, qmc or tpe when axes are continuous"),
+    ({"sampler": "tpe"}, "invalid n_trials of study t None; allowed: a positive int for sampler tpe"),
+])
+def test_invalid_study_definitions_name_the_field(kwargs: dict, message: str) -> None:
+    base = {"name": "t", "goal": "g", "task": "mode", "scientific": {"d_model": (8,)}}
+    with pytest.raises(StudyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Study(**{**base, **kwargs})
+
+
+def test_unknown_study_and_scale_fail_with_the_valid_ones() -> None:
+    with pytest.raises(StudyError, match="unknown study 'fig3'; valid: demo, richter2020.fig1"):
+        get_study("fig3")
+    with pytest.raises(StudyError, match="invalid scale 'huge'; allowed: paper, cpu, smoke"):
+        get_study("demo", "huge")
+    with pytest.raises(StudyError, match="invalid Linked options"):
+        Linked(options={})
+
+
+def test_unknown_architecture_is_caught_before_ray_starts() -> None:
+    study = get_study("tests/studies_for_tests.py:UNKNOWN_ARCHITECTURE")
+    with pytest.raises(StudyError, match="invalid architecture='transfomer'; allowed: BERT, MTE, NAP, NON, sum, max"):
+        validate(study)
+
+
+def test_study_from_file_lists_the_variables_when_wrong() -> None:
+    with pytest.raises(StudyError, match="valid: INTERRUPTIBLE, TPE, UNKNOWN_ARCHITECTURE"):
+        get_study("tests/studies_for_tests.py:NOPE")

@@ -1,0 +1,138 @@
+"""The `study` command end to end: a real local Ray, real Parquet read back, resume, clear errors.
+
+Each test runs the installed entry point in a subprocess, as a user would; those that start Ray are
+marked slow (they still run in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+HERE = Path(__file__).parent
+STUDIES = HERE / "studies_for_tests.py"
+STUDY = [sys.executable, "-m", "study.cli"]
+
+
+def run_cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def rows(study_dir: Path) -> pl.DataFrame:
+    return pl.read_parquet(study_dir / "trials" / "*.parquet")
+
+
+@pytest.mark.slow
+def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
+    result = run_cli("run", "richter2020.fig3", "--scale", "smoke", "--storage", str(tmp_path), "--report")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "[8/8 100%] best val_accuracy" in result.stdout
+    study_dir = tmp_path / "richter2020.fig3.smoke"
+    df = rows(study_dir)
+    # 2 architectures x 2 d x 2 lr = 8 trials, 2 seeds, 20 steps / evaluation every 10 = 2 points
+    assert df.height == 8 * 2 * 2
+    assert df.select(pl.struct("trial_key", "seed", "step").is_unique().all()).item()
+    assert set(df["architecture"]) == {"MTE", "max"} and set(df["d_model"]) == {8, 16}
+    assert df["status"].unique().to_list() == ["ok"]
+    assert df["val_accuracy"].is_between(0, 1).all() and df["val_argmin_accuracy"].is_not_null().all()
+    assert (study_dir / "study.json").is_file()
+    report = study_dir / "report"
+    pngs = sorted(report.glob("*.png"))
+    assert (report / "index.html").stat().st_size > 1000 and pngs
+    for png in pngs:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
+
+    status = run_cli("status", "richter2020.fig3", "--scale", "smoke", "--storage", str(tmp_path))
+    assert "done 8 | running 0 | failed 0 | pending 0 | total 8" in status.stdout
+
+
+@pytest.mark.slow
+def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Path) -> None:
+    name = f"{STUDIES}:INTERRUPTIBLE"
+    study_dir = tmp_path / "test.interruptible"
+    driver = subprocess.Popen([*STUDY, "run", name, "--storage", str(tmp_path)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 180
+    while time.time() < deadline and len(list((study_dir / "trials").glob("*.parquet"))) < 2:
+        time.sleep(0.05)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and the Ray it started, mid-study
+    driver.wait()
+    before = {p.name: p.stat().st_mtime_ns for p in (study_dir / "trials").glob("*.parquet")}
+    assert 2 <= len(before) < 8, "the kill must land mid-study"
+
+    result = run_cli("run", name, "--storage", str(tmp_path))
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert f"{len(before)} finished before, {8 - len(before)} to run" in result.stdout
+    after = {p.name: p.stat().st_mtime_ns for p in (study_dir / "trials").glob("*.parquet")}
+    assert len(after) == 8
+    assert all(after[k] == v for k, v in before.items()), "finished trials must not run again"
+    df = rows(study_dir)
+    assert df.height == 8 * 2 * 3  # trials x seeds x evaluations
+    assert df.select(pl.struct("trial_key", "seed", "step").is_unique().all()).item()
+    assert not list((study_dir / "trials").glob("*.tmp-*"))
+
+
+@pytest.mark.slow
+def test_tpe_sampler_runs_its_budget_and_resumes(tmp_path: Path) -> None:
+    name = f"{STUDIES}:TPE"
+    result = run_cli("run", name, "--storage", str(tmp_path))
+    assert result.returncode == 0, result.stderr + result.stdout
+    df = rows(tmp_path / "test.tpe")
+    rates = df["learning_rate"].unique()
+    assert df["trial_key"].n_unique() == 4 and rates.len() == 4
+    assert rates.min() >= 1e-4 and rates.max() <= 1e-1
+    again = run_cli("run", name, "--storage", str(tmp_path))
+    assert "4 finished before, 0 to run" in again.stdout
+    assert rows(tmp_path / "test.tpe")["trial_key"].n_unique() == 4
+
+
+@pytest.mark.slow
+def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
+    started = time.time()
+    result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--gpus-per-trial", "0.25")
+    assert result.returncode == 1
+    assert "invalid --gpus-per-trial 0.25: the Ray cluster has 0 GPUs" in result.stderr
+    assert "Traceback" not in result.stderr and time.time() - started < 60
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "fig3"], "Error: unknown study 'fig3'; valid: demo, richter2020.fig1"),
+    (["show", "demo", "--scale", "huge"], "'huge' is not one of 'paper', 'cpu', 'smoke'"),
+    (["run", f"{STUDIES}:UNKNOWN_ARCHITECTURE"],
+     "invalid architecture='transfomer'; allowed: BERT, MTE, NAP, NON, sum, max"),
+    (["run", "demo", "--cpus-per-trial", "0"], "invalid --cpus-per-trial 0.0; allowed: a number > 0"),
+    (["report", "demo", "--storage", "/nonexistent"], "no results for study demo"),
+])
+def test_bad_input_gets_one_line_errors(args: list[str], message: str) -> None:
+    result = run_cli(*args, timeout=60)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_list_and_show() -> None:
+    listing = run_cli("list", timeout=60)
+    assert "richter2020.fig7" in listing.stdout and "richter2020.table5" in listing.stdout
+    show = run_cli("show", "richter2020.fig7", timeout=60)
+    assert "trials at paper:    480 (2400 models)" in show.stdout
+    assert "scientific architecture: BERT, MTE, NAP, NON, sum, max" in show.stdout
+
+
+def test_second_run_of_the_same_study_refuses(tmp_path: Path) -> None:
+    from search_spaces import get_study
+    from study.lock import StudyLock, StudyLocked
+    from study.storage import StudyStorage
+
+    storage = StudyStorage(storage=str(tmp_path), directory=get_study("demo").directory)
+    with StudyLock(storage):
+        result = run_cli("run", "demo", "--storage", str(tmp_path), timeout=60)
+        assert result.returncode == 1 and "is in use by a running `study run`" in result.stderr
+        with pytest.raises(StudyLocked):
+            StudyLock(storage).__enter__()
