@@ -1,0 +1,86 @@
+"""Reading a study's results dataset (see ``docs/results.md``) lazily with polars.
+
+A study directory holds ``study.json``, ``trials/<trial_key>.parquet`` (one file per trial) and
+``failed/<trial_key>.json``. Reading never needs Ray, torch or the code that wrote the files.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+#: Tolerant scan options: trial files may lack optional columns (e.g. case accuracies) or store
+#: an integer column narrower than the first file does.
+_SCAN_KWARGS: dict[str, Any] = {
+    "missing_columns": "insert",
+    "extra_columns": "ignore",
+    "cast_options": pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"),
+}
+
+
+def trial_files(study_dir: str | Path) -> list[Path]:
+    """The trial Parquet files of a study, sorted by name."""
+    return sorted((Path(study_dir) / "trials").glob("*.parquet"))
+
+
+def failed_files(study_dir: str | Path) -> list[Path]:
+    """The ``failed/*.json`` records of trials that failed for good."""
+    return sorted((Path(study_dir) / "failed").glob("*.json"))
+
+
+def _readable(path: Path) -> bool:
+    """Whether ``path`` has a readable Parquet footer (cheap: reads the metadata only)."""
+    try:
+        pq.read_metadata(path)
+    except Exception:  # noqa: BLE001 - any reader error means "skip this file"
+        return False
+    return True
+
+
+def scan_study(study_dir: str | Path) -> pl.LazyFrame:
+    """All rows of a study as one LazyFrame over ``<study_dir>/trials/*.parquet``.
+
+    The fast path scans the glob and reads only the files' footers to validate them (one cheap
+    pass). When that fails, every file's footer is checked with pyarrow and unreadable files are
+    skipped with a warning naming each of them. A file with a valid footer but corrupt data pages
+    is only detected when the frame is collected.
+
+    Raises:
+        FileNotFoundError: when the study has no ``trials/`` directory or no trial file in it.
+    """
+    trials = Path(study_dir) / "trials"
+    files = trial_files(study_dir)
+    if not files:
+        raise FileNotFoundError(
+            f"no trial results in {trials} (expected trials/<trial_key>.parquet files; "
+            "has the study run yet?)"
+        )
+    glob_scan = pl.scan_parquet(str(trials / "*.parquet"), **_SCAN_KWARGS)
+    try:
+        glob_scan.select(pl.len()).collect()  # footers only: row counts live in the metadata
+        return glob_scan
+    except Exception:  # noqa: BLE001 - fall back to checking file by file
+        pass
+    good = [f for f in files if _readable(f)]
+    for bad in sorted(set(files) - set(good)):
+        warnings.warn(f"skipping unreadable trial file {bad}", RuntimeWarning, stacklevel=2)
+    if not good:
+        raise FileNotFoundError(f"no readable trial results in {trials}")
+    return pl.scan_parquet(good, **_SCAN_KWARGS)
+
+
+def load_study_meta(study_dir: str | Path) -> dict[str, Any]:
+    """The study definition ``<study_dir>/study.json`` as a dict.
+
+    Raises:
+        FileNotFoundError: when the study has no ``study.json``.
+    """
+    path = Path(study_dir) / "study.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no study definition {path}")
+    return json.loads(path.read_text())

@@ -1,0 +1,100 @@
+"""Paper-style tables (as polars DataFrames) and their HTML / Markdown renderings.
+
+The main table follows the paper's tables: per panel value (architecture) the best combination
+(argmax of the epoch-wise mean validation accuracy) with min / mean / max over seeds of training
+and validation accuracy (each maximised over training), and the case accuracies when present.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from analysis.plots import format_value
+from analysis.stats import CASES, Mode, best_config
+
+_SHORT = {"train_accuracy": "train", "val_accuracy": "val"}
+
+
+def paper_table(
+    rgb: Mapping[str, pl.DataFrame],
+    panel: str | Sequence[str],
+    by: Sequence[str],
+    *,
+    select_metric: str = "val_accuracy",
+    case: Mapping[str, pl.DataFrame] | None = None,
+    mode: Mode = "max",
+) -> pl.DataFrame:
+    """Per panel value, the best combination and its statistics.
+
+    Args:
+        rgb: metric -> epoch-wise RGB frame (:func:`analysis.stats.epochwise_rgb`, collected), e.g.
+            ``{"train_accuracy": ..., "val_accuracy": ...}``.
+        panel: the panel column(s), e.g. ``"architecture"``.
+        by: the configuration columns of the RGB frames.
+        select_metric: the metric whose G chooses the best combination.
+        case: split -> case RGB frame (:func:`analysis.stats.case_rgb`), e.g. ``{"val": ...}``.
+
+    Returns:
+        ``*by`` of the best combination, then ``{train,val}_{min,mean,max}`` for each metric and
+        ``{split}_{argmin,first,argmax}`` (mean over seeds) for each case split.
+    """
+    panels = [panel] if isinstance(panel, str) else list(panel)
+    table = best_config(rgb[select_metric].lazy(), panels, mode=mode).collect().select(list(by))
+    for metric, frame in rgb.items():
+        short = _SHORT.get(metric, metric)
+        stats = frame.select(
+            *by,
+            pl.col("r").alias(f"{short}_min"),
+            pl.col("g").alias(f"{short}_mean"),
+            pl.col("b").alias(f"{short}_max"),
+        )
+        table = table.join(stats, on=list(by), how="left", nulls_equal=True)
+    for split, frame in (case or {}).items():
+        stats = frame.select(
+            *by, *(pl.col(c).alias(f"{split}_{name}") for c, name in zip("rgb", CASES, strict=True))
+        )
+        table = table.join(stats, on=list(by), how="left", nulls_equal=True)
+    return table
+
+
+def _cell(value: object, column: str, percent: bool) -> str:
+    if value is None:
+        return "–"
+    if percent and isinstance(value, float):
+        return f"{100 * value:.1f}"
+    return format_value(value, column)
+
+
+def _is_percent(df: pl.DataFrame, column: str, percent_columns: Sequence[str] | None) -> bool:
+    if percent_columns is not None:
+        return column in percent_columns
+    return df.schema[column] == pl.Float64 and any(
+        column.endswith(s) for s in ("_min", "_mean", "_max", *(f"_{c}" for c in CASES), "value", "threshold")
+    )
+
+
+def to_markdown(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) -> str:
+    """A GitHub-Markdown table; accuracy-like float columns as percent with one decimal."""
+    cols = df.columns
+    pct = {c: _is_percent(df, c, percent_columns) for c in cols}
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.iter_rows():
+        lines.append("| " + " | ".join(_cell(v, c, pct[c]) for v, c in zip(row, cols, strict=True)) + " |")
+    return "\n".join(lines)
+
+
+def to_html(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) -> str:
+    """An HTML ``<table>``; accuracy-like float columns as percent with one decimal."""
+    cols = df.columns
+    pct = {c: _is_percent(df, c, percent_columns) for c in cols}
+    head = "".join(f"<th>{html.escape(c)}{' (%)' if pct[c] else ''}</th>" for c in cols)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape(_cell(v, c, pct[c]))}</td>" for v, c in zip(row, cols, strict=True))
+        + "</tr>"
+        for row in df.iter_rows()
+    )
+    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -1,0 +1,168 @@
+"""write_report, scan_study and the import boundary of analysis/ on small synthetic studies."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.image import imread
+
+from analysis.dataset import load_study_meta, scan_study
+from analysis.reference import load_reference
+from analysis.report import build_report, write_report
+from analysis.stats import epochwise_rgb
+from analysis.synthetic import write_synthetic_study
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+GRID = {
+    "architecture": ["BERT", "NAP"],
+    "d_model": [8, 16, 32],
+    "learning_rate": [0.09, 0.0081, 0.000729],
+}
+FINDINGS = [
+    {"description": "NAP learns", "metric": "val_accuracy", "above": {"NAP": 0.5}},
+    {"description": "BERT cannot learn", "metric": "val_accuracy", "below": {"BERT": 0.2}},
+]
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Path:
+    study_dir = tmp_path / "synthetic.study"
+    write_synthetic_study(
+        study_dir,
+        GRID,
+        seeds=(0, 1),
+        n_evals=4,
+        meta={
+            "findings": FINDINGS,
+            "reference": "richter2020/cases__var_dim",
+            "deviations": ["fewer seeds than the paper"],
+        },
+    )
+    return study_dir
+
+
+def _assert_real_png(path: Path) -> None:
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    img = imread(path)
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    assert np.unique(img.reshape(-1, img.shape[-1]), axis=0).shape[0] > 10  # not a single colour
+
+
+def test_scan_study_reads_every_trial(study: Path) -> None:
+    df = scan_study(study).collect()
+    assert df.height == 2 * 3 * 3 * 2 * 4
+    assert df.get_column("trial_key").n_unique() == 18
+    assert load_study_meta(study)["n_trials"] == 18
+
+
+def test_write_report(study: Path, tmp_path: Path) -> None:
+    (study / "failed").mkdir()
+    (study / "failed" / "0123456789abcdef.json").write_text(json.dumps({"error": "boom"}))
+    out = tmp_path / "report"
+    report = build_report(study, out)
+    assert report.index_html == out / "index.html"
+    text = report.index_html.read_text()
+    names = {p.name for p in report.figures}
+    assert {
+        "grid_val_accuracy.png",
+        "grid_train_accuracy.png",
+        "published_val_accuracy.png",
+        "cases_val.png",
+        "cases_train.png",
+        "robustness.png",
+        "learning_curves.png",
+    } <= names
+    for path in report.figures:
+        _assert_real_png(path)
+    assert text.count("data:image/png;base64,") == len(report.figures)
+    assert "http" not in text.replace("http-equiv", "")  # self-contained: no network
+    # findings with numbers: NAP learns (PASS), BERT cannot learn (FAIL on synthetic data)
+    assert "<span class='pass'>PASS</span> NAP learns" in text
+    assert "<span class='fail'>FAIL</span> BERT cannot learn" in text
+    assert "fewer seeds than the paper" in text
+    assert "trials failed for good (failed/*.json)</td><td>1<" in text
+    # the published BERT grid restricted to d in {8,16,32} and the 3 learning rates; its best number
+    lf = load_reference("richter2020/cases__var_dim").filter(
+        pl.col("d_model") <= 32, pl.col("learning_rate").round_sig_figs(6).is_in(GRID["learning_rate"])
+    )
+    published = epochwise_rgb(lf, "val_accuracy", ["architecture", "d_model", "learning_rate"]).collect()
+    assert published.height == 9
+    # the comparison table holds the published best G of that restricted grid (in %)
+    assert f"<td>{100 * published.get_column('g').max():.1f}</td>" in text
+    assert report.summary.splitlines()[0].startswith("synthetic.study: best val_accuracy G")
+    assert "NAP" in report.summary and (out / "summary.txt").read_text().strip() == report.summary
+
+
+def test_extra_varying_hyperparameter_becomes_facets(tmp_path: Path) -> None:
+    study_dir = tmp_path / "facets"
+    write_synthetic_study(study_dir, {**GRID, "dropout": [0.0, 0.5]}, cases=False)
+    index = write_report(study_dir, tmp_path / "out")
+    assert index == tmp_path / "out" / "index.html"
+    names = {p.name for p in (tmp_path / "out").glob("*.png")}
+    assert {"grid_val_accuracy_dropout-0.0.png", "grid_val_accuracy_dropout-0.5.png"} <= names
+    assert not any(n.startswith("cases_") for n in names)  # case columns are null
+
+
+def test_measurement_study_gets_pooling_scale_figure(tmp_path: Path) -> None:
+    study_dir = tmp_path / "fig1"
+    (study_dir / "trials").mkdir(parents=True)
+    for arch, scale in (("BERT", 0.5), ("sum", 1.0), ("max", 0.1)):
+        rows = {
+            "study": [],
+            "trial_key": [],
+            "architecture": [],
+            "seq_len": [],
+            "seed": [],
+            "step": [],
+            "epoch": [],
+            "output_std": [],
+            "output_norm": [],
+            "status": [],
+        }
+        for n in (4, 16, 64, 256):
+            for seed in range(3):
+                rows["study"].append("fig1")
+                rows["trial_key"].append(f"{arch:0>16}"[-16:])
+                rows["architecture"].append(arch)
+                rows["seq_len"].append(n)
+                rows["seed"].append(seed)
+                rows["step"].append(0)
+                rows["epoch"].append(0)
+                rows["output_std"].append(scale * n**0.5 * (1 + 0.01 * seed))
+                rows["output_norm"].append(scale * n * (1 + 0.01 * seed))
+                rows["status"].append("ok")
+        pl.DataFrame(rows).write_parquet(study_dir / "trials" / f"{arch}.parquet")
+    meta = {"name": "fig1", "kind": "measurement", "plot": {"panel": "architecture", "x": "seq_len"}}
+    report = build_report(study_dir, tmp_path / "out", meta=meta)
+    assert [p.name for p in report.figures] == ["pooling_scale.png"]
+    _assert_real_png(report.figures[0])
+    assert "sum: 2.02 (seq_len=4) -> 16.2 (seq_len=256)" in report.summary
+
+
+def test_corrupt_trial_file_is_skipped_with_a_warning_naming_it(study: Path) -> None:
+    (study / "trials" / "deadbeefdeadbeef.parquet").write_bytes(b"not a parquet file at all")
+    with pytest.warns(RuntimeWarning, match="deadbeefdeadbeef.parquet"):
+        lf = scan_study(study)
+    assert lf.collect().get_column("trial_key").n_unique() == 18
+
+
+def test_empty_study_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "empty" / "trials").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match="no trial results"):
+        scan_study(tmp_path / "empty")
+
+
+def test_analysis_never_imports_torch_ray_or_the_training_code() -> None:
+    code = (
+        "import sys, analysis, analysis.report, analysis.stats, analysis.plots, analysis.tables, "
+        "analysis.dataset, analysis.reference, analysis.synthetic; "
+        "print(','.join(m for m in ('torch', 'ray', 'trainables', 'study', 'optuna') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
