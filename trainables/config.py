@@ -1,0 +1,176 @@
+"""The trial configuration: every hyperparameter of one trained model (except the seed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass, fields
+from typing import Any
+
+from trainables.architectures import ARCHITECTURES, LN_PLACEMENTS
+from trainables.tasks import TASKS, parse_case_mix
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """Hyperparameters of one trial (names identical to the Parquet columns).
+
+    Attributes:
+        architecture: one of BERT, MTE, NAP, NON, sum, max.
+        task: one of cases, cases_first_token, mode.
+        d_model: model width d.
+        n_layers: number of Transformer layers L (mixer + feed-forward each).
+        n_heads: attention heads M (ignored by sum/max but still must divide d_model).
+        learning_rate: initial Adam learning rate (linearly decayed to 0 over n_steps).
+        batch_size: sequences per training batch.
+        n_steps: optimiser steps; must be a multiple of eval_every.
+        seq_len: training sequence length N.
+        val_seq_len: validation sequence length; None = task default (N/2 for cases tasks, 2N for mode).
+        vocab_size: number of tokens S; None = task default (100 for cases tasks, 10 for mode).
+        eval_every: optimiser steps between evaluations (one "epoch" in the paper).
+        eval_batches: fresh validation batches (of batch_size) per evaluation.
+        case_eval_per_case: examples per case in the equalised case-accuracy sets (cases tasks).
+        dropout: dropout probability (attention weights, sub-module outputs, embeddings); 0 = off.
+        l2_weight: adds l2_weight * sum(w^2) over the dense-layer weight matrices to the loss (Keras l2).
+        init_scale: factor on the 0.02 std of the truncated-normal initialisation.
+        warmup: linear LR warm-up over the first 10% of steps; None = architecture default.
+        grad_clip: clip each gradient tensor to norm 1.0; None = architecture default.
+        ln_placement: "post" or "pre_residual"; None = architecture default.
+        attention_gelu: GELU before the attention mixing linear; None = architecture default.
+        case_mix: "natural" or "a,f,m" shares of the argmin/first/argmax cases (cases tasks).
+    """
+
+    architecture: str
+    task: str
+    d_model: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    learning_rate: float = 1e-3
+    batch_size: int = 32
+    n_steps: int = 3200
+    seq_len: int = 128
+    val_seq_len: int | None = None
+    vocab_size: int | None = None
+    eval_every: int = 100
+    eval_batches: int = 32
+    case_eval_per_case: int = 1000
+    dropout: float = 0.0
+    l2_weight: float = 0.0
+    init_scale: float = 1.0
+    warmup: bool | None = None
+    grad_clip: bool | None = None
+    ln_placement: str | None = None
+    attention_gelu: bool | None = None
+    case_mix: str = "natural"
+
+    def __post_init__(self) -> None:
+        def bad(name: str, allowed: str) -> ValueError:
+            return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
+
+        if self.architecture not in ARCHITECTURES:
+            raise bad("architecture", ", ".join(ARCHITECTURES.names()))
+        if self.task not in TASKS:
+            raise bad("task", ", ".join(TASKS.names()))
+        positive = [
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "batch_size",
+            "n_steps",
+            "seq_len",
+            "eval_every",
+            "eval_batches",
+            "case_eval_per_case",
+        ]
+        for name in positive:
+            v = getattr(self, name)
+            if not _is_int(v) or v <= 0:
+                raise bad(name, "a positive integer")
+            object.__setattr__(self, name, int(v))  # normalise numpy integers
+        for name in ("val_seq_len", "vocab_size"):
+            v = getattr(self, name)
+            if v is not None:
+                if not _is_int(v) or v <= 0:
+                    raise bad(name, "None (task default) or a positive integer")
+                object.__setattr__(self, name, int(v))
+        if self.d_model % self.n_heads:
+            raise bad("d_model", f"a multiple of n_heads={self.n_heads}")
+        if self.n_steps % self.eval_every:
+            raise bad("n_steps", f"a multiple of eval_every={self.eval_every}")
+        if not _is_real(self.learning_rate) or not self.learning_rate > 0:
+            raise bad("learning_rate", "a number > 0")
+        if not _is_real(self.dropout) or not 0 <= self.dropout < 1:
+            raise bad("dropout", "a number in [0, 1)")
+        if not _is_real(self.l2_weight) or not self.l2_weight >= 0:
+            raise bad("l2_weight", "a number >= 0")
+        if not _is_real(self.init_scale) or not self.init_scale > 0:
+            raise bad("init_scale", "a number > 0")
+        for name in ("learning_rate", "dropout", "l2_weight", "init_scale"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        for name in ("warmup", "grad_clip", "attention_gelu"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, bool):
+                if type(v).__name__ == "bool_":  # numpy bool
+                    object.__setattr__(self, name, bool(v))
+                else:
+                    raise bad(name, "None (architecture default), True or False")
+        if self.ln_placement is not None and self.ln_placement not in LN_PLACEMENTS:
+            raise bad("ln_placement", "None (architecture default), " + ", ".join(LN_PLACEMENTS))
+        task_cls = TASKS.get(self.task)
+        if self.vocab_size is not None:
+            problem = task_cls.check_vocab_size(self.vocab_size)
+            if problem:
+                raise ValueError(problem)
+        if not isinstance(self.case_mix, str):
+            raise bad("case_mix", "'natural' or 'a,f,m'")
+        if self.case_mix != "natural":
+            if not task_cls.has_cases:
+                raise bad("case_mix", f"'natural' (task {self.task!r} has no cases)")
+            parse_case_mix(self.case_mix)
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """All hyperparameter names in declaration order."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
+        """Build from a flat dict; unknown keys and invalid values raise ValueError naming the field."""
+        valid = cls.field_names()
+        for key in d:
+            if key not in valid:
+                raise ValueError(f"unknown hyperparameter {key!r}; valid: {', '.join(valid)}")
+        for key in ("architecture", "task"):
+            if key not in d:
+                raise ValueError(f"missing hyperparameter {key!r}")
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as given (None = default still unresolved)."""
+        return dataclasses.asdict(self)
+
+    def resolved(self) -> dict[str, Any]:
+        """All fields with every None replaced by the concrete value used in training (Parquet columns)."""
+        arch = ARCHITECTURES.get(self.architecture)
+        task_cls = TASKS.get(self.task)
+        out = self.to_dict()
+        defaults = {
+            "val_seq_len": task_cls.default_val_seq_len(self.seq_len),
+            "vocab_size": task_cls.default_vocab_size,
+            "warmup": arch.warmup,
+            "grad_clip": arch.grad_clip,
+            "ln_placement": arch.ln_placement,
+            "attention_gelu": arch.attention_gelu,
+        }
+        for key, value in defaults.items():
+            if out[key] is None:
+                out[key] = value
+        return out

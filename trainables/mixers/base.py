@@ -1,0 +1,111 @@
+"""Shared interface of the token mixers (the "pooling" sub-module of a Transformer layer).
+
+Every mixer maps ``(B, N, d) -> (B, N, d)`` and is built as ``Mixer(d_model, n_heads, *, hidden_norm,
+attention_gelu, dropout)``. Multi-head mixers own the query/key/value projections and the mixing linear
+(Richter & Wattenhofer 2020, Sec. 2 and App. C); reduce mixers (sum, max, mean) have no parameters.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from trainables.registry import Registry
+
+MIXERS: Registry[type[Mixer]] = Registry("mixer")
+
+
+class Mixer(nn.Module):
+    """Base class: token mixing ``(B, N, d) -> (B, N, d)``."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        hidden_norm: bool = False,
+        attention_gelu: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.n_heads = n_heads
+
+
+class MultiHeadMixer(Mixer):
+    """Multi-head "attention" skeleton: projections -> per-head pooling -> [LN] -> [GELU] -> mixing linear.
+
+    Subclasses implement :meth:`weights` (the attention weights from queries and keys) and may override
+    :meth:`pool`. ``dropout`` is applied to the attention weights (BERT's attention-probs dropout).
+
+    Args:
+        d_model: model width d; d_h = d / n_heads per head.
+        n_heads: number of heads M.
+        hidden_norm: MTE's LayerNorm on the concatenated head outputs before the mixing linear.
+        attention_gelu: MTE's GELU (tanh approx.) after that LayerNorm, before the mixing linear.
+        dropout: dropout probability on the attention weights during training.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        hidden_norm: bool = False,
+        attention_gelu: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__(d_model, n_heads)
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.d_head = d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.mix = nn.Linear(d_model, d_model)
+        self.hidden_norm = nn.LayerNorm(d_model, eps=1e-3) if hidden_norm else None
+        self.attention_gelu = attention_gelu
+        self.dropout = dropout
+
+    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries, keys, values per head, each (B, H, N, d_h)."""
+        b, n, _ = x.shape
+        qkv = self.qkv(x).view(b, n, 3, self.n_heads, self.d_head)  # (B, N, 3, H, d_h)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, N, d_h)
+        return q, k, v
+
+    def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Attention weights (B, H, N_query, N_key) from q, k (B, H, N, d_h)."""
+        raise NotImplementedError
+
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Head outputs (B, H, N, d_h) = weights @ v (with attention dropout while training)."""
+        a = self.weights(q, k)  # (B, H, N, N)
+        if self.training and self.dropout > 0:
+            a = F.dropout(a, self.dropout)
+        return a @ v  # (B, H, N, d_h)
+
+    def heads_to_hidden(self, o: torch.Tensor) -> torch.Tensor:
+        """Normalisation of the concatenated head outputs (B, N, d) before the mixing linear."""
+        return self.hidden_norm(o) if self.hidden_norm is not None else o
+
+    def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
+        """The attention weights (B, H, N, N) this mixer uses on input x (B, N, d); for tests and plots."""
+        q, k, _ = self.project(x)
+        return self.weights(q, k)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = self.project(x)
+        o = self.pool(q, k, v)  # (B, H, N, d_h)
+        o = o.transpose(1, 2).reshape(b, n, d)  # (B, N, H * d_h) = (B, N, d), heads concatenated
+        o = self.heads_to_hidden(o)
+        if self.attention_gelu:
+            o = F.gelu(o, approximate="tanh")
+        return self.mix(o)  # (B, N, d)
+
+
+def inverse_sqrt(n: int) -> float:
+    """1 / sqrt(n) as a Python float."""
+    return 1.0 / math.sqrt(n)

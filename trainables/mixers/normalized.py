@@ -1,0 +1,58 @@
+"""Normalized attention pooling (NAP), Richter & Wattenhofer 2020, Eq. 1.
+
+The logits l = <q, k> (NOT divided by sqrt(d_h): the normalisation makes the scale irrelevant) are
+normalised over the key axis, a = g * (l - mean) / (std + 1e-3) + b, with ONE scalar gain g and bias b per
+head (init 1 and 0) so the mixer does not depend on the sequence length. std is the population std.
+
+Without attention dropout the weighting is computed without the N x N matrix, exactly (up to rounding):
+with centred keys k~_j = k_j - mean_j k_j, l_ij - mean_i = q_i . k~_j, so
+var_i = q_i^T (K~^T K~ / N) q_i and sum_j (l_ij - mean_i) v_j = q_i^T (K~^T V); hence
+o_i = g * q_i^T (K~^T V) / (std_i + 1e-3) + b * sum_j v_j, O(N d_h^2) instead of O(N^2 d_h).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+
+NORMALIZE_EPS = 1e-3  # added to the std, as in the authors' release
+
+
+@MIXERS.register("normalized")
+class NormalizedAttention(MultiHeadMixer):
+    """Multi-head attention whose weights are the per-row standardised logits, scaled by g and shifted by b."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        hidden_norm: bool = False,
+        attention_gelu: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__(d_model, n_heads, hidden_norm=hidden_norm, attention_gelu=attention_gelu, dropout=dropout)
+        self.gain = nn.Parameter(torch.ones(n_heads))  # (H,) one scalar per head
+        self.bias = nn.Parameter(torch.zeros(n_heads))  # (H,)
+
+    def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        logits = q @ k.transpose(-2, -1)  # (B, H, N, N)
+        std, mean = torch.std_mean(logits, dim=-1, correction=0, keepdim=True)  # (B, H, N, 1) each
+        g = self.gain.view(1, -1, 1, 1)  # (1, H, 1, 1)
+        b = self.bias.view(1, -1, 1, 1)  # (1, H, 1, 1)
+        return g * (logits - mean) / (std + NORMALIZE_EPS) + b  # (B, H, N, N)
+
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        n = q.shape[-2]
+        if (self.training and self.dropout > 0) or self.d_head > n:
+            return super().pool(q, k, v)  # explicit weights (B, H, N, N)
+        kc = k - k.mean(dim=-2, keepdim=True)  # (B, H, N, d_h) centred keys
+        cov = kc.transpose(-2, -1) @ kc * (1.0 / n)  # (B, H, d_h, d_h)
+        var = ((q @ cov) * q).sum(dim=-1, keepdim=True)  # (B, H, N, 1) population variance of the logits
+        std = var.clamp_min(0).sqrt()  # (B, H, N, 1)
+        kv = kc.transpose(-2, -1) @ v  # (B, H, d_h, d_h)
+        g = self.gain.view(1, -1, 1, 1)  # (1, H, 1, 1)
+        b = self.bias.view(1, -1, 1, 1)  # (1, H, 1, 1)
+        return g * (q @ kv) / (std + NORMALIZE_EPS) + b * v.sum(dim=-2, keepdim=True)  # (B, H, N, d_h)
