@@ -121,7 +121,7 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
                f"({time.time() - started:.0f} s)")
     if report:
         _write_report(study, target, None)
-    if counts["failed"]:
+    if counts["failed"] or counts["finished"] < counts["total"]:
         sys.exit(1)
 
 

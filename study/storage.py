@@ -40,6 +40,12 @@ class StudyStorage:
     storage: str
     directory: str
 
+    def __post_init__(self) -> None:
+        # Resolve a relative path now: Ray workers run with another working directory.
+        if "://" not in self.storage or self.storage.startswith("file://"):
+            absolute = str(Path(self.storage.removeprefix("file://")).expanduser().resolve())
+            object.__setattr__(self, "storage", absolute)
+
     @property
     def _fs(self) -> tuple[pafs.FileSystem, str, bool]:
         return _resolve(self.storage)

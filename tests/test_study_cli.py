@@ -21,8 +21,9 @@ STUDIES = HERE / "studies_for_tests.py"
 STUDY = [sys.executable, "-m", "study.cli"]
 
 
-def run_cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=timeout)
+def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(HERE.parent)})
 
 
 def rows(study_dir: Path) -> pl.DataFrame:
@@ -31,10 +32,12 @@ def rows(study_dir: Path) -> pl.DataFrame:
 
 @pytest.mark.slow
 def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
-    result = run_cli("run", "richter2020.fig3", "--scale", "smoke", "--storage", str(tmp_path), "--report")
+    # A relative --storage, as a user types it: Ray workers run elsewhere and must still find it.
+    result = run_cli("run", "richter2020.fig3", "--scale", "smoke", "--storage", "out", "--report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
     assert "[8/8 100%] best val_accuracy" in result.stdout
-    study_dir = tmp_path / "richter2020.fig3.smoke"
+    assert "8/8 trials finished, 0 failed" in result.stdout
+    study_dir = tmp_path / "out" / "richter2020.fig3.smoke"
     df = rows(study_dir)
     # 2 architectures x 2 d x 2 lr = 8 trials, 2 seeds, 20 steps / evaluation every 10 = 2 points
     assert df.height == 8 * 2 * 2
@@ -49,7 +52,7 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
-    status = run_cli("status", "richter2020.fig3", "--scale", "smoke", "--storage", str(tmp_path))
+    status = run_cli("status", "richter2020.fig3", "--scale", "smoke", "--storage", "out", cwd=tmp_path)
     assert "done 8 | running 0 | failed 0 | pending 0 | total 8" in status.stdout
 
 
