@@ -26,8 +26,15 @@ SMOKE_BUDGET = {"n_steps": 20, "eval_every": 10, "eval_batches": 2, "case_eval_p
                 "batch_size": 4, "seq_len": 8}
 
 COMMON_DEVIATIONS = (
-    "Trained with PyTorch instead of the authors' TensorFlow release; initialisation, optimiser "
-    "and schedules follow the release, but random streams differ, so only statistics are comparable.",
+    "Trained with PyTorch instead of the authors' TensorFlow release; initialisation (truncated normal "
+    "0.02), Adam (eps 1e-7), LayerNorm eps 1e-3, schedules and per-tensor clipping follow the release, "
+    "but random streams differ, so only statistics are comparable.",
+    "Choices the paper leaves open, taken from the release: no LayerNorm on the embeddings; dropout on "
+    "embeddings, attention weights and sub-module outputs; L2 adds l2_weight * sum(w^2) over dense "
+    "kernels (Keras l2, no factor 1/2); the positional embedding and first-token head are sized "
+    "max(seq_len, val_seq_len).",
+    "Training accuracy and loss are the means over the training batches since the previous evaluation; "
+    "a diverged seed (NaN/inf loss) scores 0 accuracy from that evaluation on.",
     "Seeds train one after another inside a trial; results per seed equal separate runs.",
 )
 CPU_DEVIATION = (

@@ -1,6 +1,7 @@
 """Plain-PyTorch training loop: one seed at a time, one row dict per evaluation (see docs/results.md).
 
-Optimiser: Adam (torch default betas/eps). Learning rate: linear decay from ``learning_rate`` to 0 over
+Optimiser: Adam (default betas; eps 1e-7 as Keras' Adam in the authors' release, torch's default is
+1e-8). Learning rate: linear decay from ``learning_rate`` to 0 over
 ``n_steps``; with ``warmup`` a linear warm-up from 0 over the first 10% of steps, after which the same
 decay line measured from step 0 applies (the BERT / authors' schedule, with its small drop when warm-up
 ends). With ``grad_clip`` each gradient tensor is clipped separately to norm 1.0 (tf.clip_by_norm).
@@ -36,6 +37,9 @@ OnEval = Callable[[dict[str, Any]], None]
 def stream_seed(seed: int, stream: int) -> int:
     """Seed of data stream ``stream`` for model seed ``seed`` (distinct from the init seed itself)."""
     return (seed * 1_000_003 + stream * 7_919 + 0x5EED) % (2**63)
+
+
+ADAM_EPS = 1e-7  # Keras' default, used by the authors' release
 
 
 def learning_rate_at(step: int, *, n_steps: int, learning_rate: float, warmup: bool) -> float:
@@ -112,7 +116,7 @@ def train_seed(
         case_sets["train"] = task.case_eval_set(cfg.case_eval_per_case, cfg.seq_len, gen_cases)
         case_sets["val"] = task.case_eval_set(cfg.case_eval_per_case, r["val_seq_len"], gen_cases)
 
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
     params = [p for p in model.parameters() if p.requires_grad]
     l2_params = model.l2_parameters() if cfg.l2_weight > 0 else []
     warmup, grad_clip = bool(r["warmup"]), bool(r["grad_clip"])
