@@ -22,7 +22,10 @@ demo: $(STAMP)
 	$(VENV)/bin/study run demo --storage $(STORAGE) --report
 
 ## The tests: fast unit tests and the slow ones that start a real local Ray.
+## tests/test_report_browser.py needs headless Chromium: Debian's package, installed here when missing.
 test: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

@@ -24,7 +24,6 @@ from matplotlib.figure import Figure
 from analysis.dataset import failed_files, load_study_meta, scan_study, trial_files
 from analysis.plots import (
     CASE_CAPTION,
-    RGB_CAPTION,
     format_value,
     learning_curve_figure,
     order_panels,
@@ -68,9 +67,23 @@ class _Page:
     out_dir: Path
     parts: list[str] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
+    #: Index of the "at a glance" slot under the title (filled by the sections that know the results).
+    glance: int = -1
+
+    toc: list[tuple[str, str]] = field(default_factory=list)
 
     def h(self, level: int, text: str) -> None:
-        self.parts.append(f"<h{level}>{html.escape(text)}</h{level}>")
+        if level == 2:
+            anchor = f"s{len(self.toc) + 1}"
+            self.toc.append((anchor, text))
+            self.parts.append(f"<h2 id='{anchor}'>{html.escape(text)}</h2>")
+        else:
+            self.parts.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def slot(self) -> int:
+        """A place to fill later (e.g. the summary at the top, known only at the end)."""
+        self.parts.append("")
+        return len(self.parts) - 1
 
     def p(self, text: str, cls: str = "") -> None:
         attr = f' class="{cls}"' if cls else ""
@@ -86,18 +99,88 @@ class _Page:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}"></figure>'
 
+    def table(self, table_html: str) -> None:
+        """A table that scrolls sideways on its own instead of widening the page."""
+        self.parts.append(f'<div class="scroll">{table_html}</div>')
+
 
 _CSS = """
-body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table.data{border-collapse:collapse;font-size:.85em;margin:.5em 0}
-table.data td,table.data th{border:1px solid #ccc;padding:.2em .5em;text-align:right}
-table.data th{background:#f3f3f3}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1200px;margin:0 auto;padding:1.5em 1.5em 4em;
+color:#1f2328;line-height:1.45;background:#fff}
+h1{font-size:1.7em;margin:.2em 0 .3em}h2{font-size:1.3em;border-bottom:2px solid #d0d7de;padding-bottom:.25em;
+margin-top:2.2em}h3{font-size:1.05em;margin-top:1.5em}
+nav.toc{font-size:.9em;margin:.8em 0 1.2em;display:flex;flex-wrap:wrap;gap:.3em .9em}
+nav.toc a{color:#0969da;text-decoration:none}nav.toc a:hover{text-decoration:underline}
+.goal{background:#f6f8fa;border-left:4px solid #0969da;padding:.7em 1em;margin:.8em 0;font-size:1.05em}
+.goal b{color:#0969da}
+.chips{display:flex;flex-wrap:wrap;gap:.4em;margin:.4em 0}
+.chip{background:#eaeef2;border-radius:1em;padding:.1em .7em;font-size:.85em}
+.deviations{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.6em 1em .6em 2em;margin:.6em 0}
+.deviations li{margin:.25em 0}
+.glance{border:1px solid #d0d7de;border-radius:6px;padding:.6em 1em;margin:1em 0}
+.glance p{margin:.3em 0}
+.progress{display:flex;height:1.1em;border-radius:4px;overflow:hidden;background:#eaeef2;max-width:640px;
+margin:.5em 0}
+.progress span{display:block;height:100%}
+.bar-ok{background:#2da44e}.bar-div{background:#d4a72c}.bar-fail{background:#cf222e}.bar-pend{background:#eaeef2}
+.legend{display:flex;flex-wrap:wrap;gap:.5em 1.4em;margin:.6em 0;font-size:.88em}
+.legend div{display:flex;align-items:center;gap:.45em}
+.sw{display:inline-block;width:1.4em;height:1.4em;border:1px solid #888;border-radius:2px;flex:none}
+table.data{border-collapse:collapse;font-size:.85em;margin:.5em 0;font-variant-numeric:tabular-nums}
+table.data td,table.data th{border:1px solid #d0d7de;padding:.25em .6em;text-align:right}
+table.data th{background:#f6f8fa}table.data tbody tr:nth-child(even){background:#fafbfc}
+table.data td.l{text-align:left}
+.scroll{overflow-x:auto;max-width:100%}
 .row{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
-figure{margin:.5em 0}img{max-width:100%}
-.pass{color:#1a7f37;font-weight:bold}.fail{color:#cf222e;font-weight:bold}.note{color:#666}
+.row figure{flex:1 1 0;min-width:300px}
+figure{margin:.5em 0}img{max-width:100%;height:auto}
+.pass{color:#1a7f37;font-weight:bold}.fail{color:#cf222e;font-weight:bold}.note{color:#57606a}
 pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:.85em}
+details{margin:.5em 0}summary{cursor:pointer;color:#0969da}
 """
+
+#: The RGB legend: what a pixel's colour says about the seeds (R = worst, G = mean, B = best seed).
+_RGB_EXAMPLES: tuple[tuple[tuple[float, float, float], str], ...] = (
+    ((1.0, 1.0, 1.0), "white: every seed learns (worst, mean and best high)"),
+    ((0.0, 0.0, 0.0), "black: no seed learns"),
+    ((0.5, 0.5, 0.5), "grey: every seed reaches the same middling accuracy"),
+    ((0.0, 0.0, 1.0), "blue: only the best seed learns"),
+    ((0.0, 0.6, 1.0), "light blue: most seeds learn, the worst one fails"),
+    ((0.3, 0.5, 0.7), "bluish grey: seeds disagree"),
+)
+
+
+def _rgb_legend() -> str:
+    """Colour swatches explaining R / G / B (the paper's grids), as inline HTML (no image)."""
+    items = "".join(
+        f"<div><span class='sw' style='background:rgb({round(255 * r)},{round(255 * g)},{round(255 * b)})'>"
+        f"</span>{html.escape(text)}</div>"
+        for (r, g, b), text in _RGB_EXAMPLES
+    )
+    return (
+        "<p><b>Reading the grids.</b> One pixel per (x, learning rate). Its colour mixes three numbers, "
+        "each the accuracy over the seeds of that combination, maximised over training: "
+        "<b style='color:#cf222e'>R = worst seed</b> (min), <b style='color:#1a7f37'>G = mean</b> over seeds, "
+        "<b style='color:#0969da'>B = best seed</b> (max). Since worst &le; mean &le; best, a pixel is white "
+        "when the combination is reliably good, and turns blue as fewer seeds succeed. Grey cells: "
+        "not run. The cross marks the highest G of each panel; the panel title gives that G.</p>"
+        f"<div class='legend'>{items}</div>"
+    )
+
+
+def _deviations_html(meta: Mapping[str, Any]) -> str:
+    deviations = [str(d) for d in meta.get("deviations") or []]
+    scale = meta.get("scale")
+    lead = (
+        f"<p>This run is at the <b>{html.escape(str(scale))}</b> scale, not the paper's: compare the shapes of "
+        "the grids, not the absolute accuracies.</p>"
+        if scale and scale != "paper"
+        else ""
+    )
+    items = "".join(f"<li>{html.escape(d)}</li>" for d in deviations) or "<li>none stated</li>"
+    return f"{lead}<ul class='deviations'>{items}</ul>"
+
 
 
 def _safe(text: object) -> str:
@@ -120,6 +203,11 @@ def _plot_axes(meta: Mapping[str, Any], columns: Sequence[str]) -> tuple[str, st
             f"to columns of {list(columns)}"
         )
     return panel, x, y  # type: ignore[return-value]
+
+
+def plot_axes(meta: Mapping[str, Any], columns: Sequence[str]) -> tuple[str, str, str]:
+    """(panel, x, y) of a study: ``study.json["plot"]`` or sensible defaults for ``columns``."""
+    return _plot_axes(meta, columns)
 
 
 def _facet_candidates(meta: Mapping[str, Any], columns: Sequence[str], axes: Sequence[str]) -> list[str]:
@@ -147,7 +235,7 @@ def _at_column(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Ser
 
 def _search_space_html(meta: Mapping[str, Any]) -> str:
     rows = []
-    for kind in ("scientific", "nuisance", "fixed"):
+    for kind in ("scientific", "nuisance"):
         for name, values in (meta.get(kind) or {}).items():
             shown = (
                 ", ".join(format_value(v, name) for v in values)
@@ -163,10 +251,56 @@ def _search_space_html(meta: Mapping[str, Any]) -> str:
         rows.append(
             f"<tr><td>seeds</td><td>seed</td><td style='text-align:left'>{html.escape(str(seeds))}</td></tr>"
         )
+    fixed = meta.get("fixed") or {}
+    chips = "".join(
+        f"<span class='chip'>{html.escape(k)} = {html.escape(format_value(v, k))}</span>" for k, v in fixed.items()
+    )
     return (
+        "<p class='note'>Scientific hyperparameters are what the study asks about; nuisance ones are tuned "
+        "away (the best value is taken); fixed ones are the same for every trial.</p>"
         '<table class="data"><thead><tr><th>kind</th><th>hyperparameter</th><th>values</th></tr></thead>'
         "<tbody>" + "".join(rows) + "</tbody></table>"
+        + (f"<p><b>fixed:</b></p><div class='chips'>{chips}</div>" if chips else "")
     )
+
+
+def _progress_html(study_dir: Path, counts: pl.DataFrame, meta: Mapping[str, Any]) -> str:
+    """A one-line summary with a bar (done / diverged / failed / pending), then the counts table."""
+    table = _progress(study_dir, counts, meta)
+    done = len(trial_files(study_dir))
+    failed = len(failed_files(study_dir))
+    expected = meta.get("n_trials")
+    total = int(expected) if isinstance(expected, int) and expected > 0 else done + failed
+    pending = max(0, total - done - failed)
+    models = counts.height
+    n_div = int((counts.get_column("status") == "diverged").sum()) if models else 0
+    n_bad = int((counts.get_column("status") == "failed").sum()) if models else 0
+    # trials split by whether their models all trained: the bar's width is trials
+    div_trials = (
+        counts.filter(pl.col("status") == "diverged").get_column("trial_key").n_unique() if models else 0
+    )
+    ok_trials = max(0, done - div_trials)
+
+    def pct(n: int) -> float:
+        return 100.0 * n / total if total else 0.0
+
+    bar = (
+        "<div class='progress' title='trials: ok / with a diverged seed / failed / pending'>"
+        f"<span class='bar-ok' style='width:{pct(ok_trials):.2f}%'></span>"
+        f"<span class='bar-div' style='width:{pct(div_trials):.2f}%'></span>"
+        f"<span class='bar-fail' style='width:{pct(failed):.2f}%'></span>"
+        f"<span class='bar-pend' style='width:{pct(pending):.2f}%'></span></div>"
+    )
+    line = (
+        f"<p><b>{done} of {total} trials done</b>, {failed} failed, {pending} pending. "
+        f"Of {models} trained models (trial x seed), <b>{n_div} diverged</b> (loss became NaN/inf; they "
+        f"count with accuracy 0 from then on) and {n_bad} failed.</p>"
+        "<div class='legend'><div><span class='sw bar-ok'></span>trials done, no seed diverged</div>"
+        "<div><span class='sw bar-div'></span>done, some seed diverged</div>"
+        "<div><span class='sw bar-fail'></span>failed for good</div>"
+        "<div><span class='sw bar-pend'></span>pending</div></div>"
+    )
+    return line + bar + f"<details><summary>all counts</summary>{to_html(table, percent_columns=[])}</details>"
 
 
 def _progress(study_dir: Path, counts: pl.DataFrame, meta: Mapping[str, Any]) -> pl.DataFrame:
@@ -200,13 +334,25 @@ def build_report(
     page = _Page(out_dir)
     name = meta.get("name", study_dir.name)
     page.h(1, f"Study report: {name}")
-    page.p(meta.get("goal") or "(no goal stated)")
-    page.p(
-        f"scale: {meta.get('scale', '–')} · task: {meta.get('task', '–')} · "
-        f"kind: {meta.get('kind', 'training')} · sampler: {meta.get('sampler', '–')} · "
-        f"metric: {meta.get('metric', '–')} ({meta.get('mode', 'max')})",
-        "note",
+    page.raw(f"<div class='goal'><b>Goal.</b> {html.escape(meta.get('goal') or '(no goal stated)')}</div>")
+    chips = [
+        ("scale", meta.get("scale", "–")),
+        ("task", meta.get("task", "–")),
+        ("kind", meta.get("kind", "training")),
+        ("sampler", meta.get("sampler", "–")),
+        ("metric", f"{meta.get('metric', '–')} ({meta.get('mode', 'max')})"),
+        ("seeds", len(meta.get("seeds") or []) or "–"),
+        ("published data", meta.get("reference") or "none"),
+    ]
+    page.raw(
+        "<div class='chips'>"
+        + "".join(f"<span class='chip'>{html.escape(k)}: {html.escape(str(v))}</span>" for k, v in chips)
+        + "</div>"
     )
+    toc_slot = page.slot()
+    page.glance = page.slot()
+    page.h(2, "Deviations from the paper")
+    page.raw(_deviations_html(meta))
     page.h(2, "Search space")
     page.raw(_search_space_html(meta))
 
@@ -216,18 +362,16 @@ def build_report(
     else:
         summary = _training_sections(page, lf, meta, study_dir)
 
-    deviations = meta.get("deviations") or []
-    page.h(2, "Deviations from the paper")
-    page.raw(
-        "<ul>" + "".join(f"<li>{html.escape(str(d))}</li>" for d in deviations) + "</ul>"
-        if deviations
-        else "<p>none stated</p>"
-    )
     versions = meta.get("versions")
     if versions:
         page.h(2, "Software versions")
         page.raw(f"<pre>{html.escape(json.dumps(versions, indent=1))}</pre>")
 
+    page.parts[toc_slot] = (
+        "<nav class='toc'>"
+        + "".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in page.toc)
+        + "</nav>"
+    )
     index = out_dir / "index.html"
     index.write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
@@ -330,7 +474,7 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
     steps_min = collected[3] if extra_min else None
 
     page.h(2, "Progress")
-    page.raw(to_html(_progress(study_dir, counts, meta), percent_columns=[]))
+    page.raw(_progress_html(study_dir, counts, meta))
     if steps.is_empty():
         page.p("No finished (non-failed) trial data yet.")
         return f"{meta.get('name', study_dir.name)}: no data yet"
@@ -359,7 +503,7 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
 
     # RGB grids, one set per facet.
     page.h(2, "Hyperparameter grids")
-    page.p(f"{RGB_CAPTION}. Cross: the best combination (highest G); the title gives its G.", "note")
+    page.raw(_rgb_legend())
     if reference is not None:
         page.p(
             f"Beside each reproduced grid: the published results ({meta.get('reference')}), restricted to "
@@ -396,7 +540,7 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
 
     if reference is not None:
         page.h(3, "Best G: reproduced vs published")
-        page.raw(to_html(reference["compare"](best)))
+        page.table(to_html(reference["compare"](best)))
 
     # Robustness and learning curves.
     page.h(2, "Robustness")
@@ -405,7 +549,12 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
         curve, panel, f"robustness · {select_metric} (G per combination, best first)", x="fraction"
     )
     page.raw(page.figure(fig, "robustness", "robustness curves"))
-    page.p(f"Every combination of the grid{' (all facets)' if varying else ''}, sorted by G.", "note")
+    page.p(
+        f"Every combination of the grid{' (all facets)' if varying else ''}, sorted by G (mean over seeds): "
+        "a curve that stays high for longer means an architecture that works across more hyperparameters.",
+        "note",
+    )
+    page.table(to_html(robustness_table(rgb[select_metric], panel), percent_columns=_ROBUST_PERCENT))
 
     page.h(2, "Learning curves of the best combinations")
     chosen = best_config(rgb[select_metric].lazy(), panel).collect().select(by)
@@ -447,13 +596,19 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
     )
     table = table.rename({"best_mean": f"{select_metric}_seed_best_mean"})
     table = table.select([c for c in table.columns if c not in facet_candidates or c in varying])
-    page.raw(to_html(table))
+    page.table(to_html(table))
     page.raw(f"<details><summary>Markdown</summary><pre>{html.escape(to_markdown(table))}</pre></details>")
 
     # Findings.
     summary_lines = [f"{meta.get('name', study_dir.name)}: best {select_metric} G per {panel}"]
+    glance = [f"<p><b>Best {html.escape(select_metric)} G</b> (mean over seeds, best combination):</p><ul>"]
     for row in best[select_metric].sort(keys).iter_rows(named=True):
         summary_lines.append(f"  {_describe(row, keys)}: {100 * row['g']:.1f}% at {_describe(row, [x, y])}")
+        glance.append(
+            f"<li>{html.escape(_describe(row, keys))}: <b>{100 * row['g']:.1f}%</b> "
+            f"<span class='note'>at {html.escape(_describe(row, [x, y]))}</span></li>"
+        )
+    glance.append("</ul>")
     if findings_list:
         page.h(2, "Findings")
         best_all = {m: best_config(frame.lazy(), panel).collect() for m, frame in rgb.items()}
@@ -474,8 +629,35 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
                 f" <span class='note'>[{html.escape(numbers)}]</span></p>"
             )
             summary_lines.append(f"  {verdict}: {finding.get('description', '')} [{numbers}]")
-        page.raw(to_html(res.drop("finding")))
+            glance.append(
+                f"<p><span class='{verdict.lower()}'>{verdict}</span> "
+                f"{html.escape(str(finding.get('description', '')))}</p>"
+            )
+        page.table(to_html(res.drop("finding")))
+    page.parts[page.glance] = "<div class='glance'>" + "".join(glance) + "</div>"
     return "\n".join(summary_lines)
+
+
+_ROBUST_PERCENT = ["best_g", "median_g", "share_g_at_least_50", "share_within_5pp_of_best"]
+
+
+def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
+    """Per panel value: how many combinations, best and median G, and the share of combinations with
+    G >= 50% and within 5 percentage points of the panel's best (all G values fractions)."""
+    g = pl.col("g")
+    out = (
+        rgb.filter(g.is_not_null())
+        .group_by(panel)
+        .agg(
+            pl.len().alias("combinations"),
+            g.max().alias("best_g"),
+            g.median().alias("median_g"),
+            (g >= 0.5).mean().alias("share_g_at_least_50"),
+            (g >= g.max() - 0.05).mean().alias("share_within_5pp_of_best"),
+        )
+    )
+    order = {v: i for i, v in enumerate(order_panels(out.get_column(panel).to_list()))}
+    return out.sort(pl.col(panel).replace_strict(order, return_dtype=pl.Int64))
 
 
 def _finding_number(row: Mapping[str, Any]) -> str:
@@ -586,7 +768,7 @@ def _measurement_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any]
         else pl.DataFrame()
     )
     page.h(2, "Progress")
-    page.raw(to_html(_progress(study_dir, counts, meta), percent_columns=[]))
+    page.raw(_progress_html(study_dir, counts, meta))
     page.h(2, "Output scale of each pooling vs sequence length (paper Fig. 1 right)")
     fig = pooling_scale_figure(
         df, hue=hue, x=x, metrics=metrics, title=f"{meta.get('name', '')}: output scale at initialisation"

@@ -86,14 +86,25 @@ def to_markdown(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) 
     return "\n".join(lines)
 
 
+def _is_text(df: pl.DataFrame, column: str) -> bool:
+    """A string column holding words (not numbers written as strings): aligned left."""
+    if df.schema[column] != pl.String:
+        return False
+    values = df.get_column(column).drop_nulls()
+    return not values.str.contains(r"^\s*[-+]?[0-9.eE+–-]*\s*$").all()
+
+
 def to_html(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) -> str:
     """An HTML ``<table>``; accuracy-like float columns as percent with one decimal."""
     cols = df.columns
     pct = {c: _is_percent(df, c, percent_columns) for c in cols}
     head = "".join(f"<th>{html.escape(c)}{' (%)' if pct[c] else ''}</th>" for c in cols)
+    text = {c: " class='l'" if _is_text(df, c) else "" for c in cols}  # text left, numbers right
     body = "".join(
         "<tr>"
-        + "".join(f"<td>{html.escape(_cell(v, c, pct[c]))}</td>" for v, c in zip(row, cols, strict=True))
+        + "".join(
+            f"<td{text[c]}>{html.escape(_cell(v, c, pct[c]))}</td>" for v, c in zip(row, cols, strict=True)
+        )
         + "</tr>"
         for row in df.iter_rows()
     )

@@ -104,6 +104,9 @@ def show(name: str, scale: str) -> None:
 def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, report: bool) -> None:
     """Run (or resume) a study: trials already on disk are not run again."""
+    from study.ray_env import ray_environment
+
+    ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
     from study.runner import Resources, run_study
 
@@ -141,14 +144,18 @@ def status(name: str, scale: str, storage: str) -> None:
     if study.sampler == "grid":
         finished &= set(trial_points(study))
     failed = target.failed_keys()
+    corrupt = target.corrupt_keys() & finished
+    finished -= corrupt
     progress = target.read_json(PROGRESS_FILE) or {}
     running: list[str] = []
     if progress.get("running") and _alive(progress):
         running = [k for k in progress["running"] if k not in finished]
-    pending = max(0, total - len(finished) - len(failed) - len(running))
+    pending = max(0, total - len(finished) - len(failed) - len(running) - len(corrupt))
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
-               f"pending {pending} | total {total}")
+               f"corrupt {len(corrupt)} | pending {pending} | total {total}")
+    for key in sorted(corrupt):
+        click.echo(f"  corrupt {target.trial_path(key)} (unreadable; `study run` moves it aside and reruns it)")
     if running and progress.get("line"):
         click.echo(f"  {progress['line']}")
     for key in sorted(failed):
@@ -206,6 +213,34 @@ def report(name: str, scale: str, storage: str, out: str | None) -> None:
 def dump_json(name: str, scale: str) -> None:
     """The study definition as study.json would record it."""
     click.echo(json.dumps(_study(name, scale).to_json(), indent=1, default=str))
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@scale_option
+@storage_option
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric to compare (repeatable; default: val_accuracy and train_accuracy).")
+@click.option("--threshold", type=float, default=0.5, show_default=True,
+              help="G a configuration must reach to count towards the robustness share.")
+@click.option("--all-configs", is_flag=True,
+              help="Use each side's whole grid instead of the values both ran.")
+@click.option("--out", default=None, help="Also write OUT/index.html, PNG bars and compare.csv.")
+def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], threshold: float,
+            all_configs: bool, out: str | None) -> None:
+    """Two studies side by side (A, B: NAME[@SCALE], a study directory, or published[:PAPER/FILE]).
+
+    Per architecture: best G, where, robustness share, and A - B. NAME without @SCALE uses --scale.
+    """
+    from study.compare import CompareError
+    from study.compare import compare as run_compare
+
+    try:
+        click.echo(run_compare(a, b, storage=storage, scale=scale, metrics=metrics, threshold=threshold,
+                               common=not all_configs, out=out))
+    except CompareError as error:
+        raise click.ClickException(str(error)) from None
 
 
 if __name__ == "__main__":

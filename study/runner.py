@@ -21,6 +21,8 @@ from study.storage import StudyStorage
 from study.trainable import objective
 
 Echo = Callable[[str], None]
+CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
+MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -123,8 +125,6 @@ def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str,
 
 def start_ray(address: str | None, echo: Echo) -> None:
     """Connect to a Ray cluster (`address`) or start the embedded local one."""
-    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # Tune's loggers dominate at scale
-    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     import ray
 
     if ray.is_initialized():
@@ -133,7 +133,9 @@ def start_ray(address: str | None, echo: Echo) -> None:
     if address:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     else:
-        ray.init(include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
+        # left recorded in /tmp/ray (even a dead one) and hang.
+        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
@@ -159,26 +161,49 @@ def check_resources(resources: Resources) -> int:
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
                  cpus: float) -> None:
     """What a Ray worker runs for one trial."""
+    import ray
     import torch
     from ray import tune
+
+    from study.trainable import run_trial
 
     torch.set_num_threads(max(1, int(cpus)))
     device = "cuda" if gpus > 0 and torch.cuda.is_available() else "cpu"
     point = config.get("point", config)
-    from study.trainable import run_trial
-
-    run_trial(study, storage, point, device=device, report=tune.report)
+    run_trial(study, storage, point, device=device, report=tune.report,
+              node_id=ray.get_runtime_context().get_node_id())
 
 
 def _trial_dirname(trial: Any) -> str:
     return trial.trial_id  # Tune's default name spells out the whole configuration
 
 
+def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
+         storage: StudyStorage) -> None:
+    from ray import tune
+
+    run_config = tune.RunConfig(
+        name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}",
+        storage_path=f"{storage.uri}/_tune",
+        failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
+        callbacks=[progress],
+        verbose=0,
+    )
+    tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
+
+
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
-              echo: Echo = print) -> dict[str, int]:
-    """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials."""
+              echo: Echo = print, chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
+    """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
+
+    A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
+    with the number of trials (and so does the time of each save), so one huge Tuner slows down.
+    """
     validate(study)
     total = study.trial_count()
+    for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per file
+        echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
+             f"{storage.quarantine(key)}, the trial runs again")
     if study.sampler == "grid":
         points = trial_points(study)
         done = storage.finished_keys() & set(points)
@@ -206,7 +231,6 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     )
     concurrency = resources.max_concurrent or default_concurrency
     if study.sampler == "grid":
-        param_space: dict[str, Any] = {"point": tune.grid_search(todo)}
         tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
                                       trial_dirname_creator=_trial_dirname)
     else:
@@ -217,22 +241,21 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
             points_to_evaluate=[p for p, _ in previous] or None,
             evaluated_rewards=[s for _, s in previous] or None,
         )
-        param_space = {}
         tune_config = tune.TuneConfig(search_alg=searcher, num_samples=remaining,
                                       max_concurrent_trials=concurrency, reuse_actors=True,
                                       trial_dirname_creator=_trial_dirname)
     progress = StudyProgress(study=study, storage=storage, total=total, already_done=n_done, echo=echo)
-    run_config = tune.RunConfig(
-        name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}",
-        storage_path=f"{storage.uri}/_tune",
-        failure_config=tune.FailureConfig(max_failures=2),
-        callbacks=[progress],
-        verbose=0,
-    )
     echo(f"running {remaining} trials, {concurrency} at a time "
          f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
-    tuner = tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config)
-    tuner.fit()
+    if study.sampler == "grid":
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start:start + chunk_size]
+            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage)
+            chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
+            if chunk_keys - storage.finished_keys() - storage.failed_keys():
+                break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
+    else:
+        _fit(entry, {}, tune_config, progress, storage)
     progress.close()
     finished = len(storage.finished_keys() & set(trial_points(study))) if study.sampler == "grid" \
         else len(storage.finished_keys())

@@ -106,6 +106,25 @@ class StudyStorage:
         """Trial keys whose Parquet file exists (finished trials, whatever their status)."""
         return set(self._list(TRIALS, ".parquet"))
 
+    def corrupt_keys(self) -> set[str]:
+        """Finished-looking trial files whose Parquet footer cannot be read (checked file by file)."""
+        fs, _, _ = self._fs
+        corrupt = set()
+        for key in self.finished_keys():
+            try:
+                with fs.open_input_file(self.trial_path(key)) as handle:
+                    pq.read_metadata(handle)
+            except (OSError, pa.ArrowInvalid):
+                corrupt.add(key)
+        return corrupt
+
+    def quarantine(self, trial_key: str) -> str:
+        """Move an unreadable trial file aside (kept as evidence) so that the trial runs again."""
+        fs, _, _ = self._fs
+        target = f"{self.trial_path(trial_key)}.corrupt"
+        fs.move(self.trial_path(trial_key), target)
+        return target
+
     def failed_keys(self) -> set[str]:
         """Trial keys that failed for good (after Ray's retries) and have no Parquet file."""
         return set(self._list(FAILED, ".json")) - self.finished_keys()

@@ -8,6 +8,7 @@ driver re-launches finished trials), reports progress to Tune and writes the tri
 from __future__ import annotations
 
 import math
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -84,8 +85,11 @@ def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
-              report: Report | None = None) -> float:
-    """Train (or measure) one configuration for all seeds and write its rows; returns the objective."""
+              report: Report | None = None, node_id: str = "local") -> float:
+    """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
+
+    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row.
+    """
     report = report or (lambda _: None)
     key = trial_key(study.name, study.configuration(point), study.seeds)
     existing = storage.read_trial(key)
@@ -99,8 +103,9 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     else:
         rows = _train_rows(study, point, device, report)
     version = code_version()
+    host = socket.gethostname()
     for row in rows:
-        row.update(study=study.name, trial_key=key, code_version=version)
+        row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host)
     storage.write_trial(key, pa.Table.from_pylist(rows))
     storage.clear_failed(key)
     score = objective(rows, study.metric, study.mode)

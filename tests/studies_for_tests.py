@@ -21,3 +21,10 @@ UNKNOWN_ARCHITECTURE = Study(
     name="test.unknown_architecture", goal="a typo in an architecture name", task="mode",
     scientific={"architecture": ("sum", "transfomer")}, fixed=_TINY, seeds=(0,),
 )
+
+# One learning rate so high that Adam's first steps blow the loss up to NaN/inf.
+DIVERGING = Study(
+    name="test.diverging", goal="a diverging trial is a result, not a crash", task="mode",
+    scientific={"architecture": ("NAP",)}, nuisance={"learning_rate": (0.003, 1e6)},
+    fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
+)

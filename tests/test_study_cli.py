@@ -53,7 +53,7 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
     status = run_cli("status", "richter2020.fig3", "--scale", "smoke", "--storage", "out", cwd=tmp_path)
-    assert "done 8 | running 0 | failed 0 | pending 0 | total 8" in status.stdout
+    assert "done 8 | running 0 | failed 0 | corrupt 0 | pending 0 | total 8" in status.stdout
 
 
 @pytest.mark.slow
@@ -67,6 +67,7 @@ def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Pa
         time.sleep(0.05)
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and the Ray it started, mid-study
     driver.wait()
+    time.sleep(2)  # trial workers live in their own process groups: let them notice their raylet is gone
     before = {p.name: p.stat().st_mtime_ns for p in (study_dir / "trials").glob("*.parquet")}
     assert 2 <= len(before) < 8, "the kill must land mid-study"
 

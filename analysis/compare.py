@@ -1,0 +1,309 @@
+"""Two studies (or a study and published results) side by side: the same statistics, and their difference.
+
+Each side is a LazyFrame in the results schema (``docs/results.md``; :func:`analysis.reference.load_reference`
+maps published results onto it). Per side and metric, :func:`side_summary` gives per panel value
+(architecture) the best G of the paper's RGB statistic (epoch-wise mean over seeds, maximised over
+training) with where it was found, and the **robustness share**: the fraction of the panel's
+configurations whose G reaches ``threshold``. :func:`compare_sides` joins the two sides and adds the
+differences ``A - B``. By default both sides are first restricted to their **common grid** (the panel,
+x and y values both ran), so a smoke study is compared with the same cells of a published grid.
+
+Pure functions (``LazyFrame -> DataFrame``, ``DataFrame -> Figure``); only the CLI writes files.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from analysis.plots import format_value, order_panels
+from analysis.stats import best_config, epochwise_rgb
+
+#: Default threshold of the robustness share: G (mean accuracy over seeds) of at least 50%.
+DEFAULT_THRESHOLD: float = 0.5
+
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric",
+    "a_best_g",
+    "a_at",
+    "b_best_g",
+    "b_at",
+    "diff_best_g",
+    "a_robust_share",
+    "b_robust_share",
+    "diff_robust_share",
+    "a_n_configs",
+    "b_n_configs",
+)
+
+
+def _close(a: object, b: object) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            fa, fb = float(a), float(b)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        return abs(fa - fb) <= 1e-6 * max(abs(fa), abs(fb), 1e-300)
+    return a == b
+
+
+def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
+    """``column`` is one of ``values``; floats compared to a relative 1e-6 (0.3**k is inexact)."""
+    floats = [float(v) for v in values if isinstance(v, float)]
+    if not floats:
+        return pl.col(column).is_in(list(values))
+    col = pl.col(column).cast(pl.Float64)
+    return pl.any_horizontal([(col - v).abs() <= 1e-6 * abs(v) for v in floats])
+
+
+def common_values(a: Sequence[object], b: Sequence[object]) -> list[object]:
+    """The values of ``a`` that ``b`` also has (floats to a relative 1e-6), in ``a``'s sorted order."""
+    return sorted({v for v in a if any(_close(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
+
+
+def common_grid(a: pl.LazyFrame, b: pl.LazyFrame, axes: Sequence[str]) -> dict[str, list[object]]:
+    """Per axis column, the values both sides ran.
+
+    Raises:
+        ValueError: naming the axis when the two sides share none of its values.
+    """
+    out: dict[str, list[object]] = {}
+    va, vb = pl.collect_all(
+        [lf.select(pl.struct(*(pl.col(c).unique().implode() for c in axes))) for lf in (a, b)]
+    )
+    for column in axes:
+        values_a = va.item()[column]
+        values_b = vb.item()[column]
+        common = common_values(values_a, values_b)
+        if not common:
+            raise ValueError(
+                f"the two sides share no {column} value (A: {sorted(values_a)}, B: {sorted(values_b)}); "
+                "compare over each side's own grid instead (common=False / --all-configs)"
+            )
+        out[column] = common
+    return out
+
+
+def restrict(lf: pl.LazyFrame, grid: dict[str, list[object]]) -> pl.LazyFrame:
+    """``lf`` restricted to the rows whose axis values are in ``grid`` (from :func:`common_grid`)."""
+    return lf.filter(*(approx_in(c, v) for c, v in grid.items()))
+
+
+def robust_share(rgb: pl.LazyFrame, panel: str, threshold: float = DEFAULT_THRESHOLD) -> pl.LazyFrame:
+    """Per panel value: ``n_configs`` and ``robust_share``, the fraction of configurations with G >= ``threshold``.
+
+    A configuration without a G (every seed diverged with NaN) counts as not reaching it.
+    """
+    return (
+        rgb.group_by(panel)
+        .agg(
+            pl.len().alias("n_configs"),
+            (pl.col("g").fill_null(float("-inf")) >= threshold).mean().alias("robust_share"),
+        )
+        .sort(panel)
+    )
+
+
+def side_summary(
+    lf: pl.LazyFrame,
+    *,
+    panel: str,
+    x: str,
+    y: str,
+    metrics: Sequence[str],
+    threshold: float = DEFAULT_THRESHOLD,
+) -> pl.DataFrame:
+    """Per metric and panel value: best G, where (``at``: ``x=..., y=...``), robustness share, grid size.
+
+    Columns: ``metric, {panel}, best_g, at, robust_share, n_configs``. Failed rows are left out.
+    """
+    by = [panel, x, y]
+    if "status" in lf.collect_schema().names():
+        lf = lf.filter(pl.col("status") != "failed")
+    frames = []
+    for metric in metrics:
+        rgb = epochwise_rgb(lf, metric, by).collect()
+        best = best_config(rgb.lazy(), panel).collect()
+        share = robust_share(rgb.lazy(), panel, threshold).collect()
+        at = pl.Series(
+            "at",
+            [f"{x}={format_value(r[x], x)}, {y}={format_value(r[y], y)}" for r in best.iter_rows(named=True)],
+            dtype=pl.String,
+        )
+        frames.append(
+            share.join(best.select(panel, pl.col("g").alias("best_g")).with_columns(at), on=panel, how="left")
+            .with_columns(pl.lit(metric).alias("metric"))
+            .select("metric", panel, "best_g", "at", "robust_share", "n_configs")
+        )
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+def compare_sides(
+    a: pl.LazyFrame,
+    b: pl.LazyFrame,
+    *,
+    panel: str = "architecture",
+    x: str = "d_model",
+    y: str = "learning_rate",
+    metrics: Sequence[str] = ("val_accuracy",),
+    threshold: float = DEFAULT_THRESHOLD,
+    common: bool = True,
+) -> pl.DataFrame:
+    """The statistics of :func:`side_summary` for both sides, per (metric, panel value), and A - B.
+
+    Args:
+        a, b: the two sides in the results schema.
+        panel, x, y: the panel column (one row per value) and the grid axes.
+        metrics: accuracy metrics both sides have.
+        threshold: G a configuration must reach to count as robust.
+        common: restrict both sides to the panel / x / y values both ran (default); otherwise each
+            side's whole grid is used.
+
+    Returns:
+        ``metric, {panel}, a_best_g, a_at, b_best_g, b_at, diff_best_g, a_robust_share,
+        b_robust_share, diff_robust_share, a_n_configs, b_n_configs``; values are fractions, the
+        differences are A - B (null where a side lacks the panel value). Rows in the paper's panel order.
+    """
+    missing = {
+        side: [c for c in (panel, x, y, *metrics) if c not in lf.collect_schema().names()]
+        for side, lf in (("A", a), ("B", b))
+    }
+    missing = {k: v for k, v in missing.items() if v}
+    if missing:
+        raise ValueError(f"columns missing: {missing}")
+    if common:
+        grid = common_grid(a, b, [panel, x, y])
+        a, b = restrict(a, grid), restrict(b, grid)
+    sa = side_summary(a, panel=panel, x=x, y=y, metrics=metrics, threshold=threshold)
+    sb = side_summary(b, panel=panel, x=x, y=y, metrics=metrics, threshold=threshold)
+    stats = ["best_g", "at", "robust_share", "n_configs"]
+    out = sa.rename({c: f"a_{c}" for c in stats}).join(
+        sb.rename({c: f"b_{c}" for c in stats}), on=["metric", panel], how="full", coalesce=True
+    )
+    out = out.with_columns(
+        (pl.col("a_best_g") - pl.col("b_best_g")).alias("diff_best_g"),
+        (pl.col("a_robust_share") - pl.col("b_robust_share")).alias("diff_robust_share"),
+    )
+    order = {v: i for i, v in enumerate(order_panels(out.get_column(panel).to_list()))}
+    metric_order = {m: i for i, m in enumerate(metrics)}
+    return (
+        out.with_columns(
+            pl.col(panel).replace_strict(order, return_dtype=pl.Int64).alias("_p"),
+            pl.col("metric").replace_strict(metric_order, return_dtype=pl.Int64).alias("_m"),
+        )
+        .sort("_m", "_p")
+        .select("metric", panel, *(c for c in COMPARISON_COLUMNS if c != "metric"))
+    )
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def _signed(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:+.1f}"
+
+
+def comparison_rows(df: pl.DataFrame, panel: str) -> tuple[list[str], list[list[str]]]:
+    """Header and formatted cells of a comparison (percent with one decimal; differences signed)."""
+    header = [
+        "metric",
+        panel,
+        "A best G %",
+        "A at",
+        "B best G %",
+        "B at",
+        "A-B (pp)",
+        "A robust %",
+        "B robust %",
+        "A-B (pp)",
+        "configs A/B",
+    ]
+    rows = []
+    for r in df.iter_rows(named=True):
+        rows.append(
+            [
+                r["metric"],
+                str(r[panel]),
+                _pct(r["a_best_g"]),
+                r["a_at"] or "–",
+                _pct(r["b_best_g"]),
+                r["b_at"] or "–",
+                _signed(r["diff_best_g"]),
+                _pct(r["a_robust_share"]),
+                _pct(r["b_robust_share"]),
+                _signed(r["diff_robust_share"]),
+                f"{r['a_n_configs'] if r['a_n_configs'] is not None else 0}/"
+                f"{r['b_n_configs'] if r['b_n_configs'] is not None else 0}",
+            ]
+        )
+    return header, rows
+
+
+def format_comparison(df: pl.DataFrame, panel: str, label_a: str, label_b: str, threshold: float) -> str:
+    """A plain-text table of :func:`compare_sides` for a terminal, with a legend of A, B and the share."""
+    header, rows = comparison_rows(df, panel)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    numeric = {2, 4, 6, 7, 8, 9}
+
+    def line(cells: Sequence[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in pairs).rstrip()
+
+    out = [
+        f"A = {label_a}",
+        f"B = {label_b}",
+        f"best G: mean over seeds, maximised over training, best (x, y) of the grid; robust: share of the "
+        f"grid with G >= {100 * threshold:.0f}%; A-B in percentage points",
+        "",
+        line(header),
+        line(["-" * w for w in widths]),
+        *(line(r) for r in rows),
+    ]
+    return "\n".join(out)
+
+
+def comparison_html(df: pl.DataFrame, panel: str, label_a: str, label_b: str, threshold: float) -> str:
+    """A self-contained HTML table (no network) of :func:`compare_sides`, differences coloured."""
+    header, rows = comparison_rows(df, panel)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            cls = ""
+            if i in (6, 9) and c not in ("–",):
+                cls = " class='pos'" if c.startswith("+") and c != "+0.0" else (" class='neg'" if c[0] == "-" else "")
+            cells.append(f"<td{cls}>{html.escape(c)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f"<p>A = <b>{html.escape(label_a)}</b>, B = <b>{html.escape(label_b)}</b>. Best G: mean accuracy over "
+        f"seeds, maximised over training, at the best (x, y) of the grid; robust: share of the grid with "
+        f"G &ge; {100 * threshold:.0f}%; A-B in percentage points.</p>"
+        f"<table class='data'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def comparison_figure(df: pl.DataFrame, panel: str, label_a: str, label_b: str, metric: str) -> Figure:
+    """Grouped bars per panel value: best G and robustness share of A and B for ``metric``."""
+    import numpy as np
+
+    sub = df.filter(pl.col("metric") == metric)
+    names = [str(v) for v in sub.get_column(panel).to_list()]
+    xs = np.arange(len(names))
+    fig = Figure(figsize=(max(5.0, 1.3 * len(names) + 2.0), 3.6), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, stat, title in ((axes[0], "best_g", "best G"), (axes[1], "robust_share", "robustness share")):
+        for k, (side, label, color) in enumerate((("a", label_a, "#1f77b4"), ("b", label_b, "#ff7f0e"))):
+            vals = [100 * v if v is not None else 0.0 for v in sub.get_column(f"{side}_{stat}").to_list()]
+            ax.bar(xs + (k - 0.5) * 0.4, vals, width=0.4, label=label, color=color)
+        ax.set_xticks(xs, names)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("%")
+        ax.set_title(f"{title} · {metric}", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=7)
+    return fig

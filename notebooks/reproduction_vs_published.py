@@ -1,0 +1,87 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A reproduction beside the published numbers
+#
+# The study's RGB grid next to the published one (the authors' released results, shipped in
+# `analysis/reference_data/`), restricted to the cells both ran, and the best G / robustness share
+# per architecture with the difference (what `study compare STUDY published` prints).
+# `STUDY_DIR` selects the study; `REFERENCE` overrides the published data named in its `study.json`.
+
+# %%
+# %matplotlib inline
+import os
+from pathlib import Path
+
+from analysis import load_reference, load_study_meta, scan_study
+from analysis.compare import common_grid, compare_sides, comparison_figure, format_comparison, restrict
+from analysis.plots import rgb_grid_figure
+from analysis.report import plot_axes
+from analysis.stats import epochwise_rgb
+
+
+def find_study_dir(default: str = "results/richter2020.fig7.smoke") -> Path:
+    """``$STUDY_DIR``, else ``default`` relative to the working directory or the repository root."""
+    path = Path(os.environ.get("STUDY_DIR", default))
+    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
+        return Path("..") / path  # run from notebooks/
+    return path
+
+
+STUDY_DIR = find_study_dir()
+meta = load_study_meta(STUDY_DIR)
+REFERENCE = os.environ.get("REFERENCE") or meta.get("reference") or "richter2020/mode__var_dim"
+ours = scan_study(STUDY_DIR)
+published = load_reference(REFERENCE)
+panel, x, y = plot_axes(meta, ours.collect_schema().names())
+metric = "val_accuracy"
+print(f"{meta['name']} ({meta['scale']}) vs published {REFERENCE}")
+
+# %% [markdown]
+# ## The grids, on the cells both ran
+
+# %%
+grid = common_grid(ours, published, [panel, x, y])
+print({k: [round(v, 6) if isinstance(v, float) else v for v in vs] for k, vs in grid.items()})
+by = [panel, x, y]
+rgb_ours = epochwise_rgb(restrict(ours, grid), metric, by).collect()
+rgb_published = epochwise_rgb(restrict(published, grid), metric, by).collect()
+rgb_grid_figure(rgb_ours, panel, x, y, f"reproduced · {meta['name']} ({meta['scale']})")
+
+# %%
+rgb_grid_figure(rgb_published, panel, x, y, f"published · {REFERENCE}")
+
+# %% [markdown]
+# ## Best G and robustness share per architecture, and the difference (reproduced - published)
+
+# %%
+table = compare_sides(ours, published, panel=panel, x=x, y=y, metrics=[metric])
+print(format_comparison(table, panel, f"{meta['name']}@{meta['scale']}", f"published:{REFERENCE}", 0.5))
+table  # noqa: B018 - the cell shows it
+
+# %%
+comparison_figure(table, panel, "reproduced", "published", metric)
+
+# %% [markdown]
+# ## The published grid in full (every size and learning rate of the paper)
+
+# %%
+rgb_grid_figure(epochwise_rgb(published, metric, by).collect(), panel, x, y, f"published · {REFERENCE} · full grid")
+
+# %% [markdown]
+# ## Deviations of this study from the paper
+
+# %%
+for deviation in meta.get("deviations") or ["none stated"]:
+    print("-", deviation)

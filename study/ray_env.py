@@ -1,0 +1,16 @@
+"""Environment that Ray reads when it is first imported; kept apart so it can run before that import."""
+
+from __future__ import annotations
+
+import os
+
+
+def ray_environment(address: str | None) -> None:
+    """Set Ray's and Tune's environment for a study run: call before the first `import ray`."""
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # Tune's loggers dominate at scale
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    # Clusters from `ray start` (Ray >= 2.60) require token authentication, but a client only sends the
+    # token (~/.ray/auth_token or RAY_AUTH_TOKEN) when told to.
+    token_file = os.path.expanduser("~/.ray/auth_token")
+    if address and (os.environ.get("RAY_AUTH_TOKEN") or os.path.exists(token_file)):
+        os.environ.setdefault("RAY_AUTH_MODE", "token")

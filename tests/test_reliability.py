@@ -1,0 +1,162 @@
+"""Failures injected for real: a trial process killed, a worker node stopped, a diverging trial,
+a corrupt result file. Every test runs the real `study` command against a real Ray (slow marker)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.test_study_cli import STUDIES, STUDY, rows, run_cli
+
+RAY = str(Path(sys.executable).with_name("ray"))
+EIGHT_TRIALS = f"{STUDIES}:INTERRUPTIBLE"  # 8 trials x 2 seeds x 3 evaluations, ~1 s per trial
+
+
+def _files(study_dir: Path) -> list[Path]:
+    return sorted((study_dir / "trials").glob("*.parquet"))
+
+
+def _trial_workers() -> set[int]:
+    out = subprocess.run(["pgrep", "-f", "ray::ImplicitFunc"], capture_output=True, text=True).stdout
+    return {int(pid) for pid in out.split()}
+
+
+def _assert_complete(study_dir: Path, trials: int = 8, seeds: int = 2, evaluations: int = 3) -> pl.DataFrame:
+    df = rows(study_dir)
+    assert df["trial_key"].n_unique() == trials
+    assert df.height == trials * seeds * evaluations
+    assert df.select(pl.struct("trial_key", "seed", "step").is_unique().all()).item()
+    return df
+
+
+@pytest.mark.slow
+def test_a_killed_trial_process_is_retried(tmp_path: Path) -> None:
+    before = _trial_workers()  # other Ray users of this machine are left alone
+    driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline, killed = time.time() + 120, None
+    while time.time() < deadline and killed is None:
+        ours = _trial_workers() - before
+        if ours:
+            time.sleep(1.5)  # let it get into training
+            killed = min(ours)
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.1)
+    output, _ = driver.communicate(timeout=240)
+    assert killed is not None, "no trial process to kill"
+    assert driver.returncode == 0, output
+    assert "8/8 trials finished, 0 failed" in output
+    _assert_complete(tmp_path / "test.interruptible")
+
+
+@pytest.mark.slow
+def test_a_diverging_trial_is_recorded_and_the_study_goes_on(tmp_path: Path) -> None:
+    result = run_cli("run", f"{STUDIES}:DIVERGING", "--storage", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    df = rows(tmp_path / "test.diverging")
+    status = dict(df.group_by("learning_rate").agg(pl.col("status").unique().sort()).iter_rows())
+    assert status == {0.003: ["ok"], 1e6: ["diverged"]}
+    diverged = df.filter(pl.col("learning_rate") == 1e6)
+    assert diverged.height == 2 * 2 and (diverged["val_accuracy"] == 0.0).any()
+
+
+@pytest.mark.slow
+def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> None:
+    assert run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path)).returncode == 0
+    study_dir = tmp_path / "demo.smoke"
+    victim = _files(study_dir)[0]
+    victim.write_bytes(victim.read_bytes()[:100])  # e.g. a disk that lost the end of a file
+
+    status = run_cli("status", "demo", "--scale", "smoke", "--storage", str(tmp_path))
+    assert "done 8 | running 0 | failed 0 | corrupt 1 | pending 0 | total 9" in status.stdout
+    assert f"corrupt {victim}" in status.stdout
+
+    report = run_cli("report", "demo", "--scale", "smoke", "--storage", str(tmp_path))
+    assert report.returncode == 0, report.stderr
+    assert victim.name in report.stderr  # the warning names the skipped file
+
+    rerun = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path))
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"trial file {victim} is unreadable" in rerun.stdout and "8 finished before, 1 to run" in rerun.stdout
+    assert (study_dir / "trials" / f"{victim.name}.corrupt").is_file()
+    _assert_complete(study_dir, trials=9, seeds=1, evaluations=2)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TOKEN_AUTH = {**os.environ, "RAY_AUTH_MODE": "token"}  # what `ray start` clusters require since Ray 2.60
+
+
+def _ray_node(*args: str) -> subprocess.Popen:
+    """A Ray node in its own process group (so that the test can stop exactly this node)."""
+    return subprocess.Popen([RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env=TOKEN_AUTH)
+
+
+def _alive_nodes(address: str) -> int:
+    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
+            "print(sum(n['Alive'] for n in ray.nodes()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=TOKEN_AUTH).stdout
+    return int(out.strip().splitlines()[-1]) if out.strip() else 0
+
+
+@pytest.mark.slow
+def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Path) -> None:
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false",
+                     "--node-ip-address", "127.0.0.1")
+    worker = None
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and _alive_nodes(address) < 1:
+            time.sleep(1)
+        worker = _ray_node("--address", address, "--node-ip-address", "127.0.0.1")
+        while time.time() < deadline and _alive_nodes(address) < 2:
+            time.sleep(1)
+        assert _alive_nodes(address) == 2, "the second Ray node did not join"
+
+        study_dir = tmp_path / "test.interruptible"
+        driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path), "--address", address],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Wait until both nodes have finished trials, then stop the worker node mid-study.
+        nodes: set[str] = set()
+        while time.time() < deadline + 120 and len(nodes) < 2 and driver.poll() is None:
+            files = _files(study_dir)
+            if files:
+                nodes = set(pl.read_parquet(files, columns=["node_id"])["node_id"])
+            time.sleep(0.2)
+        if len(nodes) < 2:
+            driver.kill()
+            pytest.fail(f"trials must have run on both nodes, ran on {nodes}: {driver.communicate()[0]}")
+        finished_at_stop = len(_files(study_dir))
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
+        output, _ = driver.communicate(timeout=300)
+        assert finished_at_stop < 8, "the stop must land mid-study"
+        assert driver.returncode == 0, output
+        df = _assert_complete(study_dir)
+        assert df["node_id"].n_unique() == 2  # the rest finished on the head node
+        assert (df["hostname"] == socket.gethostname()).all()
+    finally:
+        for node in (worker, head):
+            if node is not None and node.poll() is None:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+    # The dead cluster stays recorded in /tmp/ray; the embedded default must not try to join it.
+    local = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=120)
+    assert local.returncode == 0 and "(local," in local.stdout, local.stdout + local.stderr
