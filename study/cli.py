@@ -120,6 +120,9 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
             counts = run_study(study, target, resources, address=address, echo=click.echo)
     except (StudyError, StudyLocked) as error:
         raise click.ClickException(str(error)) from None
+    except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise click.ClickException(f"invalid --storage {storage!r}: {message}") from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
     if report:
@@ -179,14 +182,16 @@ def _alive(progress: dict) -> bool:
 def _write_report(study: Study, target: StudyStorage, out: str | None) -> Path:
     from analysis.report import write_report
 
-    if not target.is_local:
-        raise click.ClickException(f"invalid --storage {target.storage!r} for report; allowed: a local "
-                                   "directory (copy the study directory here first)")
-    study_dir = target.local_path()
-    if not (study_dir / "trials").is_dir():
+    if target.is_local:
+        study_dir = target.local_path()
+        default_out = study_dir / "report"
+    else:  # remote storage: analyse a local copy of the (small) result files
+        default_out = Path("reports") / study.directory
+        study_dir = target.download(default_out / "data")
+    if not any((study_dir / "trials").glob("*.parquet")):
         raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
-                                   f"{study_dir}; run `study run {study.name} --scale {study.scale}` first")
-    out_dir = Path(out) if out else study_dir / "report"
+                                   f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
+    out_dir = Path(out) if out else default_out
     started = time.time()
     index = write_report(study_dir, out_dir)
     click.echo(f"report: {index} ({time.time() - started:.1f} s)")

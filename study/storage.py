@@ -154,6 +154,22 @@ class StudyStorage:
         except (FileNotFoundError, OSError, json.JSONDecodeError):
             return None
 
+    def download(self, destination: Path) -> Path:
+        """Copy the results (study.json, trials/, failed/; not Tune's own state) into a local directory."""
+        fs, _, _ = self._fs
+        destination = destination.resolve()
+        local = pafs.LocalFileSystem()
+        for sub in (TRIALS, FAILED):
+            (destination / sub).mkdir(parents=True, exist_ok=True)
+            if fs.get_file_info(f"{self.root}/{sub}").type == pafs.FileType.Directory:
+                pafs.copy_files(f"{self.root}/{sub}", str(destination / sub), source_filesystem=fs,
+                                destination_filesystem=local)
+        for name in ("study.json", "progress.json"):
+            if fs.get_file_info(f"{self.root}/{name}").type == pafs.FileType.File:
+                pafs.copy_files(f"{self.root}/{name}", str(destination / name), source_filesystem=fs,
+                                destination_filesystem=local)
+        return destination
+
     def local_path(self) -> Path:
         """The study directory as a local Path (only for local storage)."""
         if not self.is_local:
