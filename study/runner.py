@@ -9,6 +9,7 @@ already on disk so that a resumed study continues the same search instead of sta
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from study.trainable import objective
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
+_TUNER_RUNS = itertools.count()  # distinct experiment names even for chunks started within one second
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -183,7 +185,7 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
     from ray import tune
 
     run_config = tune.RunConfig(
-        name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}",
+        name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
         callbacks=[progress],

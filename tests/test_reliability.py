@@ -160,3 +160,26 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
     # The dead cluster stays recorded in /tmp/ray; the embedded default must not try to join it.
     local = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=120)
     assert local.returncode == 0 and "(local," in local.stdout, local.stdout + local.stderr
+
+
+@pytest.mark.slow
+def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path) -> None:
+    from search_spaces import get_study
+    from study.ray_env import ray_environment
+
+    ray_environment(None)
+    import ray
+
+    from study.runner import Resources, run_study
+    from study.storage import StudyStorage
+
+    study = get_study("demo", "smoke")  # 9 trials
+    storage = StudyStorage(storage=str(tmp_path), directory=study.directory)
+    try:
+        counts = run_study(study, storage, Resources(), echo=lambda _: None, chunk_size=4)
+    finally:
+        ray.shutdown()
+    assert counts == {"finished": 9, "failed": 0, "total": 9}
+    tuner_runs = [p for p in (tmp_path / study.directory / "_tune").iterdir() if p.is_dir()]
+    assert len(tuner_runs) == 3  # 4 + 4 + 1 trials
+    _assert_complete(tmp_path / study.directory, trials=9, seeds=1, evaluations=2)
