@@ -84,3 +84,17 @@ def load_study_meta(study_dir: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"no study definition {path}")
     return json.loads(path.read_text())
+
+
+def find_study_dir(default: str = "results/richter2020.fig7.smoke") -> Path:
+    """The study directory a notebook analyses: ``$STUDY_DIR``, else `default`.
+
+    A relative path is taken from the working directory, or from its parent when the notebook runs
+    inside ``notebooks/``.
+    """
+    import os
+
+    path = Path(os.environ.get("STUDY_DIR", default))
+    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
+        return Path("..") / path
+    return path

@@ -24,24 +24,14 @@
 # %%
 # %matplotlib inline
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
-from analysis import load_reference, load_study_meta, scan_study
+from analysis import find_study_dir, load_reference, load_study_meta, scan_study
 from analysis.plots import order_panels
 from analysis.stats import best_config, epochwise_rgb
-
-
-def find_study_dir(default: str = "results/richter2020.fig7.smoke") -> Path:
-    """``$STUDY_DIR``, else ``default`` relative to the working directory or the repository root."""
-    path = Path(os.environ.get("STUDY_DIR", default))
-    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
-        return Path("..") / path  # run from notebooks/
-    return path
-
 
 STUDY_DIR = find_study_dir()
 meta = load_study_meta(STUDY_DIR)

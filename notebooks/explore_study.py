@@ -21,24 +21,13 @@
 
 # %%
 # %matplotlib inline
-import os
-from pathlib import Path
 
 import polars as pl
 
-from analysis import load_study_meta, scan_study
+from analysis import find_study_dir, load_study_meta, scan_study
 from analysis.plots import learning_curve_figure, rgb_grid_figure, robustness_figure
 from analysis.report import plot_axes, robustness_table
 from analysis.stats import best_config, epochwise_rgb, learning_curves, robustness_curve
-
-
-def find_study_dir(default: str = "results/richter2020.fig7.smoke") -> Path:
-    """``$STUDY_DIR``, else ``default`` relative to the working directory or the repository root."""
-    path = Path(os.environ.get("STUDY_DIR", default))
-    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
-        return Path("..") / path  # run from notebooks/
-    return path
-
 
 STUDY_DIR = find_study_dir()
 meta = load_study_meta(STUDY_DIR)

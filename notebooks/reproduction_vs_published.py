@@ -22,22 +22,12 @@
 # %%
 # %matplotlib inline
 import os
-from pathlib import Path
 
-from analysis import load_reference, load_study_meta, scan_study
+from analysis import find_study_dir, load_reference, load_study_meta, scan_study
 from analysis.compare import common_grid, compare_sides, comparison_figure, format_comparison, restrict
 from analysis.plots import rgb_grid_figure
 from analysis.report import plot_axes
 from analysis.stats import epochwise_rgb
-
-
-def find_study_dir(default: str = "results/richter2020.fig7.smoke") -> Path:
-    """``$STUDY_DIR``, else ``default`` relative to the working directory or the repository root."""
-    path = Path(os.environ.get("STUDY_DIR", default))
-    if not path.is_absolute() and not path.exists() and (Path("..") / path).exists():
-        return Path("..") / path  # run from notebooks/
-    return path
-
 
 STUDY_DIR = find_study_dir()
 meta = load_study_meta(STUDY_DIR)
