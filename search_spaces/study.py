@@ -126,6 +126,8 @@ class Study:
         deviations: where this study departs from the paper, stated in its report.
         findings: qualitative claims the report checks with numbers.
         aliases: other figure/table names these same trials reproduce.
+        learning_rates_per_trial: grid only: this many neighbouring values of the ``learning_rate`` axis
+            train together in one trial (one packed model with all their seeds); 1 = one rate per trial.
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
     """
@@ -147,6 +149,7 @@ class Study:
     deviations: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     aliases: tuple[str, ...] = ()
+    learning_rates_per_trial: int = 1
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -175,6 +178,11 @@ class Study:
         if self.sampler != "grid" and (self.n_trials is None or self.n_trials < 1):
             raise _fail(f"n_trials of study {self.name}", self.n_trials,
                         f"a positive int for sampler {self.sampler}")
+        if self.learning_rates_per_trial != 1:
+            rates = self.axes.get("learning_rate")
+            if self.sampler != "grid" or not isinstance(rates, tuple) or self.learning_rates_per_trial < 1:
+                raise _fail(f"learning_rates_per_trial of study {self.name}", self.learning_rates_per_trial,
+                            "1, or more with the grid sampler and a learning_rate axis of values")
         for key, axis in self.axes.items():
             if isinstance(axis, tuple) and not axis:
                 raise _fail(f"axis {key} of study {self.name}", axis, "at least one value")
@@ -214,13 +222,26 @@ class Study:
         return math.prod(len(_categorical_values(a)) for a in self.axes.values())
 
     def trial_count(self) -> int:
-        """Trials this study runs: the whole grid, or the sampler's budget."""
-        return self.grid_size() if self.sampler == "grid" else int(self.n_trials or 0)
+        """Trials this study runs: the grid (learning rates packed as asked), or the sampler's budget."""
+        if self.sampler != "grid":
+            return int(self.n_trials or 0)
+        if self.learning_rates_per_trial == 1:
+            return self.grid_size()
+        rates = len(self.axes["learning_rate"])
+        return self.grid_size() // rates * math.ceil(rates / self.learning_rates_per_trial)
 
     def grid(self) -> Iterator[dict[str, Any]]:
-        """Every grid point as a flat configuration (axes expanded, fixed values and task included)."""
-        names = list(self.axes)
-        for values in itertools.product(*(_categorical_values(self.axes[n]) for n in names)):
+        """Every trial's flat configuration (axes expanded, fixed values and task included).
+
+        With ``learning_rates_per_trial > 1`` a trial's ``learning_rate`` is a list of neighbouring rates.
+        """
+        axes = {n: _categorical_values(a) for n, a in self.axes.items()}
+        if self.learning_rates_per_trial > 1:
+            rates = list(axes["learning_rate"])
+            k = self.learning_rates_per_trial
+            axes["learning_rate"] = tuple(rates[i:i + k] for i in range(0, len(rates), k))
+        names = list(axes)
+        for values in itertools.product(*(axes[n] for n in names)):
             yield self.configuration(dict(zip(names, values, strict=True)))
 
     def configuration(self, point: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,6 +278,7 @@ class Study:
             "deviations": list(self.deviations),
             "findings": [dataclasses.asdict(f) for f in self.findings],
             "aliases": list(self.aliases),
+            "learning_rates_per_trial": self.learning_rates_per_trial,
         }
 
 

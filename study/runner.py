@@ -34,6 +34,7 @@ class Resources:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
+    packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.loop)
 
     def __post_init__(self) -> None:
         if self.cpus_per_trial <= 0:
@@ -56,8 +57,7 @@ def trial_points(study: Study) -> dict[str, dict[str, Any]]:
 
 def validate(study: Study) -> None:
     """Fail before Ray starts if any configuration of the study is invalid (names field and value)."""
-    from study.trainable import split_config
-    from trainables.config import TrainConfig
+    from study.trainable import member_configs, split_config
 
     if study.kind != "training":
         return
@@ -68,7 +68,7 @@ def validate(study: Study) -> None:
     for point in points:
         hyper, _ = split_config(study, point)
         try:
-            TrainConfig.from_dict(hyper)
+            member_configs(hyper)
         except ValueError as error:
             raise StudyError(f"study {study.name}: {error}") from None
 
@@ -161,7 +161,7 @@ def check_resources(resources: Resources) -> int:
 
 
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float) -> None:
+                 cpus: float, packed: bool | None) -> None:
     """What a Ray worker runs for one trial."""
     import ray
     import torch
@@ -173,7 +173,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
     device = "cuda" if gpus > 0 and torch.cuda.is_available() else "cpu"
     point = config.get("point", config)
     run_trial(study, storage, point, device=device, report=tune.report,
-              node_id=ray.get_runtime_context().get_node_id())
+              node_id=ray.get_runtime_context().get_node_id(), packed=packed)
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -228,7 +228,8 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
 
     entry = tune.with_resources(
         tune.with_parameters(_trial_entry, study=study, storage=storage,
-                             gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial),
+                             gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
+                             packed=resources.packed),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency

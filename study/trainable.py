@@ -25,13 +25,14 @@ Report = Callable[[dict[str, Any]], None]
 def objective(rows: list[dict[str, Any]], metric: str, mode: str) -> float:
     """The sampler's score of a trial: mean over seeds per evaluation step, best over training.
 
-    This is the paper's G statistic (mean accuracy, maximised over the course of training).
+    This is the paper's G statistic (mean accuracy, maximised over the course of training); a trial
+    that packs several learning rates scores its best one.
     """
-    by_step: dict[int, list[float]] = {}
+    by_step: dict[tuple[Any, int], list[float]] = {}
     for row in rows:
         value = row.get(metric)
         if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            by_step.setdefault(int(row["step"]), []).append(float(value))
+            by_step.setdefault((row.get("learning_rate"), int(row["step"])), []).append(float(value))
     means = [sum(v) / len(v) for v in by_step.values()]
     if not means:
         return float("nan")
@@ -53,13 +54,24 @@ def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], d
     return hyper, labels
 
 
-def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report) -> list[dict[str, Any]]:
+def member_configs(hyper: dict[str, Any]) -> list[Any]:
+    """The TrainConfigs of a trial: one, or one per packed learning rate (a list in `hyper`)."""
     from trainables.config import TrainConfig
+
+    rates = hyper["learning_rate"] if isinstance(hyper.get("learning_rate"), list | tuple) else None
+    if rates is None:
+        return [TrainConfig.from_dict(hyper)]
+    return [TrainConfig.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
+
+
+def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
+                packed: bool | None) -> list[dict[str, Any]]:
     from trainables.loop import train_trial
+    from trainables.packed import train_packed
 
     hyper, labels = split_config(study, point)
-    config = TrainConfig.from_dict(hyper)
-    resolved = config.resolved()
+    configs = member_configs(hyper)
+    resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
     rows: list[dict[str, Any]] = []
 
     def on_eval(row: dict[str, Any]) -> None:
@@ -67,7 +79,10 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
 
-    results = train_trial(config, list(study.seeds), device=device, on_eval=on_eval)
+    if len(configs) > 1:  # neighbouring learning rates share the trial: one packed model
+        results = train_packed(configs, list(study.seeds), device=device, on_eval=on_eval)
+    else:
+        results = train_trial(configs[0], list(study.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved, **labels, **row} for row in results]
 
 
@@ -85,10 +100,11 @@ def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
-              report: Report | None = None, node_id: str = "local") -> float:
+              report: Report | None = None, node_id: str = "local", packed: bool | None = None) -> float:
     """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
 
-    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row.
+    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
+    chooses how a configuration's seeds train (None: packed on a GPU, one after another on a CPU).
     """
     report = report or (lambda _: None)
     key = trial_key(study.name, study.configuration(point), study.seeds)
@@ -101,7 +117,7 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     if study.kind == "measurement":
         rows = _measure_rows(study, point)
     else:
-        rows = _train_rows(study, point, device, report)
+        rows = _train_rows(study, point, device, report, packed)
     version = code_version()
     host = socket.gethostname()
     for row in rows:

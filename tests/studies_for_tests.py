@@ -28,3 +28,15 @@ DIVERGING = Study(
     scientific={"architecture": ("NAP",)}, nuisance={"learning_rate": (0.003, 1e6)},
     fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
+
+# The same grid twice: four learning rates in two packed trials, and one rate per trial.
+_RATES = {"learning_rate": (0.01, 0.003, 0.001, 0.0003)}
+RATES_PACKED = Study(
+    name="test.rates_packed", goal="neighbouring learning rates share one packed trial", task="mode",
+    scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
+    learning_rates_per_trial=2,
+)
+RATES_ALONE = Study(
+    name="test.rates_alone", goal="the reference: one learning rate per trial", task="mode",
+    scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
+)

@@ -100,3 +100,16 @@ def test_unknown_architecture_is_caught_before_ray_starts() -> None:
 def test_study_from_file_lists_the_variables_when_wrong() -> None:
     with pytest.raises(StudyError, match="valid: INTERRUPTIBLE, TPE, UNKNOWN_ARCHITECTURE"):
         get_study("tests/studies_for_tests.py:NOPE")
+
+
+def test_packed_learning_rates_group_neighbours() -> None:
+    study = get_study("tests/studies_for_tests.py:RATES_PACKED")
+    assert study.grid_size() == 4 and study.trial_count() == 2
+    assert [c["learning_rate"] for c in study.grid()] == [[0.01, 0.003], [0.001, 0.0003]]
+    three = Study(name="t", goal="g", task="mode", scientific={"d_model": (8, 16)},
+                  nuisance={"learning_rate": (0.1, 0.01, 0.001)}, learning_rates_per_trial=2)
+    assert three.trial_count() == 4  # per d: [0.1, 0.01] and [0.001]
+    validate(study)
+    with pytest.raises(StudyError, match="learning_rates_per_trial of study t 2; allowed: 1, or more with the grid"):
+        Study(name="t", goal="g", task="mode", scientific={"d_model": (8,)}, sampler="random", n_trials=2,
+              nuisance={"learning_rate": LogUniform(low=1e-3, high=1e-1)}, learning_rates_per_trial=2)

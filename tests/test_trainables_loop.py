@@ -101,7 +101,7 @@ def test_seed_determinism_and_trial() -> None:
     a = train_seed(_tiny(), 1)
     assert strip(a) == strip(train_seed(_tiny(), 1))
     assert strip(a) != strip(train_seed(_tiny(), 2))
-    trial = train_trial(_tiny(), [1, 2])
+    trial = train_trial(_tiny(), [1, 2], packed=False)  # packed (default): tests/test_trainables_packed.py
     assert [r["seed"] for r in trial] == [1, 1, 2, 2]
     assert strip(trial[:2]) == strip(a)
 

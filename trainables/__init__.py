@@ -2,7 +2,7 @@
 
 Public API::
 
-    TrainConfig, train_seed, train_trial, build_model, pooling_output_scale,
+    TrainConfig, train_seed, train_trial, train_packed, build_model, pooling_output_scale,
     ARCHITECTURES, MIXERS, TASKS, Registry
 """
 
@@ -12,6 +12,7 @@ from trainables.loop import learning_rate_at, train_seed, train_trial
 from trainables.measure import POOLINGS, pooling_output_scale
 from trainables.mixers import MIXERS
 from trainables.model import Model, build_model, count_parameters
+from trainables.packed import train_packed
 from trainables.registry import Registry
 from trainables.tasks import TASKS
 
@@ -28,6 +29,7 @@ __all__ = [
     "count_parameters",
     "learning_rate_at",
     "pooling_output_scale",
+    "train_packed",
     "train_seed",
     "train_trial",
 ]

@@ -1,0 +1,208 @@
+"""Trial-steps per second: one model at a time (eager, as train_seed) vs packed K = 5 and K = 50.
+
+For each d the three variants are timed in the same run, round-robin, so the shared machine's noise hits
+them alike; each run times ``--steps`` optimiser steps (sampling, forward, loss, backward, clipping where the
+architecture clips, Adam, the per-step host sync), after untimed warm-up steps. Medians over ``--runs`` runs.
+The matmul peak (best of 5 fp32 2048^3 matmuls, same thread count) is measured in the same process before
+each d, and the largest value of the run is used; achieved GFLOP/s
+uses the analytic matmul FLOPs of forward + backward (3x forward), elementwise work not counted.
+
+    .venv/bin/python bench/throughput.py                      # MTE on cases, d = 16 64 128 256
+    .venv/bin/python bench/throughput.py --d-model 16 64 --packs 5 50 --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from trainables.architectures import ARCHITECTURES
+from trainables.config import TrainConfig
+from trainables.loop import ADAM_EPS, _generator, clip_each_, learning_rate_at, make_task
+from trainables.model import build_model
+from trainables.packed import (
+    PackedAdam,
+    PackedModel,
+    _Member,
+    _stack_samples,
+    clip_members_,
+    member_losses,
+    members_per_pack,
+)
+
+
+def matmul_peak_gflops(n: int = 2048, repeats: int = 5) -> float:
+    """Best GFLOP/s of an n x n x n fp32 matmul (2 n^3 FLOP) over ``repeats``: on a shared machine the best
+    repeat is the least disturbed one, i.e. the closest to the machine's peak."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - t)
+    return 2 * n**3 / min(times) / 1e9
+
+
+def step_flops(cfg: TrainConfig) -> float:
+    """Analytic matmul FLOPs of one training step (forward + backward = 3 x forward) of one model."""
+    d, n, b, layers = cfg.d_model, cfg.seq_len, cfg.batch_size, cfg.n_layers
+    arch = ARCHITECTURES.get(cfg.architecture)
+    ffn = 2 * 2 * d * arch.ffn_hidden(d)  # up + down, per token
+    if arch.mixer in ("sum", "max", "mean"):
+        mixer = 0
+    else:
+        dh = d // cfg.n_heads
+        proj = 2 * d * 3 * d + 2 * d * d  # qkv + mixing linear
+        if arch.mixer == "softmax":
+            pool = 2 * 2 * n * d  # Q K^T and A V
+        else:  # NAP / NON O(N d_h^2) forms: K^T V (+ K~^T K~, q cov for NAP) and q (K^T V)
+            pool = (3 if arch.mixer == "normalized" else 2) * 2 * dh * d
+        mixer = proj + pool
+    return 3.0 * b * n * layers * (mixer + ffn)
+
+
+def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
+    """One eager model, the step of train_seed."""
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    task = make_task(cfg)
+    gen = _generator("cpu", 0)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
+    r = cfg.resolved()
+    params = list(model.parameters())
+
+    def step() -> None:
+        tokens, labels = task.sample(cfg.batch_size, cfg.seq_len, gen)
+        loss = F.cross_entropy(model(tokens), labels)
+        float(loss.detach())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if r["grad_clip"]:
+            clip_each_([p.grad for p in params if p.grad is not None])
+        opt.step()
+
+    return step
+
+
+def packed_stepper(
+    cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool = False
+) -> Callable[[], None]:
+    """K packed members, the step of train_packed (no frozen members)."""
+    model = PackedModel([cfg] * k, list(range(k)), compile=compile)
+    task = make_task(cfg)
+    members = [_Member(cfg=cfg, seed=i, gen_train=_generator("cpu", i), gen_val=_generator("cpu", -i - 1),
+                       case_sets={}, rows=[]) for i in range(k)]
+    params = list(model.params.values())
+    opt = PackedAdam(params)
+    r = cfg.resolved()
+    clip = torch.full((k,), bool(r["grad_clip"]))
+    lr = torch.full((k,), learning_rate_at(0, n_steps=cfg.n_steps, learning_rate=cfg.learning_rate, warmup=False))
+
+    def step() -> None:
+        tokens, labels = _stack_samples(task, members, cfg.batch_size, cfg.seq_len, "train")
+        if sample_only:
+            return
+        losses = member_losses(model(tokens, training=True), labels)
+        losses.detach().tolist()
+        for p in params:
+            p.grad = None
+        losses.sum().backward()
+        if r["grad_clip"]:
+            clip_members_([p.grad for p in params], clip)
+        opt.step(lr)
+
+    return step
+
+
+def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Callable[[], None]:
+    """K members in packs of ``members_per_pack`` (train_packed's default), the packs one after another."""
+    size = members_per_pack(cfg) or k
+    steps = [packed_stepper(cfg, min(size, k - i), sample_only=sample_only) for i in range(0, k, size)]
+
+    def step() -> None:
+        for s in steps:
+            s()
+
+    return step
+
+
+def rate(step: Callable[[], None], n_steps: int) -> float:
+    """Steps per second over n_steps calls."""
+    t = time.perf_counter()
+    for _ in range(n_steps):
+        step()
+    return n_steps / (time.perf_counter() - t)
+
+
+def main() -> None:
+    """Print a Markdown table of trial-steps/s, speed-ups and GFLOP/s."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--architecture", default="MTE")
+    parser.add_argument("--task", default="cases")
+    parser.add_argument("--d-model", type=int, nargs="+", default=[16, 64, 128, 256])
+    parser.add_argument("--packs", type=int, nargs="+", default=[5, 50])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=0, help="steps per timed run; 0: by d (about 1-3 s)")
+    parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_packed's packs")
+    parser.add_argument("--compile", type=int, nargs="*", default=[], help="K packed with torch.compile")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    peak = matmul_peak_gflops()
+    print(f"torch {torch.__version__}, {args.threads} threads; fp32 matmul peak {peak:.1f} GFLOP/s (2048^3)")
+    print(f"{args.architecture} on {args.task}, batch 32, N = 128, L = 2; median of {args.runs} runs\n")
+    header = "| d | variant | trial-steps/s (median) | runs | x vs one-at-a-time | GFLOP/s | % of peak | sampling % |"
+    print(header)
+    print("|---|---|---|---|---|---|---|---|")
+    results: list[tuple[int, str, float, list[float], float, float, float]] = []
+    for d in args.d_model:
+        peak = max(peak, matmul_peak_gflops())
+        cfg = TrainConfig(architecture=args.architecture, task=args.task, d_model=d, n_steps=10**6)
+        flops = step_flops(cfg)
+        variants: dict[str, tuple[int, Callable[[], None], Callable[[], None]]] = {
+            "one at a time": (1, solo_stepper(cfg), packed_stepper(cfg, 1, sample_only=True))
+        }
+        for k in args.packs:
+            variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
+        for k in args.auto:
+            size = members_per_pack(cfg) or k
+            variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
+        for k in args.compile:
+            t = time.perf_counter()
+            step = packed_stepper(cfg, k, compile=True)
+            step()
+            print(f"d={d}: torch.compile of packed K={k}: {time.perf_counter() - t:.1f} s (compile + 1 step)")
+            variants[f"packed K={k} compiled"] = (k, step, packed_stepper(cfg, k, sample_only=True))
+        rates: dict[str, list[float]] = {name: [] for name in variants}
+        sample_rates: dict[str, list[float]] = {name: [] for name in variants}
+        for _name, (_k, step, _) in variants.items():  # warm-up (allocator, kernels)
+            step()
+        for _ in range(args.runs):
+            for name, (k, step, sample) in variants.items():
+                n = args.steps or max(1, round({16: 40, 64: 20, 128: 8}.get(d, 3) / k))  # ~1 s of one model
+                rates[name].append(k * rate(step, n))
+                sample_rates[name].append(k * rate(sample, n))
+        base = rates["one at a time"]
+        for name in variants:
+            med = statistics.median(rates[name])
+            ratio = statistics.median([a / b for a, b in zip(rates[name], base, strict=True)])
+            gflops = med * flops / 1e9
+            share = 100 * statistics.median(
+                [r / s for r, s in zip(rates[name], sample_rates[name], strict=True)]
+            )
+            results.append((d, name, med, rates[name], ratio, gflops, share))
+            runs = ", ".join(f"{x:.1f}" for x in rates[name])
+            print(f"| {d} | {name} | {med:.1f} | {runs} | {ratio:.2f} | {gflops:.1f} | - | {share:.1f}% |", flush=True)
+    print(f"\nmatmul peak over the run: {peak:.1f} GFLOP/s; % of peak:")
+    for d, name, _, _, _, gflops, _ in results:
+        print(f"| {d} | {name} | {100 * gflops / peak:.0f}% |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Packed trials: K members trained as one stacked model equal K separate train_seed runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from trainables import MIXERS, TrainConfig, train_seed, train_trial
+from trainables.packed import PACKED_MIXERS, train_packed
+
+ARCHS = ["BERT", "MTE", "NAP", "NON", "sum", "max"]
+TASK_NAMES = ["cases", "cases_first_token", "mode"]
+SEEDS = [0, 1, 2]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread_float64() -> Iterator[None]:
+    """One thread, float64 and small learning rates, so that packed and solo runs agree to 1e-6.
+
+    Batched and single matmuls sum in different orders; training amplifies that rounding difference
+    exponentially (tiny NAP at lr 6e-4: 1e-16 -> 1e-4 in 40 steps; in float32 accuracies differ by 0.3 after
+    50 steps at lr 3e-3). In float64 at lr 3e-4 the rows agree to ~1e-15 (checked to 1e-6 here).
+    """
+    threads, dtype = torch.get_num_threads(), torch.get_default_dtype()
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_num_threads(threads)
+    torch.set_default_dtype(dtype)
+
+
+def _tiny(**kw: object) -> TrainConfig:
+    base: dict[str, object] = dict(
+        architecture="NAP",
+        task="cases",
+        d_model=8,
+        n_heads=2,
+        seq_len=8,
+        n_steps=50,
+        eval_every=10,
+        eval_batches=2,
+        case_eval_per_case=10,
+        learning_rate=3e-4,
+    )
+    base.update(kw)
+    return TrainConfig(**base)  # type: ignore[arg-type]
+
+
+def _assert_rows_equal(packed: list[dict[str, Any]], solo: list[dict[str, Any]], tol: float = 1e-6) -> None:
+    assert len(packed) == len(solo)
+    for p, s in zip(packed, solo, strict=True):
+        for key, value in s.items():
+            if key == "wall_time_s":
+                continue
+            if isinstance(value, float):
+                if math.isnan(value):
+                    assert math.isnan(p[key]), (key, s["seed"], s["step"])
+                else:
+                    assert p[key] == pytest.approx(value, abs=tol, rel=tol), (key, s["seed"], s["step"])
+            else:
+                assert p[key] == value, (key, s["seed"], s["step"])
+
+
+def _solo(cfg: TrainConfig, seeds: list[int]) -> list[dict[str, Any]]:
+    return [row for seed in seeds for row in train_seed(cfg, seed)]
+
+
+def test_every_mixer_has_a_packed_form() -> None:
+    assert sorted(PACKED_MIXERS.names()) == sorted(MIXERS.names())
+
+
+@pytest.mark.parametrize("task", TASK_NAMES)
+@pytest.mark.parametrize("architecture", ARCHS)
+def test_packed_equals_separate_runs(architecture: str, task: str) -> None:
+    cfg = _tiny(architecture=architecture, task=task)
+    packed = train_packed([cfg], SEEDS)
+    _assert_rows_equal(packed, _solo(cfg, SEEDS))
+    assert {row["learning_rate"] for row in packed} == {cfg.learning_rate}
+
+
+@pytest.mark.parametrize("switches", [
+    dict(architecture="BERT", n_steps=50, learning_rate=0.05),  # warm-up + per-tensor clipping that bites
+    dict(architecture="BERT", ln_placement="pre_residual", attention_gelu=True),
+    dict(architecture="MTE", warmup=True, grad_clip=True, l2_weight=1e-2),
+    dict(architecture="NAP", d_model=16, n_heads=1, seq_len=8),  # d_h > N: explicit N x N weights
+])
+def test_packed_switches_equal_separate_runs(switches: dict[str, object]) -> None:
+    cfg = _tiny(**switches)
+    _assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
+
+
+def test_packed_learning_rates_and_scalars() -> None:
+    configs = [_tiny(architecture="MTE", learning_rate=6e-4),
+               _tiny(architecture="MTE", learning_rate=3e-4, l2_weight=1e-3),
+               _tiny(architecture="MTE", learning_rate=1e-4, grad_clip=True, warmup=True)]
+    packed = train_packed(configs, [0, 1])
+    solo = [row for cfg in configs for row in _solo(cfg, [0, 1])]
+    _assert_rows_equal(packed, solo)
+    assert [row["learning_rate"] for row in packed[:: len(packed) // 6]] == [6e-4, 6e-4, 3e-4, 3e-4, 1e-4, 1e-4]
+
+
+def test_packing_refuses_shape_changes() -> None:
+    with pytest.raises(ValueError, match="d_model"):
+        train_packed([_tiny(), _tiny(d_model=16)], [0])
+
+
+def test_diverged_member_is_frozen_and_others_match() -> None:
+    good, bad = _tiny(architecture="NON", learning_rate=1e-3), _tiny(architecture="NON", learning_rate=1e100)
+    solo_bad = train_seed(bad, 0)
+    assert {row["status"] for row in solo_bad} == {"diverged"}  # the premise: this lr diverges alone
+    seen: list[dict[str, Any]] = []
+    packed = train_packed([good, bad, good], [0], on_eval=seen.append, pack=None)
+    n = len(solo_bad)
+    _assert_rows_equal(packed[:n], _solo(good, [0]))
+    _assert_rows_equal(packed[n : 2 * n], solo_bad)
+    _assert_rows_equal(packed[2 * n :], _solo(good, [0]))
+    assert len(seen) == len(packed)
+
+
+def test_dropout_runs_and_is_deterministic() -> None:
+    cfg = _tiny(architecture="MTE", dropout=0.25, n_steps=20)
+    a, b = train_packed([cfg], [0, 1]), train_packed([cfg], [0, 1])
+    assert [r["train_loss"] for r in a] == [r["train_loss"] for r in b]
+    assert all(math.isfinite(r["train_loss"]) for r in a)
+
+
+def test_train_trial_packs_on_request_and_by_default_only_on_a_gpu() -> None:
+    cfg = _tiny(n_steps=20)
+    packed = train_trial(cfg, [0, 1], packed=True)
+    sequential = train_trial(cfg, [0, 1], packed=False)
+    assert "learning_rate" in packed[0] and "learning_rate" not in sequential[0]
+    assert "learning_rate" not in train_trial(cfg, [0, 1])[0]  # CPU default: one seed after another
+    for row in packed:
+        del row["learning_rate"]
+    _assert_rows_equal(packed, sequential)
+
+
+def test_float32_first_evaluation_close() -> None:
+    torch.set_default_dtype(torch.float32)
+    cfg = _tiny(architecture="BERT", n_steps=10)
+    _assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS), tol=1e-4)
+
+
+def test_packs_of_members_equal_one_pack() -> None:
+    cfg = _tiny(architecture="MTE", n_steps=20)
+    one = train_packed([cfg], SEEDS, pack=None)
+    _assert_rows_equal(train_packed([cfg], SEEDS, pack=2), one)
+    _assert_rows_equal(train_packed([cfg], SEEDS, pack="auto"), one)
+    with pytest.raises(ValueError, match="pack"):
+        train_packed([cfg], SEEDS, pack=0)
