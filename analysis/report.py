@@ -36,6 +36,7 @@ from analysis.stats import (
     CASES,
     best_config,
     findings_from_best,
+    model_status,
     rgb_from_step_stats,
     robustness_curve,
     seed_best,
@@ -455,17 +456,7 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
     queries = [
         step_stats(base, [*metrics, *case_metrics, *extra_max], by, "max"),
         seed_best(base, [*metrics, *extra_max], by, "max"),
-        (lf if "status" in columns else lf.with_columns(status=pl.lit("ok")))
-        .group_by("trial_key", "seed")
-        .agg(
-            pl.when((pl.col("status") == "failed").any())
-            .then(pl.lit("failed"))
-            .when((pl.col("status") == "diverged").any())
-            .then(pl.lit("diverged"))
-            .otherwise(pl.lit("ok"))
-            .alias("status"),
-            pl.len().alias("n_rows"),
-        ),
+        model_status(lf if "status" in columns else lf.with_columns(status=pl.lit("ok"))),
     ]
     if extra_min:
         queries.append(step_stats(base, extra_min, by, "min"))

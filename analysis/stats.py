@@ -293,3 +293,16 @@ def findings(
     metrics = sorted({f.get("metric", metric) for f in findings_list})
     best = {m: best_config(epochwise_rgb(lf, m, by, mode), panel).collect() for m in metrics}
     return findings_from_best(best, findings_list, panel, metric)
+
+
+def model_status(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """One status per trained model (trial x seed): failed, else diverged if any row is, else ok."""
+    return lf.group_by("trial_key", "seed").agg(
+        pl.when((pl.col("status") == "failed").any())
+        .then(pl.lit("failed"))
+        .when((pl.col("status") == "diverged").any())
+        .then(pl.lit("diverged"))
+        .otherwise(pl.lit("ok"))
+        .alias("status"),
+        pl.len().alias("n_rows"),
+    )

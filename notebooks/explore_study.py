@@ -27,7 +27,7 @@ import polars as pl
 from analysis import find_study_dir, load_study_meta, scan_study
 from analysis.plots import learning_curve_figure, rgb_grid_figure, robustness_figure
 from analysis.report import plot_axes, robustness_table
-from analysis.stats import best_config, epochwise_rgb, learning_curves, robustness_curve
+from analysis.stats import best_config, epochwise_rgb, learning_curves, model_status, robustness_curve
 
 STUDY_DIR = find_study_dir()
 meta = load_study_meta(STUDY_DIR)
@@ -48,15 +48,7 @@ print(f"{'seeds':>10}: {meta['seeds']}")
 
 # one status per trained model (trial x seed): diverged if any of its rows is
 status = (
-    lf.group_by("trial_key", "seed")
-    .agg(
-        pl.when((pl.col("status") == "failed").any())
-        .then(pl.lit("failed"))
-        .when((pl.col("status") == "diverged").any())
-        .then(pl.lit("diverged"))
-        .otherwise(pl.lit("ok"))
-        .alias("status")
-    )
+    model_status(lf)
     .group_by("status")
     .len()
     .sort("status")

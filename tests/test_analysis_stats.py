@@ -136,3 +136,16 @@ def test_findings_pass_and_fail(lf: pl.LazyFrame) -> None:
     assert first["value"] == pytest.approx(2.3 / 3)
     assert first["threshold"] == 0.7
     assert result.filter(pl.col("finding") == 2).get_column("value").to_list() == [None]
+
+
+def test_model_status_is_one_status_per_trained_model() -> None:
+    from analysis.stats import model_status
+
+    lf = pl.LazyFrame({
+        "trial_key": ["a", "a", "a", "a", "b", "b"],
+        "seed": [0, 0, 1, 1, 0, 0],
+        "status": ["ok", "ok", "diverged", "diverged", "failed", "diverged"],
+    })
+    out = model_status(lf).sort("trial_key", "seed").collect()
+    assert out.select("trial_key", "seed", "status", "n_rows").rows() == [
+        ("a", 0, "ok", 2), ("a", 1, "diverged", 2), ("b", 0, "failed", 2)]

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from trainables import TrainConfig, learning_rate_at, train_seed, train_trial
+from tests.tiny import tiny_config
+from trainables import learning_rate_at, train_seed, train_trial
 from trainables.loop import clip_each_
 
 CASE_KEYS = [f"{s}_{c}_accuracy" for s in ("train", "val") for c in ("argmin", "first", "argmax")]
@@ -21,22 +22,6 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def _tiny(**kw: object) -> TrainConfig:
-    base: dict[str, object] = dict(
-        architecture="NAP",
-        task="cases",
-        d_model=8,
-        n_heads=2,
-        seq_len=8,
-        n_steps=20,
-        eval_every=10,
-        eval_batches=2,
-        case_eval_per_case=10,
-    )
-    base.update(kw)
-    return TrainConfig(**base)  # type: ignore[arg-type]
 
 
 def test_schedule_without_warmup_decays_linearly() -> None:
@@ -73,16 +58,16 @@ def test_grad_clip_inside_training(monkeypatch: pytest.MonkeyPatch) -> None:
         norms.extend(float(g.norm()) for g in grads)
 
     monkeypatch.setattr(loop, "clip_each_", spy)
-    train_seed(_tiny(architecture="BERT", learning_rate=1.0, n_steps=10), 0)
+    train_seed(tiny_config(architecture="BERT", learning_rate=1.0, n_steps=10), 0)
     assert norms and max(norms) <= 1.0 + 1e-5
     norms.clear()
-    train_seed(_tiny(architecture="MTE", n_steps=10), 0)
+    train_seed(tiny_config(architecture="MTE", n_steps=10), 0)
     assert norms == []  # MTE does not clip
 
 
 def test_rows_schema_cases_and_mode() -> None:
     seen: list[dict] = []
-    rows = train_seed(_tiny(), 3, on_eval=seen.append)
+    rows = train_seed(tiny_config(), 3, on_eval=seen.append)
     assert seen == rows
     assert [(r["step"], r["epoch"]) for r in rows] == [(10, 1), (20, 2)]
     for r in rows:
@@ -92,22 +77,22 @@ def test_rows_schema_cases_and_mode() -> None:
             assert math.isfinite(r[key])
         for key in ["train_accuracy", "val_accuracy", *CASE_KEYS]:
             assert 0.0 <= r[key] <= 1.0
-    mode_rows = train_seed(_tiny(task="mode"), 0)
+    mode_rows = train_seed(tiny_config(task="mode"), 0)
     assert all(r[k] is None for r in mode_rows for k in CASE_KEYS)
 
 
 def test_seed_determinism_and_trial() -> None:
     strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]  # noqa: E731
-    a = train_seed(_tiny(), 1)
-    assert strip(a) == strip(train_seed(_tiny(), 1))
-    assert strip(a) != strip(train_seed(_tiny(), 2))
-    trial = train_trial(_tiny(), [1, 2], packed=False)  # packed (default): tests/test_trainables_packed.py
+    a = train_seed(tiny_config(), 1)
+    assert strip(a) == strip(train_seed(tiny_config(), 1))
+    assert strip(a) != strip(train_seed(tiny_config(), 2))
+    trial = train_trial(tiny_config(), [1, 2], packed=False)  # packed (default): tests/test_trainables_packed.py
     assert [r["seed"] for r in trial] == [1, 1, 2, 2]
     assert strip(trial[:2]) == strip(a)
 
 
 def test_trivial_task_learns() -> None:
-    cfg = _tiny(
+    cfg = tiny_config(
         architecture="MTE",
         d_model=16,
         seq_len=4,
@@ -125,7 +110,7 @@ def test_trivial_task_learns() -> None:
 
 
 def test_divergence_is_recorded_not_raised() -> None:
-    rows = train_seed(_tiny(learning_rate=1e6, n_steps=40), 0)
+    rows = train_seed(tiny_config(learning_rate=1e6, n_steps=40), 0)
     assert [r["step"] for r in rows] == [10, 20, 30, 40]
     assert all(r["status"] == "diverged" for r in rows)
     last = rows[-1]
@@ -135,5 +120,5 @@ def test_divergence_is_recorded_not_raised() -> None:
 
 
 def test_l2_and_dropout_run() -> None:
-    rows = train_seed(_tiny(architecture="BERT", dropout=0.25, l2_weight=0.01), 0)
+    rows = train_seed(tiny_config(architecture="BERT", dropout=0.25, l2_weight=0.01), 0)
     assert rows[-1]["status"] == "ok" and math.isfinite(rows[-1]["train_loss"])

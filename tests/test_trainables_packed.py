@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.tiny import tiny_config
 from trainables import MIXERS, TrainConfig, train_seed, train_trial
 from trainables.packed import PACKED_MIXERS, train_packed
 
@@ -34,20 +35,8 @@ def _one_thread_float64() -> Iterator[None]:
 
 
 def _tiny(**kw: object) -> TrainConfig:
-    base: dict[str, object] = dict(
-        architecture="NAP",
-        task="cases",
-        d_model=8,
-        n_heads=2,
-        seq_len=8,
-        n_steps=50,
-        eval_every=10,
-        eval_batches=2,
-        case_eval_per_case=10,
-        learning_rate=3e-4,
-    )
-    base.update(kw)
-    return TrainConfig(**base)  # type: ignore[arg-type]
+    """50 steps at a small learning rate: long enough to compare packed and solo trajectories."""
+    return tiny_config(**{"n_steps": 50, "learning_rate": 3e-4, **kw})
 
 
 def _assert_rows_equal(packed: list[dict[str, Any]], solo: list[dict[str, Any]], tol: float = 1e-6) -> None:
