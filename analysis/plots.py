@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -159,6 +160,15 @@ def robustness_figure(
     return fig
 
 
+def _mean_with_band(ax: Any, d: pl.DataFrame, x: str, color: Any, label: str, *,
+                    band_linewidth: float | None, **line: Any) -> None:
+    """A mean line over `x` with the min-max band around it (columns mean / min / max of `d`)."""
+    xs = d.get_column(x).to_numpy()
+    ax.plot(xs, d.get_column("mean").to_numpy(), color=color, label=label, **line)
+    ax.fill_between(xs, d.get_column("min").to_numpy(), d.get_column("max").to_numpy(), color=color, alpha=0.2,
+                    linewidth=band_linewidth)
+
+
 def learning_curve_figure(
     curves_df: pl.DataFrame, panel: str, title: str = "", *, label: str | None = None
 ) -> Figure:
@@ -184,16 +194,7 @@ def learning_curve_figure(
             if d.is_empty():
                 continue
             name = str(d.get_column(label)[0]) if label and label in d.columns else str(pv)
-            steps = d.get_column("step").to_numpy()
-            ax.plot(steps, d.get_column("mean").to_numpy(), color=colors[pv], label=name, linewidth=1.5)
-            ax.fill_between(
-                steps,
-                d.get_column("min").to_numpy(),
-                d.get_column("max").to_numpy(),
-                color=colors[pv],
-                alpha=0.2,
-                linewidth=0,
-            )
+            _mean_with_band(ax, d, "step", colors[pv], name, band_linewidth=0, linewidth=1.5)
         ax.set_xlabel("step")
         ax.set_ylabel(metric or "value")
         ax.grid(alpha=0.3)
@@ -227,17 +228,7 @@ def pooling_scale_figure(
         )
         for pv in panels:
             d = agg.filter(pl.col(hue) == pv)
-            xs = d.get_column(x).to_numpy()
-            ax.plot(
-                xs, d.get_column("mean").to_numpy(), marker="o", markersize=3, color=colors[pv], label=str(pv)
-            )
-            ax.fill_between(
-                xs,
-                d.get_column("min").to_numpy(),
-                d.get_column("max").to_numpy(),
-                color=colors[pv],
-                alpha=0.2,
-            )
+            _mean_with_band(ax, d, x, colors[pv], str(pv), band_linewidth=None, marker="o", markersize=3)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(x)

@@ -68,20 +68,26 @@ def step_stats(
     return lf.group_by([*by, "step"]).agg(aggs).sort([*by, "step"])
 
 
-def rgb_from_step_stats(
-    steps: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode = "max"
-) -> pl.LazyFrame:
-    """The epoch-wise RGB statistic from the output of :func:`step_stats` (best over training)."""
-    _check_mode(mode)
+def _rgb_over_training(steps: pl.LazyFrame, columns: Sequence[str], by: Sequence[str],
+                       mode: Mode) -> pl.LazyFrame:
+    """r, g, b = the best over training of three per-step columns of :func:`step_stats`."""
     return (
         steps.group_by(list(by))
         .agg(
-            *(_best(pl.col(f"{metric}__{c}"), mode).alias(c) for c in "rgb"),
+            *(_best(pl.col(col), mode).alias(c) for col, c in zip(columns, "rgb", strict=True)),
             pl.col("n_seeds").max(),
         )
         .with_columns(_finite_or_null(c) for c in "rgb")
         .sort(list(by))
     )
+
+
+def rgb_from_step_stats(
+    steps: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode = "max"
+) -> pl.LazyFrame:
+    """The epoch-wise RGB statistic from the output of :func:`step_stats` (best over training)."""
+    _check_mode(mode)
+    return _rgb_over_training(steps, [f"{metric}__{c}" for c in "rgb"], by, mode)
 
 
 def epochwise_rgb(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode = "max") -> pl.LazyFrame:
@@ -99,16 +105,7 @@ def case_rgb(lf: pl.LazyFrame, split: str, by: Sequence[str]) -> pl.LazyFrame:
     Uses the columns ``{split}_{argmin,first,argmax}_accuracy`` (``split`` is ``"train"`` or ``"val"``).
     """
     metrics = [f"{split}_{case}_accuracy" for case in CASES]
-    steps = step_stats(lf, metrics, by, "max")
-    return (
-        steps.group_by(list(by))
-        .agg(
-            *(pl.col(f"{m}__g").max().alias(c) for m, c in zip(metrics, "rgb", strict=True)),
-            pl.col("n_seeds").max(),
-        )
-        .with_columns(_finite_or_null(c) for c in "rgb")
-        .sort(list(by))
-    )
+    return _rgb_over_training(step_stats(lf, metrics, by, "max"), [f"{m}__g" for m in metrics], by, "max")
 
 
 def seed_best(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -15,13 +14,7 @@ from trainables.mixers.normalized import NormalizedAttention
 ARCHS = ARCHITECTURES.names()
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    """Tiny models run fastest on one thread (and do not fight other processes for cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _tiny(arch: str, task: str, **kw: object) -> TrainConfig:
