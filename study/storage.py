@@ -7,6 +7,7 @@ resume and analysis rely on.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -46,8 +47,9 @@ class StudyStorage:
             absolute = str(Path(self.storage.removeprefix("file://")).expanduser().resolve())
             object.__setattr__(self, "storage", absolute)
 
-    @property
+    @functools.cached_property
     def _fs(self) -> tuple[pafs.FileSystem, str, bool]:
+        # Resolved once: for object storage this builds a client (credentials, region lookup).
         return _resolve(self.storage)
 
     @property
