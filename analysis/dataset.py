@@ -74,6 +74,18 @@ def scan_study(study_dir: str | Path) -> pl.LazyFrame:
     return pl.scan_parquet(good, **_SCAN_KWARGS)
 
 
+def scan_artifacts(study_dir: str | Path, name: str) -> pl.LazyFrame | None:
+    """The artifact table ``name`` of every trial (``artifacts/<name>/*.parquet``), or None when absent.
+
+    Artifacts are extra per-trial tables a model family saves (e.g. attention maps of a probe input);
+    each row carries the ``trial_key`` of the trial that wrote it.
+    """
+    files = [p for p in sorted((Path(study_dir) / "artifacts" / name).glob("*.parquet")) if _readable(p)]
+    if not files:
+        return None
+    return pl.scan_parquet(files, **_SCAN_KWARGS)
+
+
 def load_study_meta(study_dir: str | Path) -> dict[str, Any]:
     """The study definition ``<study_dir>/study.json`` as a dict.
 

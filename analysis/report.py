@@ -362,6 +362,11 @@ def build_report(
         summary = _measurement_sections(page, lf, meta, study_dir)
     else:
         summary = _training_sections(page, lf, meta, study_dir)
+    for name in meta.get("sections") or ():
+        from analysis.sections import get_section
+
+        lines = get_section(name)(page, lf, dict(meta), study_dir)
+        summary = "\n".join([summary, *lines])
 
     versions = meta.get("versions")
     if versions:
@@ -429,6 +434,8 @@ def _training_sections(page: _Page, lf: pl.LazyFrame, meta: Mapping[str, Any], s
     facet_candidates = _facet_candidates(meta, columns, (panel, x, y))
     by = [panel, x, y, *facet_candidates]
     metrics = [m for m in ACCURACY_METRICS if m in columns]
+    if meta.get("mode", "max") == "max" and meta.get("metric") in columns and meta["metric"] not in metrics:
+        metrics.append(meta["metric"])  # a family's own accuracy (e.g. depth-validation accuracy)
     case_metrics = [
         f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns
     ]

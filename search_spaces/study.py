@@ -128,6 +128,7 @@ class Study:
         aliases: other figure/table names these same trials reproduce.
         learning_rates_per_trial: grid only: this many neighbouring values of the ``learning_rate`` axis
             train together in one trial (one packed model with all their seeds); 1 = one rate per trial.
+        sections: extra report sections by name (``analysis.sections``), after the generic grids.
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
     """
@@ -150,6 +151,7 @@ class Study:
     findings: tuple[Finding, ...] = ()
     aliases: tuple[str, ...] = ()
     learning_rates_per_trial: int = 1
+    sections: tuple[str, ...] = ()
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -279,6 +281,7 @@ class Study:
             "findings": [dataclasses.asdict(f) for f in self.findings],
             "aliases": list(self.aliases),
             "learning_rates_per_trial": self.learning_rates_per_trial,
+            "sections": list(self.sections),
         }
 
 

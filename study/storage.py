@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 TRIALS = "trials"
 FAILED = "failed"
+ARTIFACTS = "artifacts"  # per-trial extra tables: artifacts/<name>/<trial_key>.parquet
 
 
 def _resolve(storage: str) -> tuple[pafs.FileSystem, str, bool]:
@@ -86,6 +87,12 @@ class StudyStorage:
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd")
         self._write_atomic(f"{TRIALS}/{trial_key}.parquet", buffer.getvalue())
+
+    def write_artifact(self, name: str, trial_key: str, table: pa.Table) -> None:
+        """Write one of a trial's extra tables (e.g. probe attention maps) to ``artifacts/<name>/``."""
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer, compression="zstd")
+        self._write_atomic(f"{ARTIFACTS}/{name}/{trial_key}.parquet", buffer.getvalue())
 
     def read_trial(self, trial_key: str) -> pa.Table | None:
         """One trial's rows, or None when it has not finished (or its file is unreadable)."""
@@ -157,11 +164,11 @@ class StudyStorage:
             return None
 
     def download(self, destination: Path) -> Path:
-        """Copy the results (study.json, trials/, failed/; not Tune's own state) into a local directory."""
+        """Copy the results (study.json, trials/, failed/, artifacts/; not Tune's state) into a local directory."""
         fs, _, _ = self._fs
         destination = destination.resolve()
         local = pafs.LocalFileSystem()
-        for sub in (TRIALS, FAILED):
+        for sub in (TRIALS, FAILED, ARTIFACTS):
             (destination / sub).mkdir(parents=True, exist_ok=True)
             if fs.get_file_info(f"{self.root}/{sub}").type == pafs.FileType.Directory:
                 pafs.copy_files(f"{self.root}/{sub}", str(destination / sub), source_filesystem=fs,

@@ -1,6 +1,7 @@
 """The Tune adapter: one trial = one configuration with all of its seeds, written to Parquet.
 
-Thin on purpose: the training itself is `trainables.loop.train_trial` (plain PyTorch, no Ray). The
+Thin on purpose: the training itself is the model family's `train` (`trainables.families`: plain
+PyTorch, no Ray). The
 adapter resolves the configuration, skips work whose results already exist (resume after a killed
 driver re-launches finished trials), reports progress to Tune and writes the trial's rows atomically.
 """
@@ -43,32 +44,38 @@ def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], d
     """(training hyperparameters, label columns) of a search-space point.
 
     Labels are axis names that are not hyperparameters of the model (e.g. ``ablation``): they become
-    Parquet columns of their own beside the hyperparameters they set.
+    Parquet columns of their own beside the hyperparameters they set. The model family (and so the
+    set of hyperparameter names) follows from the point's ``task``.
     """
-    from trainables.config import TrainConfig
-
     config = study.configuration(point)
-    fields = set(TrainConfig.field_names())
+    fields = set(_family(config).config.field_names())
     hyper = {k: v for k, v in config.items() if k in fields}
     labels = {k: v for k, v in config.items() if k not in fields}
     return hyper, labels
 
 
-def member_configs(hyper: dict[str, Any]) -> list[Any]:
-    """The TrainConfigs of a trial: one, or one per packed learning rate (a list in `hyper`)."""
-    from trainables.config import TrainConfig
+def _family(config: dict[str, Any]) -> Any:
+    from trainables.families import family_for_task
 
+    if "task" not in config:
+        raise ValueError("missing hyperparameter 'task'")
+    return family_for_task(config["task"])
+
+
+def member_configs(hyper: dict[str, Any]) -> list[Any]:
+    """The configs of a trial: one, or one per packed learning rate (a list in `hyper`)."""
+    family = _family(hyper)
     rates = hyper["learning_rate"] if isinstance(hyper.get("learning_rate"), list | tuple) else None
     if rates is None:
-        return [TrainConfig.from_dict(hyper)]
-    return [TrainConfig.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
+        return [family.config.from_dict(hyper)]
+    if not family.packs_learning_rates:
+        raise ValueError(f"invalid learning_rate={rates!r} for task {hyper['task']!r}; allowed: one number "
+                         f"(family {family.name} does not pack learning rates)")
+    return [family.config.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
 
 
 def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
-                packed: bool | None) -> list[dict[str, Any]]:
-    from trainables.loop import train_trial
-    from trainables.packed import train_packed
-
+                packed: bool | None) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     hyper, labels = split_config(study, point)
     configs = member_configs(hyper)
     resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
@@ -79,11 +86,8 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
 
-    if len(configs) > 1:  # neighbouring learning rates share the trial: one packed model
-        results = train_packed(configs, list(study.seeds), device=device, on_eval=on_eval)
-    else:
-        results = train_trial(configs[0], list(study.seeds), device=device, on_eval=on_eval, packed=packed)
-    return [{**resolved, **labels, **row} for row in results]
+    result = _family(hyper).train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
+    return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
 
 
 def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
@@ -114,14 +118,17 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         report({"objective": score, "seed": -1, "step": -1})
         return score
     started = time.time()
+    artifacts: dict[str, list[dict[str, Any]]] = {}
     if study.kind == "measurement":
         rows = _measure_rows(study, point)
     else:
-        rows = _train_rows(study, point, device, report, packed)
+        rows, artifacts = _train_rows(study, point, device, report, packed)
     version = code_version()
     host = socket.gethostname()
     for row in rows:
         row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host)
+    for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
+        storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))
     storage.clear_failed(key)
     score = objective(rows, study.metric, study.mode)
