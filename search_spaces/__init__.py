@@ -1,19 +1,26 @@
 """Declarative studies: one module per paper, plus the README's demo. `get_study` resolves names."""
 
+import importlib
 import importlib.util
 from pathlib import Path
 
-from search_spaces.demo import DEMO
-from search_spaces.richter2020 import STUDIES as RICHTER2020
 from search_spaces.study import SCALES, Finding, IntRange, Linked, LogUniform, Plot, Study, StudyError, Uniform
 
 __all__ = ["SCALES", "Finding", "IntRange", "Linked", "LogUniform", "Plot", "Study", "StudyError",
            "Uniform", "all_studies", "get_study"]
 
 
+# Modules defining studies, each with a STUDIES tuple; one line per paper (or cross-paper study).
+STUDY_MODULES: tuple[str, ...] = (
+    "search_spaces.demo",
+    "search_spaces.richter2020",
+)
+
+
 def _registry() -> dict[str, Study]:
     studies: dict[str, Study] = {}
-    for study in (DEMO, *RICHTER2020):
+    every = [s for module in STUDY_MODULES for s in importlib.import_module(module).STUDIES]
+    for study in every:
         for name in (study.name, *study.aliases):
             if name in studies:
                 raise StudyError(f"duplicate study name {name!r}")

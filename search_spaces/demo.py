@@ -30,3 +30,4 @@ DEMO = Study(
                                 "batch_size": 4},
                       "scientific": {"d_model": (8,)}, "seeds": (0,)}},
 )
+STUDIES = (DEMO,)
