@@ -9,11 +9,16 @@ uses the analytic matmul FLOPs of forward + backward (3x forward), elementwise w
 
     .venv/bin/python bench/throughput.py                      # MTE on cases, d = 16 64 128 256
     .venv/bin/python bench/throughput.py --d-model 16 64 --packs 5 50 --runs 5
+    python bench/throughput.py --device cuda --bf16          # on a GPU machine (device tool), bf16 autocast
+
+On CUDA every timed step ends with the same host sync as training (the loss read back), so the clock
+measures finished work; the peak is then the bf16/fp32 matmul peak of that GPU measured the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -35,16 +40,33 @@ from trainables.packed import (
     members_per_pack,
 )
 
+DEVICE = "cpu"  # set by --device before any stepper is built
+AUTOCAST = False  # set by --bf16: forward passes under torch.autocast(bfloat16)
+
+
+def _sync() -> None:
+    if DEVICE.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _autocast() -> contextlib.AbstractContextManager[None]:
+    if not AUTOCAST:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=DEVICE.split(":")[0], dtype=torch.bfloat16)
+
 
 def matmul_peak_gflops(n: int = 2048, repeats: int = 5) -> float:
-    """Best GFLOP/s of an n x n x n fp32 matmul (2 n^3 FLOP) over ``repeats``: on a shared machine the best
-    repeat is the least disturbed one, i.e. the closest to the machine's peak."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    """Best GFLOP/s of an n x n x n matmul (2 n^3 FLOP; bf16 under --bf16, else fp32) over ``repeats``: on a
+    shared machine the best repeat is the least disturbed one, i.e. the closest to the machine's peak."""
+    dtype = torch.bfloat16 if AUTOCAST else torch.float32
+    a, b = torch.randn(n, n, device=DEVICE, dtype=dtype), torch.randn(n, n, device=DEVICE, dtype=dtype)
     a @ b
+    _sync()
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
         a @ b
+        _sync()
         times.append(time.perf_counter() - t)
     return 2 * n**3 / min(times) / 1e9
 
@@ -70,16 +92,18 @@ def step_flops(cfg: TrainConfig) -> float:
 def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
     """One eager model, the step of train_seed."""
     torch.manual_seed(0)
-    model = build_model(cfg)
+    model = build_model(cfg).to(DEVICE)
     task = make_task(cfg)
-    gen = _generator("cpu", 0)
+    gen = _generator(DEVICE, 0)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
     r = cfg.resolved()
     params = list(model.parameters())
 
     def step() -> None:
         tokens, labels = task.sample(cfg.batch_size, cfg.seq_len, gen)
-        loss = F.cross_entropy(model(tokens), labels)
+        with _autocast():
+            logits = model(tokens)
+        loss = F.cross_entropy(logits.float(), labels)
         float(loss.detach())
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -94,21 +118,24 @@ def packed_stepper(
     cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool = False
 ) -> Callable[[], None]:
     """K packed members, the step of train_packed (no frozen members)."""
-    model = PackedModel([cfg] * k, list(range(k)), compile=compile)
+    model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
     task = make_task(cfg)
-    members = [_Member(cfg=cfg, seed=i, gen_train=_generator("cpu", i), gen_val=_generator("cpu", -i - 1),
+    members = [_Member(cfg=cfg, seed=i, gen_train=_generator(DEVICE, i), gen_val=_generator(DEVICE, -i - 1),
                        case_sets={}, rows=[]) for i in range(k)]
     params = list(model.params.values())
     opt = PackedAdam(params)
     r = cfg.resolved()
-    clip = torch.full((k,), bool(r["grad_clip"]))
-    lr = torch.full((k,), learning_rate_at(0, n_steps=cfg.n_steps, learning_rate=cfg.learning_rate, warmup=False))
+    clip = torch.full((k,), bool(r["grad_clip"]), device=DEVICE)
+    lr = torch.full((k,), learning_rate_at(0, n_steps=cfg.n_steps, learning_rate=cfg.learning_rate, warmup=False),
+                    device=DEVICE)
 
     def step() -> None:
         tokens, labels = _stack_samples(task, members, cfg.batch_size, cfg.seq_len, "train")
         if sample_only:
             return
-        losses = member_losses(model(tokens, training=True), labels)
+        with _autocast():
+            logits = model(tokens, training=True)
+        losses = member_losses(logits.float(), labels)
         losses.detach().tolist()
         for p in params:
             p.grad = None
@@ -137,6 +164,7 @@ def rate(step: Callable[[], None], n_steps: int) -> float:
     t = time.perf_counter()
     for _ in range(n_steps):
         step()
+    _sync()
     return n_steps / (time.perf_counter() - t)
 
 
@@ -152,10 +180,18 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=0, help="steps per timed run; 0: by d (about 1-3 s)")
     parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_packed's packs")
     parser.add_argument("--compile", type=int, nargs="*", default=[], help="K packed with torch.compile")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
+    parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
     args = parser.parse_args()
+    global DEVICE, AUTOCAST
+    DEVICE, AUTOCAST = args.device, args.bf16
+    if DEVICE.startswith("cuda") and not torch.cuda.is_available():
+        parser.error(f"invalid --device {DEVICE!r}: torch sees no CUDA device here; allowed: cpu")
     torch.set_num_threads(args.threads)
     peak = matmul_peak_gflops()
-    print(f"torch {torch.__version__}, {args.threads} threads; fp32 matmul peak {peak:.1f} GFLOP/s (2048^3)")
+    where = torch.cuda.get_device_name(DEVICE) if DEVICE.startswith("cuda") else f"{args.threads} threads"
+    kind = "bf16" if AUTOCAST else "fp32"
+    print(f"torch {torch.__version__}, {DEVICE} ({where}); {kind} matmul peak {peak:.1f} GFLOP/s (2048^3)")
     print(f"{args.architecture} on {args.task}, batch 32, N = 128, L = 2; median of {args.runs} runs\n")
     header = "| d | variant | trial-steps/s (median) | runs | x vs one-at-a-time | GFLOP/s | % of peak | sampling % |"
     print(header)
