@@ -7,18 +7,18 @@ column for this CPU uses the rate measured for one model at a time in bench/READ
 columns divide by an assumed sustained rate and are estimates until a GPU run measures the real one
 (`python bench/throughput.py --device cuda`).
 
-    .venv/bin/python bench/paper_flops.py [--rate-gflops 40] [--gpu-tflops 5 20]
+    .venv/bin/python bench/paper_flops.py [--rate-gflops 40] [--gpu-tflops 5 20]   # bench/ goes on sys.path
 """
 
 from __future__ import annotations
 
 import argparse
 
+from throughput import step_flops  # a sibling script: Python puts bench/ on sys.path when it runs this file
+
 from search_spaces import get_study
 from search_spaces.richter2020 import STUDIES
 from study.trainable import member_configs, split_config
-
-from throughput import step_flops  # bench/ is not a package: run from the repository root as shown above
 
 
 def study_work(name: str) -> tuple[int, int, float]:
