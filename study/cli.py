@@ -102,9 +102,11 @@ def show(name: str, scale: str) -> None:
 @click.option("--address", default=None, help="Ray cluster address (e.g. auto); default: a local Ray.")
 @click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
               help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
+@click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
+              help="bf16: forward passes under bf16 autocast (for GPUs); recorded in every row.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
 def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_per_trial: float,
-        gpus_per_trial: float, address: str | None, packing: str, report: bool) -> None:
+        gpus_per_trial: float, address: str | None, packing: str, precision: str, report: bool) -> None:
     """Run (or resume) a study: trials already on disk are not run again."""
     from study.ray_env import ray_environment
 
@@ -117,7 +119,8 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
     started = time.time()
     try:
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
-                              max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing])
+                              max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
+                              precision=precision)
         with StudyLock(target):
             counts = run_study(study, target, resources, address=address, echo=click.echo)
     except (StudyError, StudyLocked) as error:

@@ -24,6 +24,7 @@ from study.trainable import objective
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
+PRECISIONS = ("fp32", "bf16")  # --precision: float32, or bf16 autocast of the forward passes
 _TUNER_RUNS = itertools.count()  # distinct experiment names even for chunks started within one second
 
 
@@ -35,12 +36,15 @@ class Resources:
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
     packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.loop)
+    precision: str = "fp32"  # "bf16": forward passes under torch.autocast(bfloat16); recorded in every row
 
     def __post_init__(self) -> None:
         if self.cpus_per_trial <= 0:
             raise StudyError(f"invalid --cpus-per-trial {self.cpus_per_trial!r}; allowed: a number > 0")
         if self.gpus_per_trial < 0:
             raise StudyError(f"invalid --gpus-per-trial {self.gpus_per_trial!r}; allowed: a number >= 0")
+        if self.precision not in PRECISIONS:
+            raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
         if self.max_concurrent is not None and self.max_concurrent < 1:
             raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
 
@@ -161,7 +165,7 @@ def check_resources(resources: Resources) -> int:
 
 
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float, packed: bool | None) -> None:
+                 cpus: float, packed: bool | None, precision: str) -> None:
     """What a Ray worker runs for one trial."""
     import ray
     import torch
@@ -173,7 +177,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
     device = "cuda" if gpus > 0 and torch.cuda.is_available() else "cpu"
     point = config.get("point", config)
     run_trial(study, storage, point, device=device, report=tune.report,
-              node_id=ray.get_runtime_context().get_node_id(), packed=packed)
+              node_id=ray.get_runtime_context().get_node_id(), packed=packed, precision=precision)
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -229,7 +233,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     entry = tune.with_resources(
         tune.with_parameters(_trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
-                             packed=resources.packed),
+                             packed=resources.packed, precision=resources.precision),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency

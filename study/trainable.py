@@ -8,6 +8,7 @@ driver re-launches finished trials), reports progress to Tune and writes the tri
 
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import time
@@ -74,8 +75,8 @@ def member_configs(hyper: dict[str, Any]) -> list[Any]:
     return [family.config.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
 
 
-def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
-                packed: bool | None) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report, packed: bool | None,
+                precision: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     hyper, labels = split_config(study, point)
     configs = member_configs(hyper)
     resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
@@ -86,7 +87,8 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
 
-    result = _family(hyper).train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
+    with autocast(device, precision):
+        result = _family(hyper).train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
 
 
@@ -103,12 +105,30 @@ def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def autocast(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """The mixed-precision context of a trial: bf16 autocast of the forward passes, or nothing for fp32.
+
+    Generic over model families: autocast runs matmuls and convolutions in bfloat16 and keeps losses,
+    softmax and normalisations in float32 (torch's autocast op lists); parameters and optimiser state stay
+    float32.
+    """
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    if precision != "bf16":
+        raise ValueError(f"invalid precision={precision!r}; allowed: fp32, bf16")
+    import torch
+
+    return torch.autocast(device_type=str(device).split(":")[0], dtype=torch.bfloat16)
+
+
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
-              report: Report | None = None, node_id: str = "local", packed: bool | None = None) -> float:
+              report: Report | None = None, node_id: str = "local", packed: bool | None = None,
+              precision: str = "fp32") -> float:
     """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
-    chooses how a configuration's seeds train (None: packed on a GPU, one after another on a CPU).
+    chooses how a configuration's seeds train (None: packed on a GPU, one after another on a CPU);
+    `precision` (``fp32`` or ``bf16`` autocast) is recorded in every row.
     """
     report = report or (lambda _: None)
     key = trial_key(study.name, study.configuration(point), study.seeds)
@@ -122,11 +142,12 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     if study.kind == "measurement":
         rows = _measure_rows(study, point)
     else:
-        rows, artifacts = _train_rows(study, point, device, report, packed)
+        rows, artifacts = _train_rows(study, point, device, report, packed, precision)
     version = code_version()
     host = socket.gethostname()
     for row in rows:
-        row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host)
+        row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host,
+                   precision=precision if study.kind == "training" else "fp32")
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))

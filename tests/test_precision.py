@@ -1,0 +1,40 @@
+"""--precision bf16: a trial's forward passes under bf16 autocast, recorded in every row (CPU autocast here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from search_spaces import Study
+from search_spaces.study import StudyError
+from study.runner import Resources
+from study.storage import StudyStorage
+from study.trainable import autocast, run_trial
+
+_STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", task="mode",
+               scientific={"architecture": ("MTE",)}, nuisance={"learning_rate": (0.003,)},
+               fixed={"n_steps": 40, "eval_every": 20, "eval_batches": 2, "batch_size": 8, "seq_len": 16,
+                      "d_model": 16}, seeds=(0,))
+
+
+def _rows(tmp_path, precision: str) -> list[dict]:
+    storage = StudyStorage(str(tmp_path / precision), _STUDY.directory)
+    point = {"architecture": "MTE", "learning_rate": 0.003}
+    run_trial(_STUDY, storage, point, precision=precision)
+    (key,) = storage.finished_keys()
+    return storage.read_trial(key).to_pylist()
+
+
+def test_bf16_rows_say_so_and_differ_from_fp32_by_rounding_only(tmp_path, one_torch_thread) -> None:
+    fp32, bf16 = _rows(tmp_path, "fp32"), _rows(tmp_path, "bf16")
+    assert {r["precision"] for r in fp32} == {"fp32"}
+    assert {r["precision"] for r in bf16} == {"bf16"}
+    first32, first16 = fp32[0]["train_loss"], bf16[0]["train_loss"]
+    assert first32 != first16  # bf16 matmuls really ran
+    assert abs(first32 - first16) < 0.05 * first32  # ... and only rounding changed
+
+
+def test_unknown_precision_is_one_clear_line() -> None:
+    with pytest.raises(StudyError, match=r"invalid --precision 'fp8'; allowed: fp32, bf16"):
+        Resources(precision="fp8")
+    with pytest.raises(ValueError, match=r"invalid precision='fp16'; allowed: fp32, bf16"):
+        autocast("cpu", "fp16")
