@@ -60,18 +60,32 @@ def scan_study(study_dir: str | Path) -> pl.LazyFrame:
             f"no trial results in {trials} (expected trials/<trial_key>.parquet files; "
             "has the study run yet?)"
         )
-    glob_scan = pl.scan_parquet(str(trials / "*.parquet"), **_SCAN_KWARGS)
-    try:
-        glob_scan.select(pl.len()).collect()  # footers only: row counts live in the metadata
-        return glob_scan
-    except Exception:  # noqa: BLE001 - fall back to checking file by file
-        pass
-    good = [f for f in files if _readable(f)]
-    for bad in sorted(set(files) - set(good)):
-        warnings.warn(f"skipping unreadable trial file {bad}", RuntimeWarning, stacklevel=2)
+    schema, good = _union_schema(files)
     if not good:
         raise FileNotFoundError(f"no readable trial results in {trials}")
-    return pl.scan_parquet(good, **_SCAN_KWARGS)
+    return pl.scan_parquet(good, schema=schema, **_SCAN_KWARGS)
+
+
+def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path]]:
+    """One schema over every file's footer, and the readable files (unreadable ones warned about).
+
+    Trials of one study may hold different columns (another model family's metrics) or an all-null column
+    in one file that is typed in another (case accuracies of a ``mode`` trial beside a ``cases`` one): a
+    scan that took its schema from the first file would drop or refuse them. Footers only: cheap.
+    """
+    schema: dict[str, pl.DataType] = {}
+    good: list[Path] = []
+    for path in files:
+        try:
+            columns = pl.read_parquet_schema(path)
+        except Exception:  # noqa: BLE001 - any reader error means "skip this file"
+            warnings.warn(f"skipping unreadable trial file {path}", RuntimeWarning, stacklevel=3)
+            continue
+        good.append(path)
+        for name, dtype in columns.items():
+            if schema.get(name, pl.Null) == pl.Null:
+                schema[name] = dtype
+    return schema, good
 
 
 def scan_artifacts(study_dir: str | Path, name: str) -> pl.LazyFrame | None:

@@ -18,7 +18,11 @@ import polars as pl
 
 Section = Callable[[Any, pl.LazyFrame, dict[str, Any], Path], list[str]]
 
-SECTION_MODULES: tuple[str, ...] = ()
+SECTION_MODULES: tuple[str, ...] = (
+    "analysis.leaderboard",
+    "analysis.ndr",
+    "analysis.expressive",
+)
 _SECTIONS: dict[str, Section] = {}
 
 

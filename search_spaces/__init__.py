@@ -14,6 +14,10 @@ __all__ = ["SCALES", "Finding", "IntRange", "Linked", "LogUniform", "Plot", "Stu
 STUDY_MODULES: tuple[str, ...] = (
     "search_spaces.demo",
     "search_spaces.richter2020",
+    "search_spaces.gros2024",
+    "search_spaces.yun2020",
+    "search_spaces.atlas",
+    "search_spaces.csordas2021",
 )
 
 

@@ -25,8 +25,8 @@ def test_registry_refuses_duplicates_and_lists_valid_names() -> None:
 
 
 def test_architecture_registry_contents() -> None:
-    assert ARCHITECTURES.names() == ["BERT", "MTE", "NAP", "NON", "sum", "max"]
-    with pytest.raises(ValueError, match=r"unknown architecture 'foo'; valid: BERT, MTE, NAP, NON, sum, max"):
+    assert ARCHITECTURES.names() == ["BERT", "MTE", "NAP", "NON", "sum", "max", "EA"]
+    with pytest.raises(ValueError, match=r"unknown architecture 'foo'; valid: BERT, MTE, NAP, NON, sum, max, EA"):
         get_architecture("foo")
     bert, mte = get_architecture("BERT"), get_architecture("MTE")
     assert (bert.ln_placement, bert.attention_gelu, bert.warmup, bert.grad_clip) == ("post", False, True, True)
@@ -38,6 +38,7 @@ def test_architecture_registry_contents() -> None:
         "no_norm",
         "sum",
         "max",
+        "expressive",
     ]
     assert get_architecture("NAP").ffn_hidden(128) == 512
     assert get_architecture("sum").ffn_hidden(128) == round((12 * 128 + 8) / 257 * 128) == 769

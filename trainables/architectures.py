@@ -67,6 +67,8 @@ _add(Architecture(name="NON", mixer="no_norm", **_MTE_STYLE))
 # Sum / max reduce-broadcast, ibid. Sec. 4; FFN widened to match parameter counts.
 _add(Architecture(name="sum", mixer="sum", ffn_rule="param_matched", **_MTE_STYLE))
 _add(Architecture(name="max", mixer="max", ffn_rule="param_matched", **_MTE_STYLE))
+# MTE with expressive attention (Gros 2024, "Climbing the Complexity Ladder with Expressive Attention").
+_add(Architecture(name="EA", mixer="expressive", **_MTE_STYLE))
 
 
 def get_architecture(name: str) -> Architecture:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from trainables.architectures import ARCHITECTURES, LN_PLACEMENTS
+from trainables.mixers import MIXERS
+from trainables.mixers.separable_conv import DEFAULT_CONV_WIDTH
 from trainables.tasks import TASKS, parse_case_mix
 
 
@@ -46,6 +48,10 @@ class TrainConfig:
         ln_placement: "post" or "pre_residual"; None = architecture default.
         attention_gelu: GELU before the attention mixing linear; None = architecture default.
         case_mix: "natural" or "a,f,m" shares of the argmin/first/argmax cases (cases tasks).
+        mixer: token mixer of every layer (a name in trainables.mixers.MIXERS); None = architecture default.
+        mixer_stack: one mixer name per layer, bottom first, comma-separated ("sepconv,softmax" for L = 2);
+            None = ``mixer`` in every layer. Set at most one of mixer / mixer_stack.
+        conv_width: filter length k of the sepconv mixer (centred, non-causal; ignored by other mixers).
     """
 
     architecture: str
@@ -70,6 +76,9 @@ class TrainConfig:
     ln_placement: str | None = None
     attention_gelu: bool | None = None
     case_mix: str = "natural"
+    mixer: str | None = None
+    mixer_stack: str | None = None
+    conv_width: int = DEFAULT_CONV_WIDTH
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -89,6 +98,7 @@ class TrainConfig:
             "eval_every",
             "eval_batches",
             "case_eval_per_case",
+            "conv_width",
         ]
         for name in positive:
             v = getattr(self, name)
@@ -135,6 +145,43 @@ class TrainConfig:
             if not task_cls.has_cases:
                 raise bad("case_mix", f"'natural' (task {self.task!r} has no cases)")
             parse_case_mix(self.case_mix)
+        self._check_mixers()
+
+    def _check_mixers(self) -> None:
+        """mixer / mixer_stack name registered mixers (one per layer); fixed-length mixers validate at N."""
+        if self.mixer is not None and self.mixer not in MIXERS:
+            raise ValueError(f"invalid mixer={self.mixer!r}; allowed: None (architecture default), "
+                             + ", ".join(MIXERS.names()))
+        if self.mixer_stack is not None:
+            if self.mixer is not None:
+                raise ValueError(f"invalid mixer_stack={self.mixer_stack!r} with mixer={self.mixer!r}; allowed: "
+                                 "set one of mixer / mixer_stack, not both")
+            names = str(self.mixer_stack).split(",") if isinstance(self.mixer_stack, str) else []
+            if len(names) != self.n_layers:
+                raise ValueError(f"invalid mixer_stack={self.mixer_stack!r}; allowed: {self.n_layers} comma-separated "
+                                 f"mixer names (one per layer, n_layers={self.n_layers})")
+            for name in names:
+                if name not in MIXERS:
+                    raise ValueError(f"invalid mixer_stack={self.mixer_stack!r}: unknown mixer {name!r}; allowed: "
+                                     + ", ".join(MIXERS.names()))
+        fixed = sorted({m for m in self.layer_mixers() if getattr(MIXERS.get(m), "fixed_length", False)})
+        if fixed:
+            val = self.val_seq_len
+            if val != self.seq_len:
+                shown = f"None (task default {TASKS.get(self.task).default_val_seq_len(self.seq_len)})" \
+                    if val is None else repr(val)
+                raise ValueError(
+                    f"invalid val_seq_len={shown}; allowed: {self.seq_len} (= seq_len): mixer "
+                    f"{', '.join(map(repr, fixed))} has parameters fixed to the training length and cannot "
+                    "validate at another length (set val_seq_len=seq_len: validated at training length)"
+                )
+
+    def layer_mixers(self) -> tuple[str, ...]:
+        """The mixer of each layer, bottom first (mixer_stack, else mixer, else the architecture's)."""
+        if self.mixer_stack is not None:
+            return tuple(self.mixer_stack.split(","))
+        name = self.mixer if self.mixer is not None else ARCHITECTURES.get(self.architecture).mixer
+        return (name,) * self.n_layers
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -170,6 +217,10 @@ class TrainConfig:
             "ln_placement": arch.ln_placement,
             "attention_gelu": arch.attention_gelu,
         }
+        stack = self.layer_mixers()
+        # Parquet columns: the per-layer stack always; ``mixer`` names the one mixer, or "stack" when they differ.
+        out["mixer_stack"] = ",".join(stack)
+        out["mixer"] = stack[0] if len(set(stack)) == 1 else "stack"
         for key, value in defaults.items():
             if out[key] is None:
                 out[key] = value

@@ -88,4 +88,6 @@ def all_tasks() -> list[str]:
 
 def _load() -> None:
     """Import the modules that register families (each registers itself on import)."""
+    import trainables.gros.family  # noqa: F401
+    import trainables.ndr.train  # noqa: F401
     import trainables.richter_family  # noqa: F401

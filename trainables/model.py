@@ -1,5 +1,8 @@
 """Encoder model shared by all architectures (Richter & Wattenhofer 2020, Sec. 4 and App. C).
 
+Each layer may use its own mixer (``TrainConfig.mixer_stack``: Yun et al. 2020's hybrid stacks, e.g.
+convolution in the bottom layers and softmax attention above).
+
 embedding (token + learned position, the latter absent for set tasks) -> L x [mixer sub-module,
 feed-forward sub-module] -> output head. LayerNorm placement per architecture:
 
@@ -15,6 +18,10 @@ biases 0, LN gain 1 / bias 0, NAP gain 1 / bias 0.
 """
 
 from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +52,19 @@ class FeedForward(nn.Module):
         return self.down(F.gelu(h, approximate="tanh"))  # (B, N, d)
 
 
+def build_mixer(name: str, d_model: int, n_heads: int, *, hidden_norm: bool, attention_gelu: bool,
+                dropout: float, options: Mapping[str, Any] | None = None) -> nn.Module:
+    """The mixer ``name``; of ``options`` (e.g. ``seq_len``, ``conv_width``) it gets those its constructor takes.
+
+    Mixer-specific settings (the bilinear projection's fixed length, the convolution's filter length) travel
+    this way so that every other mixer keeps the common ``Mixer(d_model, n_heads, ...)`` interface.
+    """
+    cls = MIXERS.get(name)
+    accepted = inspect.signature(cls).parameters
+    extra = {k: v for k, v in (options or {}).items() if k in accepted}
+    return cls(d_model, n_heads, hidden_norm=hidden_norm, attention_gelu=attention_gelu, dropout=dropout, **extra)
+
+
 class Layer(nn.Module):
     """One Transformer layer: mixer sub-module then feed-forward sub-module, each with residual + LN."""
 
@@ -58,13 +78,13 @@ class Layer(nn.Module):
         ln_placement: str,
         attention_gelu: bool,
         dropout: float,
+        mixer_options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         pre = ln_placement == "pre_residual"
         self.pre_residual = pre
-        self.mixer = MIXERS.get(mixer)(
-            d_model, n_heads, hidden_norm=pre, attention_gelu=attention_gelu, dropout=dropout
-        )
+        self.mixer = build_mixer(mixer, d_model, n_heads, hidden_norm=pre, attention_gelu=attention_gelu,
+                                 dropout=dropout, options=mixer_options)
         self.ffn = FeedForward(d_model, ffn_hidden, hidden_norm=pre)
         self.norm1 = nn.LayerNorm(d_model, eps=LN_EPS)
         self.norm2 = nn.LayerNorm(d_model, eps=LN_EPS)
@@ -88,7 +108,7 @@ class Model(nn.Module):
     def __init__(
         self,
         *,
-        mixer: str,
+        mixer: str | Sequence[str],
         d_model: int,
         n_layers: int,
         n_heads: int,
@@ -101,8 +121,12 @@ class Model(nn.Module):
         ffn_hidden: int,
         dropout: float = 0.0,
         init_scale: float = 1.0,
+        mixer_options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        stack = [mixer] * n_layers if isinstance(mixer, str) else list(mixer)
+        if len(stack) != n_layers:
+            raise ValueError(f"invalid mixer stack {stack!r}; allowed: one mixer name per layer ({n_layers})")
         self.max_seq_len = max_seq_len
         self.head_kind = head
         self.tok_emb = nn.Embedding(vocab_size, d_model)
@@ -110,15 +134,16 @@ class Model(nn.Module):
         self.emb_drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
         self.layers = nn.ModuleList(
             Layer(
-                mixer=mixer,
+                mixer=name,
                 d_model=d_model,
                 n_heads=n_heads,
                 ffn_hidden=ffn_hidden,
                 ln_placement=ln_placement,
                 attention_gelu=attention_gelu,
                 dropout=dropout,
+                mixer_options=mixer_options,
             )
-            for _ in range(n_layers)
+            for name in stack
         )
         out_dim = {"per_token": 1, "first_token_positions": max_seq_len, "first_token_classes": vocab_size}
         if head not in out_dim:
@@ -175,7 +200,7 @@ def build_model(cfg: TrainConfig) -> Model:
     arch = ARCHITECTURES.get(cfg.architecture)
     task_cls = TASKS.get(cfg.task)
     return Model(
-        mixer=arch.mixer,
+        mixer=cfg.layer_mixers(),
         d_model=cfg.d_model,
         n_layers=cfg.n_layers,
         n_heads=cfg.n_heads,
@@ -188,7 +213,13 @@ def build_model(cfg: TrainConfig) -> Model:
         ffn_hidden=arch.ffn_hidden(cfg.d_model),
         dropout=cfg.dropout,
         init_scale=cfg.init_scale,
+        mixer_options=mixer_options(cfg),
     )
+
+
+def mixer_options(cfg: TrainConfig) -> dict[str, Any]:
+    """Settings that some mixers need: the training length (bilinear) and the filter length (sepconv)."""
+    return {"seq_len": cfg.seq_len, "conv_width": cfg.conv_width}
 
 
 def count_parameters(model: nn.Module) -> int:

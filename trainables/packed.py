@@ -108,6 +108,7 @@ class Shape:
     positional: bool
     max_seq_len: int
     vocab_size: int
+    mixer_stack: tuple[str, ...] = ()  # one mixer per layer (Yun et al.'s hybrid stacks); () = ``mixer`` everywhere
 
 
 # ------------------------------------------------------------------------------------------------ mixers
@@ -150,6 +151,16 @@ def _softmax(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) ->
         dropout_p=s.dropout if training else 0.0,
     )  # (K*B, H, N, d_h)
     return _mix(p, name, o.view(kk, b, h, n, dh), s, s.pre_residual)
+
+
+@PACKED_MIXERS.register("expressive")
+def _expressive(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
+    from trainables.mixers.expressive import expressive_weights
+
+    q, k, v = _heads(p, name, x, s)
+    z = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (K, B, H, N, N), as trainables.mixers.expressive
+    a = _attention_dropout(expressive_weights(z), s, training)
+    return _mix(p, name, a @ v, s, s.pre_residual)  # a @ v: (K, B, H, N, d_h)
 
 
 @PACKED_MIXERS.register("normalized")
@@ -200,6 +211,41 @@ def _mean(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> to
     return x.mean(dim=2, keepdim=True).expand_as(x)
 
 
+@PACKED_MIXERS.register("bilinear")
+def _bilinear(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
+    w = p[name + ".seq_weight"]  # (K, N, N): each member's token-mixing matrix (trainables.mixers.bilinear)
+    if x.shape[2] != w.shape[-1]:
+        raise ValueError(f"invalid sequence length {x.shape[2]} for mixer 'bilinear'; allowed: {w.shape[-1]} "
+                         "(the length its N x N matrix was built for; validate at the training length)")
+    w = _attention_dropout(w, s, training)
+    o = torch.matmul(w.unsqueeze(1), x)  # (K, 1, N, N) @ (K, B, N, d) -> (K, B, N, d)
+    return _yun_out(p, name, o, s)
+
+
+def _yun_out(p: Params, name: str, o: torch.Tensor, s: Shape) -> torch.Tensor:
+    """[hidden LN] -> [GELU] -> output projection, as the Yun et al. mixers (K, B, N, d) -> (K, B, N, d)."""
+    if s.pre_residual:
+        o = layer_norm(p, name + ".hidden_norm", o)
+    if s.attention_gelu:
+        o = gelu(o)
+    return linear(p, name + ".mix", o)
+
+
+@PACKED_MIXERS.register("sepconv")
+def _sepconv(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
+    from trainables.mixers.separable_conv import shared_filter_conv
+
+    u = F.glu(linear(p, name + ".glu", x), dim=-1)  # (K, B, N, d)
+    taps = _attention_dropout(p[name + ".filters"].softmax(dim=-1), s, training)  # (K, H, k) normalised filters
+    return _yun_out(p, name, shared_filter_conv(u, taps), s)  # one batched convolution for all members
+
+
+@PACKED_MIXERS.register("average")
+def _average(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
+    o = linear(p, name + ".value", x.mean(dim=2, keepdim=True))  # (K, B, 1, d): mean first, then W_V
+    return _yun_out(p, name, o, s).expand_as(x)  # (K, B, N, d)
+
+
 # ------------------------------------------------------------------------------------------------- model
 def _drop(x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
     return F.dropout(x, s.dropout) if training and s.dropout > 0 else x
@@ -223,9 +269,10 @@ def packed_forward(p: Params, tokens: torch.Tensor, s: Shape, *, training: bool)
             raise ValueError(f"sequence length {n} exceeds max_seq_len={s.max_seq_len}")
         x = x + p["pos_emb"][:, None, :n]  # (K, B, N, d) + (K, 1, N, d)
     x = _drop(x, s, training)
-    mixer = PACKED_MIXERS.get(s.mixer)
+    stack = s.mixer_stack or (s.mixer,) * s.n_layers
     for i in range(s.n_layers):
         pre = f"layers.{i}"
+        mixer = PACKED_MIXERS.get(stack[i])
         if s.pre_residual:
             x = x + _drop(layer_norm(p, pre + ".norm1", mixer(p, pre + ".mixer", x, s, training)), s, training)
             x = x + _drop(layer_norm(p, pre + ".norm2", _ffn(p, pre + ".ffn", x, s)), s, training)
@@ -273,6 +320,7 @@ class PackedModel:
         task_cls = TASKS.get(cfg.task)
         self.shape = Shape(
             mixer=arch.mixer,
+            mixer_stack=cfg.layer_mixers(),
             n_layers=cfg.n_layers,
             n_heads=cfg.n_heads,
             pre_residual=r["ln_placement"] == "pre_residual",

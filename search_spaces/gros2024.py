@@ -1,0 +1,146 @@
+"""Gros 2024, "Climbing the Complexity Ladder with Expressive Attention": Figs 3-7 and the complexity ladder.
+
+Spec: shared/specs/gros2024.md; decisions and results: docs/gros2024.md. Every figure study trains the
+paper's 16 runs per configuration at the paper's context lengths (DPA vs EA), with the paper's optimiser
+(SGD, momentum 0.8, learning rate 0.02), 40 predictions per epoch, 100 evaluation series x 50 greedy
+predictions during training and 10^4 series at the end. Epoch counts the paper does not state are chosen
+from its text (named in ``fixed`` and in the deviations). The ``cpu`` scale keeps all of that except the
+size of the final evaluation (and, for Fig. 5, the evaluation interval and N_con = 256): a 2-core machine
+cannot afford 10^4 x 50 greedy predictions of 16 models at N_con >= 56 per trial. ``smoke``: seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from search_spaces.study import Plot, Study
+
+ATTENTION = ("dpa", "ea")
+SEEDS_16 = tuple(range(16))
+SECTIONS = ("expressive_curves", "expressive_attention")
+
+#: Held constant in every study (the paper's values, and the choices it leaves open; see docs/gros2024.md).
+PAPER_FIXED: dict[str, Any] = {
+    "learning_rate": 0.02, "momentum": 0.8, "beta": 1.0, "batch_predictions": 40, "eval_series": 100,
+    "eval_predictions": 50, "final_eval_series": 10_000, "weights": "per_token",
+}
+SMOKE: dict[str, Any] = {"n_epochs": 20, "eval_every": 10, "eval_series": 4, "eval_predictions": 5,
+                         "final_eval_series": 8, "snapshot_seeds": 1}
+
+COMMON_DEVIATIONS = (
+    "No public code: the model is read from the paper. Per-token weight matrices (each context position has "
+    "its own W_Q, W_K, W_V, W1, W2; biases and LayerNorm affine shared): the reading that reproduces the size of "
+    "the paper's counts (ours 794 vs 802 for N2T5 at N_con = 16; 393,424 vs ~4e5 for N16T5 at N_con = 128). "
+    "Fixed one-hot embedding, no output projection after attention, PyTorch's default Linear init, LayerNorm "
+    "with affine, eps 1e-5.",
+    "One SGD step per epoch (the 40 predictions are one batch); loss = mean squared error over the batch and "
+    "the d outputs (raw linear outputs vs the one-hot target); training windows slide over the true series.",
+    "Evaluation is free-running greedy: each prediction is fed back into the context; accuracy = share of the "
+    "50 predictions equal to the true continuation (the strict reading of 'inference is greedy'). "
+    "val_loss is the squared error along that rollout.",
+    "The 16 seeds of a configuration train as one stacked model (own init and data streams per seed; equal "
+    "to separate runs up to float rounding).",
+    "EA guard: every numerator z^2/(1+z^2) gets 1e-8 added (an all-orthogonal row becomes uniform).",
+)
+CPU_FINAL = 1000
+CPU_DEVIATION = (f"cpu scale: the final evaluation uses {CPU_FINAL} series x 50 greedy predictions per seed "
+                 "instead of 10^4 (the evaluations during training are the paper's 100 x 50).")
+
+
+def _figure(name: str, goal: str, task: str, *, basis: int, delay: int, n_context: tuple[int, ...],
+            n_epochs: int, eval_every: int, extra_fixed: dict[str, Any] | None = None,
+            deviations: tuple[str, ...] = (), cpu: dict[str, Any] | None = None) -> Study:
+    fixed = {**PAPER_FIXED, "basis": basis, "delay": delay, "n_epochs": n_epochs, "eval_every": eval_every,
+             **(extra_fixed or {})}
+    smoke_fixed = {**SMOKE, "basis": min(basis, 4), "delay": min(delay, 2)}
+    if "lr_drop_epoch" in fixed:
+        smoke_fixed["lr_drop_epoch"] = 10
+    return Study(
+        name=name, goal=goal, task=task,
+        # Axis order = run order (the last varies fastest): a partial run has DPA and EA of the first N_con.
+        scientific={"n_context": n_context, "attention": ATTENTION},
+        fixed=fixed, seeds=SEEDS_16, metric="val_accuracy",
+        plot=Plot(panel="attention", x="n_context", y="learning_rate"),
+        deviations=COMMON_DEVIATIONS + deviations,
+        sections=SECTIONS,
+        scales={
+            "cpu": {"fixed": {"final_eval_series": CPU_FINAL, **(cpu or {}).get("fixed", {})},
+                    **{k: v for k, v in (cpu or {}).items() if k not in ("fixed", "extra_deviations")},
+                    "deviations": COMMON_DEVIATIONS + deviations + (CPU_DEVIATION,)
+                    + tuple((cpu or {}).get("extra_deviations", ()))},
+            "smoke": {"scientific": {"n_context": (8,)}, "fixed": smoke_fixed, "seeds": (0, 1),
+                      "deviations": COMMON_DEVIATIONS + ("smoke scale: tiny budget; tests only.",)},
+        },
+    )
+
+
+FIG3 = _figure(
+    "gros2024.fig3",
+    "N16T2: does EA escape the ~55% plateau at N_con = 32 that traps DPA, and which N_con gives 100% "
+    "(paper: EA at 52, DPA only at 56)?",
+    "nt", basis=16, delay=2, n_context=(32, 52, 56), n_epochs=1000, eval_every=25,
+    deviations=("Epochs: 1000 (the paper's axis is not given; it says N_con >= 52 converges within ~100 "
+                "epochs).",),
+)
+FIG4 = _figure(
+    "gros2024.fig4",
+    "N2T5 at N_con = 16 (802 parameters): does EA converge faster than DPA, which hovers near 50%, and do EA's "
+    "attention matrices span a larger dynamic range?",
+    "nt", basis=2, delay=5, n_context=(16,), n_epochs=4000, eval_every=50,
+    deviations=("Epochs: 4000 (not stated in the paper).",),
+)
+FIG5 = _figure(
+    "gros2024.fig5",
+    "N16T5 at N_con = 128 (2000 epochs): DPA stuck near 0.2 while EA escapes slowly; at N_con = 256 DPA still "
+    "trapped near 0.44?",
+    "nt", basis=16, delay=5, n_context=(128, 256), n_epochs=2000, eval_every=100,
+    cpu={"scientific": {"n_context": (128,)}, "fixed": {"eval_every": 200},
+         "extra_deviations": ("cpu scale: N_con = 128 only (256 is text-only in the paper) and an "
+                              "evaluation every 200 epochs.",)},
+)
+FIG6 = _figure(
+    "gros2024.fig6",
+    "A 50/50 unlabelled mixture of N16T2 and N16T2-S at N_con = 32: EA ~99% on both, DPA's N16T2 level drops "
+    "from ~0.55 to ~0.34; the learning rate divided by 4 after 2500 epochs adds ~0.5%.",
+    "nt_mix", basis=16, delay=2, n_context=(32,), n_epochs=4000, eval_every=100,
+    extra_fixed={"lr_drop_epoch": 2500, "lr_drop_factor": 4.0},
+    deviations=("Epochs: 4000 in all, the drop at 2500 as in the paper (the total is not stated).",
+                "Evaluation: 100 series of EACH task (val_accuracy_nt, val_accuracy_nt_s); val_accuracy is "
+                "their mean."),
+)
+FIG7 = _figure(
+    "gros2024.fig7",
+    "NT-R on N16T2 (switch to NT-S when x(t-tau-1) = 0) at N_con = 64 / 128: EA 98.8% / 99.9%, DPA ~0.36 / "
+    "~0.72?",
+    "nt_r", basis=16, delay=2, n_context=(64, 128), n_epochs=3000, eval_every=100,
+    deviations=("Epochs: 3000 (not stated in the paper).",),
+)
+
+LADDER = Study(
+    name="gros2024.ladder",
+    goal="The complexity ladder the paper describes but does not run: for N in {2, 4, 8, 16} x tau in {1..5}, "
+         "the smallest N_con at which DPA and EA reach 100% (mean final greedy accuracy >= 99.9%).",
+    task="nt",
+    scientific={"basis": (2, 4, 8, 16), "delay": (1, 2, 3, 4, 5), "n_context": (8, 16, 32, 64, 128),
+                "attention": ATTENTION},  # run order: cheapest (small N) first, DPA and EA side by side
+    fixed={**PAPER_FIXED, "n_epochs": 1000, "eval_every": 100},
+    seeds=SEEDS_16, metric="val_accuracy",
+    plot=Plot(panel="attention", x="n_context", y="delay"),
+    deviations=COMMON_DEVIATIONS + (
+        "Not a paper figure: the ladder with the figures' settings, 1000 epochs per configuration (our choice); "
+        "'reaches 100%' = mean over seeds of the final greedy accuracy >= 99.9%.",),
+    sections=("expressive_ladder", "expressive_curves"),
+    scales={
+        "cpu": {"scientific": {"basis": (2, 4, 8), "delay": (1, 2, 3, 4, 5), "n_context": (8, 16, 32, 64)},
+                "fixed": {"n_epochs": 500, "eval_every": 100, "final_eval_series": 500},
+                "seeds": (0, 1, 2, 3),
+                "deviations": COMMON_DEVIATIONS + (
+                    "cpu scale of the ladder: N in {2, 4, 8}, tau in {1..5}, N_con in {8, 16, 32, 64}, 4 seeds, "
+                    "500 epochs, final evaluation 500 series x 50; 'reaches 100%' = mean over seeds of the "
+                    "final greedy accuracy >= 99.9%.",)},
+        "smoke": {"scientific": {"basis": (2,), "delay": (1, 2), "n_context": (4, 8)},
+                  "fixed": SMOKE, "seeds": (0, 1)},
+    },
+)
+
+STUDIES = (FIG3, FIG4, FIG5, FIG6, FIG7, LADDER)

@@ -1,0 +1,89 @@
+"""Yun et al. 2020, "Are Transformers universal approximators of sequence-to-sequence functions?" (ICLR 2020,
+arXiv:1912.10077), Sec. 5 and App. D: cheaper token mixers and hybrid stacks.
+
+The paper pre-trains 12-layer BERT models (MLM on Wikipedia + BooksCorpus, 16 TPUs for 2 days) and fine-tunes
+them on MNLI and SQuAD; that data and budget are out of reach here. What carries over (spec:
+shared/specs/yun2020.md) is the **hybrid** question on this project's synthetic tasks: with L = 4 layers,
+does replacing the bottom k layers' self-attention by the depth-wise separable convolution (GLU + shared
+filters, ``trainables/mixers/separable_conv.py``) help, and what does it save in parameters and time?
+Paper finding (Fig. 1): 1-2 convolution layers at the bottom beat the all-attention stack.
+
+The cheap mixers themselves (bilinear, sepconv, average) are compared with every other mixer on every task
+in the cross-paper ``atlas`` study (search_spaces/atlas.py).
+"""
+
+from __future__ import annotations
+
+from search_spaces.richter2020 import LEARNING_RATES
+from search_spaces.study import Linked, Plot, Study
+
+N_LAYERS = 4
+CONV, ATTENTION = "sepconv", "softmax"
+
+
+def hybrid_stack(k: int, n_layers: int = N_LAYERS) -> str:
+    """The ``mixer_stack`` with k convolution layers at the bottom and softmax attention above."""
+    if not 0 <= k <= n_layers:
+        raise ValueError(f"invalid k={k!r}; allowed: 0..{n_layers} convolution layers")
+    return ",".join([CONV] * k + [ATTENTION] * (n_layers - k))
+
+
+#: The scientific axis: k -> the per-layer mixer stack (a label column ``conv_layers`` in the results).
+CONV_LAYERS = Linked(options={k: {"mixer_stack": hybrid_stack(k)} for k in range(N_LAYERS + 1)})
+
+HYBRID_DEVIATIONS = (
+    "Synthetic tasks (cases, mode of Richter & Wattenhofer 2020) instead of BERT pre-training + MNLI / SQuAD "
+    "fine-tuning, and L = 4 layers instead of 12 (spec: shared/specs/yun2020.md).",
+    "BERT recipe as in the paper's baseline (post-LN, warm-up, per-tensor clipping; Adam eps 1e-7, linear "
+    "decay), trained from scratch on fresh batches (no pre-training / fine-tuning split).",
+    "Convolution layer (Wu et al. 2019 style, App. D): GLU input projection d -> 2d -> d, H = n_heads "
+    "softmax-normalised filters each shared by d/H channels, filter length conv_width = 31 (paper: 16 filters "
+    "of length 128 at d = 768, N = 512), centred non-causal zero padding, output projection d -> d; skip "
+    "connection, LayerNorm and feed-forward layer as in the attention layers.",
+    "Validated at training length (val_seq_len = seq_len): the paper's claim is about in-distribution "
+    "accuracy, and the atlas compares mixers (bilinear among them) on the same footing; length "
+    "generalisation is richter2020's question.",
+    "Throughput per k is the trials' wall time (training + evaluations, other processes sharing the CPU); "
+    "bench/hybrid_throughput.py measures training steps/s alone (median of repeated runs).",
+)
+
+HYBRID = Study(
+    name="yun2020.hybrid",
+    task="cases+mode",
+    goal="With L = 4 layers, do k = 1-2 depth-wise separable convolution layers at the bottom (softmax "
+         "attention above) beat the all-attention stack on case distinction and mode finding, across "
+         "learning rates and seeds, and what do they save in parameters and training time (Yun et al. "
+         "2020, Fig. 1)?",
+    scientific={"task": ("cases", "mode"), "conv_layers": CONV_LAYERS},
+    nuisance={"learning_rate": LEARNING_RATES},
+    fixed={"architecture": "BERT", "n_layers": N_LAYERS, "d_model": 128, "n_heads": 4, "seq_len": 128,
+           "val_seq_len": 128, "batch_size": 32, "n_steps": 3200},
+    plot=Plot(panel="task", x="conv_layers", y="learning_rate"),
+    deviations=HYBRID_DEVIATIONS,
+    sections=("hybrid",),
+    scales={
+        "cpu": {
+            "fixed": {"d_model": 32, "seq_len": 32, "val_seq_len": 32, "n_steps": 400, "eval_every": 100,
+                      "eval_batches": 8, "case_eval_per_case": 200},
+            "nuisance": {"learning_rate": tuple(0.3**k for k in (3, 4, 5, 6))},
+            "seeds": (0, 1, 2),
+            "deviations": HYBRID_DEVIATIONS + (
+                "cpu scale: d = 32, N = 32, 400 steps instead of 3200 (sized so that the study finishes in about "
+                "an hour on the 2 shared cores), 4 learning rates (0.3^3 .. 0.3^6) instead of 10, 3 seeds "
+                "instead of 5, 8 validation batches and 200 examples per case.",),
+        },
+        "smoke": {
+            "fixed": {"d_model": 8, "n_heads": 2, "seq_len": 8, "val_seq_len": 8, "batch_size": 4,
+                      "n_steps": 20, "eval_every": 10, "eval_batches": 2, "case_eval_per_case": 4,
+                      "conv_width": 5},
+            "nuisance": {"learning_rate": (0.3**3, 0.3**6)},
+            "scientific": {"task": ("cases", "mode"),
+                           "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 2, 4)})},
+            "seeds": (0, 1),
+            "deviations": HYBRID_DEVIATIONS + ("smoke scale: a few steps on tiny inputs; tests only.",),
+        },
+    },
+)
+
+
+STUDIES = (HYBRID,)

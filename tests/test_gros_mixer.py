@@ -1,0 +1,60 @@
+"""Expressive attention as a registry mixer (``expressive``) and the ``EA`` architecture: solo == packed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from tests.tiny import tiny_config
+from trainables import ARCHITECTURES, MIXERS, train_seed
+from trainables.mixers.expressive import EA_EPS, ExpressiveAttention, expressive_weights
+from trainables.packed import PACKED_MIXERS, train_packed
+
+
+@pytest.fixture(autouse=True)
+def _float64(one_torch_thread: None) -> Iterator[None]:
+    """float64 and a small learning rate so packed and solo trajectories agree to 1e-6 (see test_trainables_packed)."""
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(dtype)
+
+
+def test_expressive_is_registered_with_a_packed_form_and_an_architecture() -> None:
+    assert MIXERS.get("expressive") is ExpressiveAttention
+    assert "expressive" in PACKED_MIXERS
+    ea = ARCHITECTURES.get("EA")
+    assert ea.mixer == "expressive" and ea.ln_placement == "pre_residual" and ea.attention_gelu
+
+
+def test_expressive_mixer_weights_follow_eq_2_with_the_softmax_logits() -> None:
+    torch.manual_seed(0)
+    mixer = ExpressiveAttention(8, 2)
+    x = torch.randn(3, 5, 8)
+    a = mixer.attention_weights(x)  # (B, H, N, N)
+    q, k, _ = mixer.project(x)
+    z = q @ k.transpose(-2, -1) / math.sqrt(4)  # d_h = 4
+    s = z.square() / (1 + z.square()) + EA_EPS
+    assert torch.allclose(a, s / s.sum(-1, keepdim=True), atol=1e-12)
+    assert torch.allclose(a.sum(-1), torch.ones(3, 2, 5))
+    assert torch.allclose(expressive_weights(-z), expressive_weights(z))
+    assert mixer(x).shape == (3, 5, 8)
+
+
+@pytest.mark.parametrize("task", ["cases", "mode"])
+def test_packed_ea_equals_separate_runs(task: str) -> None:
+    cfg = tiny_config(architecture="EA", task=task, n_steps=50, learning_rate=3e-4)
+    packed = train_packed([cfg], [0, 1, 2])
+    solo = [row for seed in (0, 1, 2) for row in train_seed(cfg, seed)]
+    assert len(packed) == len(solo)
+    for p, s in zip(packed, solo, strict=True):
+        for key, value in s.items():
+            if key == "wall_time_s":
+                continue
+            if isinstance(value, float):
+                assert p[key] == pytest.approx(value, abs=1e-6, rel=1e-6), (key, s["seed"], s["step"])
+            else:
+                assert p[key] == value, key

@@ -1,0 +1,176 @@
+"""Gros 2024 bilayer, attention maps, config and training loop (tiny sizes, one thread)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from trainables.families import family_for_task
+from trainables.gros.config import GrosConfig
+from trainables.gros.loop import train_members
+from trainables.gros.model import StackedBilayer, attention_weights
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_torch_thread: None) -> Iterator[None]:
+    yield
+
+
+def _tiny(**kw: Any) -> GrosConfig:
+    base: dict[str, Any] = dict(task="nt", basis=2, delay=1, n_context=6, n_epochs=20, eval_every=10,
+                                eval_series=8, eval_predictions=6, final_eval_series=16)
+    return GrosConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize(("basis", "delay", "n_context", "weights", "expected"), [
+    (2, 5, 16, "per_token", 794),  # paper Fig. 4: "802 adjustable parameters" (8 unidentified)
+    (16, 5, 128, "per_token", 393_424),  # paper Fig. 5: "about 4e5"
+    (2, 5, 16, "shared", 3 * 4 + 3 * 2 + 2 * 8 + 8 + 8 * 2 + 2 + 32 * 2 + 2 + 2 * 4),
+])
+def test_parameter_counts(basis: int, delay: int, n_context: int, weights: str, expected: int) -> None:
+    cfg = GrosConfig(task="nt", basis=basis, delay=delay, n_context=n_context, weights=weights)
+    assert StackedBilayer(cfg, [0]).n_params() == expected
+
+
+def test_ea_weights_are_sign_invariant_causal_and_normalised() -> None:
+    causal = torch.ones(5, 5, dtype=torch.bool).tril()
+    z = torch.randn(3, 5, 5, generator=torch.Generator().manual_seed(0)) * 2
+    a = attention_weights(z, "ea", 1.0, causal)
+    assert torch.allclose(a, attention_weights(-z, "ea", 1.0, causal))  # EA is invariant under z -> -z
+    assert torch.allclose(a.sum(-1), torch.ones(3, 5))
+    assert float(a.masked_select(~causal).abs().max()) == 0.0
+    s = z.square() / (1 + z.square())
+    assert float(a[0, 4, 2]) == pytest.approx(float(s[0, 4, 2] / s[0, 4].sum()), rel=1e-5)
+    orth = attention_weights(torch.zeros(1, 4, 4), "ea", 1.0, torch.ones(4, 4, dtype=torch.bool).tril())
+    assert torch.allclose(orth[0, 3], torch.full((4,), 0.25))  # all-orthogonal row: uniform, not 0/0
+
+
+def test_dpa_uses_beta_without_sqrt_d() -> None:
+    causal = torch.ones(2, 2, dtype=torch.bool).tril()
+    z = torch.tensor([[[0.0, 0.0], [1.0, 3.0]]])
+    a = attention_weights(z, "dpa", 1.0, causal)
+    assert float(a[0, 1, 1]) == pytest.approx(math.exp(3) / (math.exp(1) + math.exp(3)), rel=1e-6)
+    assert float(attention_weights(z, "dpa", 0.5, causal)[0, 1, 1]) == pytest.approx(
+        math.exp(1.5) / (math.exp(0.5) + math.exp(1.5)), rel=1e-6)
+
+
+def test_outputs_ignore_nothing_but_future_tokens() -> None:
+    model = StackedBilayer(_tiny(basis=4, n_context=5), [0, 1])
+    tokens = torch.randint(0, 4, (2, 3, 5), generator=torch.Generator().manual_seed(1))
+    out, a = model(tokens, return_attention=True)
+    assert out.shape == (2, 3, 4) and a is not None and a.shape == (2, 3, 5, 5)
+    changed = tokens.clone()
+    changed[:, :, 0] = (changed[:, :, 0] + 1) % 4  # the flattened readout sees every position
+    assert not torch.allclose(model(changed), out)
+
+
+@pytest.mark.parametrize("attention", ["dpa", "ea"])
+def test_stacked_members_equal_separate_runs(attention: str) -> None:
+    torch.set_default_dtype(torch.float64)
+    try:
+        cfg = _tiny(attention=attention, basis=4, delay=2, n_context=6, n_epochs=20)
+        stacked, snaps = train_members(cfg, [0, 1, 2])
+        solo = [row for seed in (0, 1, 2) for row in train_members(cfg, [seed])[0]]
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert len(stacked) == len(solo) == 6
+    for a, b in zip(stacked, solo, strict=True):
+        for key in ("seed", "epoch", "status", "n_params"):
+            assert a[key] == b[key]
+        for key in ("train_loss", "val_loss", "val_accuracy", "train_accuracy"):
+            assert a[key] == pytest.approx(b[key], abs=1e-9), key
+    assert {r["seed"] for r in snaps} == {0, 1}  # snapshot_seeds = 2
+
+
+def test_training_learns_xor_and_rows_have_the_contract() -> None:
+    cfg = _tiny(attention="ea", n_epochs=300, eval_every=100, learning_rate=0.05)
+    rows, snaps = train_members(cfg, [0, 1])
+    assert [r["epoch"] for r in rows] == [100, 200, 300] * 2
+    last = [r for r in rows if r["epoch"] == 300]
+    assert all(r["val_accuracy"] == 1.0 and r["final_accuracy"] == 1.0 for r in last)  # N2T1 (XOR) is easy
+    assert rows[0]["final_accuracy"] is None and rows[0]["status"] == "ok" and rows[0]["n_params"] > 0
+    assert rows[0]["train_loss"] > last[0]["train_loss"]
+    t = cfg.n_context
+    assert len(snaps) == 2 * t * (t + 1) // 2  # causal entries of the first two seeds
+    for seed in (0, 1):
+        for q in range(t):
+            total = sum(r["weight"] for r in snaps if r["seed"] == seed and r["query"] == q)
+            assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_mixture_reports_each_task_and_the_learning_rate_drop() -> None:
+    cfg = _tiny(task="nt_mix", basis=4, delay=2, lr_drop_epoch=10)
+    rows, _ = train_members(cfg, [0])
+    assert {"val_accuracy_nt", "val_accuracy_nt_s", "final_accuracy_nt", "final_accuracy_nt_s"} <= set(rows[0])
+    r = rows[-1]
+    assert r["val_accuracy"] == pytest.approx((r["val_accuracy_nt"] + r["val_accuracy_nt_s"]) / 2)
+    assert [row["current_learning_rate"] for row in rows] == [0.02, 0.005]
+    assert cfg.learning_rate_at(9) == 0.02 and cfg.learning_rate_at(10) == 0.005
+
+
+def test_a_diverging_member_is_frozen_and_reported_while_others_train() -> None:
+    cfg = _tiny(learning_rate=1e30, momentum=0.0)
+    rows, _ = train_members(cfg, [0, 1])
+    assert {r["status"] for r in rows} == {"diverged"}
+    assert all(r["val_accuracy"] == 0.0 for r in rows if r["epoch"] == 20)
+
+
+@pytest.mark.parametrize("mixer", ["softmax", "expressive", "normalized", "mean"])
+def test_any_registry_mixer_replaces_the_paper_head(mixer: str) -> None:
+    rows, snaps = train_members(_tiny(basis=4, mixer=mixer, n_heads=2), [0, 1])
+    assert len(rows) == 4
+    # NAP's unbounded weights can blow up at the paper's SGD settings: a diverged seed is a result, not a crash.
+    assert all(math.isfinite(r["train_loss"]) or r["status"] == "diverged" for r in rows)
+    assert mixer == "normalized" or all(r["status"] == "ok" for r in rows)
+    assert GrosConfig(task="nt", mixer=mixer).resolved()["mixer"] == mixer
+    assert GrosConfig(task="nt", attention="dpa").resolved()["mixer"] == "dpa"
+    assert (len(snaps) > 0) == (mixer != "mean")
+
+
+def test_a_wider_model_keeps_n_outputs_for_the_atlas() -> None:
+    cfg = _tiny(basis=4, d_model=8, mixer="softmax", n_heads=2)
+    model = StackedBilayer(cfg, [0])
+    assert model(torch.zeros(1, 3, 6, dtype=torch.int64)).shape == (1, 3, 4)
+    assert cfg.resolved()["d_model"] == 8 and _tiny(basis=4).resolved()["d_model"] == 4
+    rows, _ = train_members(cfg, [0])
+    assert len(rows) == 2 and rows[0]["n_params"] == model.n_params()
+
+
+def test_summed_loss_is_n_times_the_mean() -> None:
+    mean = train_members(_tiny(basis=4, n_epochs=10, eval_every=10, learning_rate=1e-9), [0])[0][0]
+    summed = train_members(_tiny(basis=4, n_epochs=10, eval_every=10, learning_rate=1e-9,
+                                 loss_reduction="sum_outputs"), [0])[0][0]
+    assert summed["train_loss"] == pytest.approx(4 * mean["train_loss"], rel=1e-4)
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"loss_reduction": "sum"}, "invalid loss_reduction='sum'; allowed: mean, sum_outputs"),
+    ({"d_model": 8}, "invalid d_model=8; allowed: None \\(= basis\\) or an integer >= basis=16"),
+    ({"attention": "softmax"}, "invalid attention='softmax'; allowed: dpa, ea"),
+    ({"weights": "tied"}, "invalid weights='tied'; allowed: per_token, shared"),
+    ({"mixer": "nope"}, "invalid mixer='nope'; allowed: None .* softmax"),
+    ({"mixer": "softmax", "n_heads": 3}, "invalid n_heads=3; allowed: a divisor of the model width d=16"),
+    ({"n_context": 2, "delay": 2}, "invalid n_context=2; allowed: an integer >= delay \\+ 1 = 3"),
+    ({"n_epochs": 15, "eval_every": 10}, "invalid n_epochs=15; allowed: a multiple of eval_every=10"),
+    ({"momentum": 1.0}, "invalid momentum=1.0; allowed: a number in \\[0, 1\\)"),
+    ({"lr_drop_epoch": 5000, "n_epochs": 1000}, "invalid lr_drop_epoch=5000; allowed: None or an integer"),
+    ({"task": "xor"}, "invalid task='xor'; allowed: nt, nt_s, nt_r, nt_mix"),
+])
+def test_invalid_config_names_field_value_and_allowed(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GrosConfig(**{"task": "nt", **kw})
+
+
+def test_family_registration_and_from_dict() -> None:
+    family = family_for_task("nt_mix")
+    assert family.name == "gros2024" and family.config is GrosConfig
+    with pytest.raises(ValueError, match="invalid hyperparameter 'seq_len'; allowed: task, basis, d_model"):
+        GrosConfig.from_dict({"task": "nt", "seq_len": 8})
+    result = family.train([_tiny()], [0, 1], packed=False)
+    assert len(result.rows) == 4 and set(result.artifacts) == {"attention"}
+    with pytest.raises(ValueError, match="does not pack learning rates"):
+        family.train([_tiny(), _tiny(learning_rate=0.1)], [0])

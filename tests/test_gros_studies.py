@@ -1,0 +1,73 @@
+"""Gros 2024 studies: the paper's settings at paper scale, and a smoke study end to end through the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from search_spaces import get_study
+from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
+from study.runner import validate
+
+HERE = Path(__file__).parent
+
+
+@pytest.mark.parametrize(("study", "task", "basis", "delay", "n_context"), [
+    (FIG3, "nt", 16, 2, (32, 52, 56)),
+    (FIG4, "nt", 2, 5, (16,)),
+    (FIG5, "nt", 16, 5, (128, 256)),
+    (FIG6, "nt_mix", 16, 2, (32,)),
+    (FIG7, "nt_r", 16, 2, (64, 128)),
+])
+def test_figures_use_the_papers_settings(study, task: str, basis: int, delay: int, n_context: tuple) -> None:
+    assert study.task == task and study.seeds == tuple(range(16))
+    assert study.scientific == {"n_context": n_context, "attention": ("dpa", "ea")}
+    f = study.fixed
+    assert (f["basis"], f["delay"]) == (basis, delay)
+    assert (f["learning_rate"], f["momentum"], f["beta"]) == (0.02, 0.8, 1.0)
+    assert (f["batch_predictions"], f["eval_series"], f["eval_predictions"], f["final_eval_series"]) == (
+        40, 100, 50, 10_000)
+    assert study.sections == ("expressive_curves", "expressive_attention")
+    cpu = study.at_scale("cpu")
+    assert cpu.seeds == tuple(range(16)) and cpu.fixed["final_eval_series"] == 1000
+    assert any("cpu scale" in d for d in cpu.deviations)
+
+
+def test_figure_specific_values() -> None:
+    assert FIG5.fixed["n_epochs"] == 2000  # "When training for 2000 epochs"
+    assert (FIG6.fixed["lr_drop_epoch"], FIG6.fixed["lr_drop_factor"]) == (2500, 4.0)
+    assert FIG5.at_scale("cpu").scientific["n_context"] == (128,)
+
+
+def test_ladder_covers_the_grid() -> None:
+    assert LADDER.scientific["basis"] == (2, 4, 8, 16) and LADDER.scientific["delay"] == (1, 2, 3, 4, 5)
+    assert LADDER.trial_count() == 2 * 4 * 5 * 5
+    assert get_study("gros2024.ladder", "cpu").trial_count() == 2 * 3 * 5 * 4
+    for scale in ("paper", "cpu", "smoke"):
+        validate(get_study("gros2024.ladder", scale))
+
+
+@pytest.mark.slow
+def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "study.cli", "run", "gros2024.fig6", "--scale", "smoke", "--storage", "out",
+           "--report"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "2/2 trials finished, 0 failed" in result.stdout
+    study_dir = tmp_path / "out" / "gros2024.fig6.smoke"
+    df = pl.read_parquet(study_dir / "trials" / "*.parquet")
+    assert df.height == 2 * 2 * 2  # dpa/ea x 2 seeds x 2 evaluations
+    assert set(df["attention"]) == {"dpa", "ea"} and set(df["task"]) == {"nt_mix"}
+    assert df["val_accuracy_nt_s"].is_between(0, 1).all() and df["final_accuracy"].drop_nulls().len() == 4
+    assert (study_dir / "artifacts" / "attention").is_dir()
+    report = study_dir / "report"
+    assert (report / "expressive_curves_0.png").is_file() and (report / "expressive_attention.png").is_file()
+    summary = (report / "summary.txt").read_text()
+    assert "gros2024.fig6: greedy accuracy per configuration" in summary
+    assert "last_mean_accuracy_nt_s" in summary and "final_mean_accuracy_nt" in summary

@@ -1,0 +1,122 @@
+"""Robustness leaderboard statistics on hand-made rows with known answers; the report sections render."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from analysis.leaderboard import (
+    definitions,
+    hybrid_costs,
+    hybrid_section,
+    hybrid_verdict,
+    leaderboard,
+    leaderboard_figure,
+    leaderboard_section,
+)
+from analysis.report import _Page
+
+LRS = (0.001, 0.01, 0.1, 1.0)
+
+
+def _rows(entity: str, value: Any, size: int, lr: float, per_seed: dict[int, list[float]],
+          status: str = "ok", task: str = "t1") -> list[dict[str, Any]]:
+    """One row per (seed, step) with the given validation accuracies at steps 100, 200, ..."""
+    return [
+        {entity: value, "task": task, "d_model": size, "learning_rate": lr, "seed": seed, "step": 100 * (i + 1),
+         "val_accuracy": acc, "status": status, "trial_key": f"{value}-{size}-{lr}"}
+        for seed, accs in per_seed.items() for i, acc in enumerate(accs)
+    ]
+
+
+def _atlas_rows() -> pl.LazyFrame:
+    rows: list[dict[str, Any]] = []
+    a = {
+        0.001: {0: [0.5, 0.6], 1: [0.5, 0.8]},  # G = 0.7 (step 200), seed bests 0.6 / 0.8: spread 0.2
+        0.01: {0: [0.9, 0.8], 1: [0.7, 0.8]},  # G = 0.8 (either step), seed bests 0.9 / 0.8: spread 0.1
+        0.1: {0: [0.6, 0.78], 1: [0.6, 0.78]},  # G = 0.78, spread 0
+        1.0: {0: [0.1, 0.1], 1: [0.3, 0.1]},  # G = 0.2 (step 100), seed bests 0.1 / 0.3: spread 0.2
+    }
+    for lr, per_seed in a.items():
+        rows += _rows("mixer", "A", 16, lr, per_seed)
+        rows += _rows("mixer", "A", 32, lr, {0: [0.79, 0.79], 1: [0.79, 0.79]})  # within margin everywhere
+    for lr in LRS[:3]:
+        rows += _rows("mixer", "B", 16, lr, {0: [0.5, 0.5], 1: [0.5, 0.5]})
+    rows += _rows("mixer", "B", 16, 1.0, {0: [0.0, 0.0], 1: [0.0, 0.0]}, status="diverged")
+    rows += _rows("mixer", "B", 16, 0.5, {0: [0.9, 0.9], 1: [0.9, 0.9]}, status="failed")  # ignored
+    return pl.LazyFrame(rows)
+
+
+def test_leaderboard_statistics_equal_hand_computed_values() -> None:
+    board = leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model")
+    a, b = (board.filter(pl.col("mixer") == m).row(0, named=True) for m in ("A", "B"))
+    assert board.get_column("mixer").to_list() == ["A", "B"]  # best first within the task
+    assert a["best_g"] == pytest.approx(0.8) and a["best_d_model"] == 16 and a["best_learning_rate"] == 0.01
+    assert a["share_within_margin"] == pytest.approx(6 / 8)  # d=16: lr 0.01, 0.1; d=32: all four
+    assert a["seed_spread"] == pytest.approx((0.2 + 0.1 + 0.0 + 0.2) / 8)
+    # band at the best size only (d=16): 0.01 .. 0.1, one decade (d=32 alone would give three)
+    assert (a["lr_band_low"], a["lr_band_high"]) == (0.01, 0.1) and a["lr_band_decades"] == pytest.approx(1.0)
+    assert a["n_configs"] == 8 and a["n_seeds"] == 2
+    # B: ties go to the highest rate at the smallest size; the diverged rate is outside the band
+    assert b["best_g"] == pytest.approx(0.5) and b["best_learning_rate"] == 0.1
+    assert b["share_within_margin"] == pytest.approx(3 / 4) and b["seed_spread"] == pytest.approx(0.0)
+    assert b["lr_band_decades"] == pytest.approx(2.0) and b["n_configs"] == 4  # the failed trial is ignored
+
+
+def test_margin_changes_share_and_band() -> None:
+    board = leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model", margin=0.15)
+    a = board.filter(pl.col("mixer") == "A").row(0, named=True)
+    assert a["share_within_margin"] == pytest.approx(7 / 8)  # 0.7 >= 0.65 joins
+    assert a["lr_band_decades"] == pytest.approx(2.0)
+    assert "15 pp" in definitions(0.15)[1][1] and len(definitions()) == 4
+
+
+def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path) -> None:
+    page = _Page(tmp_path)
+    meta = {"name": "atlas", "metric": "val_accuracy", "plot": {"panel": "mixer", "x": "d_model",
+                                                               "y": "learning_rate"}}
+    lines = leaderboard_section(page, _atlas_rows(), meta, tmp_path)
+    html = "\n".join(page.parts)
+    for column, _ in definitions():
+        assert f"<b>{column}</b>" in html
+    assert "1.0e-02 .. 1.0e-01" in html  # A's band as text
+    assert (tmp_path / "leaderboard.png").is_file()
+    assert lines[1].startswith("  mixer=A / t1: best 80.0%, within 5 pp: 75% of grid")
+    fig = leaderboard_figure(leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model"),
+                             "mixer", "task")
+    assert len(fig.axes) == 4
+
+
+def _hybrid_rows() -> pl.LazyFrame:
+    rows: list[dict[str, Any]] = []
+    best = {0: 0.6, 1: 0.7, 2: 0.59}
+    for k, g in best.items():
+        for lr in LRS:
+            acc = g if lr == 0.01 else 0.3
+            for r in _rows("conv_layers", k, 32, lr, {0: [acc / 2, acc], 1: [acc / 2, acc]}, task="cases"):
+                r.update(n_params=1000 - 100 * k, wall_time_s=r["step"] / (10.0 + k), trial_key=f"{k}-{lr}")
+                rows.append(r)
+    return pl.LazyFrame(rows)
+
+
+def test_hybrid_costs_and_verdict() -> None:
+    costs = hybrid_costs(_hybrid_rows())
+    assert costs.get_column("n_params").to_list() == [1000, 900, 800]
+    assert costs.get_column("steps_per_s").to_list() == pytest.approx([10.0, 11.0, 12.0])
+    board = leaderboard(_hybrid_rows(), entity="conv_layers", task="task")
+    (line,) = hybrid_verdict(board)
+    assert line.startswith("  cases: k=0 60.0%; k=1: 70.0% (+10.0 pp, better;")
+    assert "k=2: 59.0% (-1.0 pp, same (within 1 pp)" in line
+
+
+def test_hybrid_section_renders(tmp_path: Path) -> None:
+    page = _Page(tmp_path)
+    lines = hybrid_section(page, _hybrid_rows(), {"name": "yun2020.hybrid", "metric": "val_accuracy"}, tmp_path)
+    assert (tmp_path / "hybrid_leaderboard.png").is_file()
+    assert any("conv_layers=1 / cases: best 70.0%" in line and "900 params" in line for line in lines)
+    assert "Do 1-2 convolution layers at the bottom help?" in "\n".join(page.parts)
+    assert not math.isnan(float(lines[1].split("steps/s")[0].rsplit(",", 1)[1]))

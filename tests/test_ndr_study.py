@@ -1,0 +1,83 @@
+"""The csordas2021 studies and report sections: Table 1 statistic from rows, probe figures, smoke end to end."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis.ndr import PAPER_TABLE1, seed_scores, side_by_side, table1, table1_stats
+from search_spaces import get_study
+
+HERE = Path(__file__).parent
+
+
+def _rows() -> pl.LazyFrame:
+    # Two seeds of NDR forward: seed 0 peaks on depth-valid at step 2 (tied with step 3 -> latest wins).
+    data = []
+    for seed, dv, test, iid in ((0, [0.2, 0.9, 0.9], [0.1, 0.5, 0.7], [0.3, 0.8, 1.0]),
+                                (1, [0.1, 0.6, 0.4], [0.2, 0.9, 0.3], [0.2, 0.6, 0.6])):
+        for i, step in enumerate((1, 2, 3)):
+            data.append({"model": "NDR", "direction": "forward", "seed": seed, "step": step,
+                         "depth_val_accuracy": dv[i], "test_accuracy": test[i], "iid_accuracy": iid[i],
+                         "status": "ok", "trial_key": "k"})
+    data.append({**data[0], "direction": "backward"})
+    return pl.DataFrame(data).lazy()
+
+
+def test_table1_statistic_iid_at_end_longer_at_best_depth_valid() -> None:
+    scores = seed_scores(_rows()).collect().filter(pl.col("direction") == "forward").sort("seed")
+    assert scores["iid"].to_list() == [1.0, 0.6]
+    assert scores["longer"].to_list() == [0.7, 0.9]  # seed 0: tie at steps 2, 3 -> step 3; seed 1: step 2
+    assert scores["best_step"].to_list() == [3, 2]
+    stats = table1_stats(_rows()).filter((pl.col("direction") == "forward") & (pl.col("metric") == "longer"))
+    assert stats["mean"][0] == pytest.approx(0.8)
+    assert stats["std"][0] == pytest.approx(math.sqrt(0.02))  # sample std (n-1) of 0.7, 0.9
+    table = table1(_rows())
+    assert table.columns == ["model", "IID →", "IID ←", "Longer →", "Longer ←", "seeds"]
+    row = table.row(0, named=True)
+    assert row["Longer →"] == "0.80 ± 0.14" and row["IID →"] == "0.80 ± 0.28"
+    assert row["IID ←"] == "0.30 ± 0.00" and row["seeds"] == 1
+    both = side_by_side(table)
+    ndr = both.filter(pl.col("model") == "NDR").row(0, named=True)
+    assert ndr["Longer → (paper)"] == "1.00 ± 0.00" and ndr["Longer →"] == "0.80 ± 0.14"
+    assert both.filter(pl.col("model") == "DNC")["Longer →"][0] == "–"
+    assert PAPER_TABLE1["+ abs/rel + gate"][3] == (0.98, 0.03)
+
+
+def test_studies_cover_every_model_and_direction() -> None:
+    paper = get_study("csordas2021.table1")
+    assert paper.trial_count() == 14 and paper.seeds == (0, 1, 2, 3, 4)
+    cpu = get_study("csordas2021.table1", "cpu")
+    assert cpu.trial_count() == 14 and cpu.seeds == (0, 1, 2, 3, 4)
+    configs = list(cpu.grid())
+    ndr = next(c for c in configs if c["model"] == "NDR")
+    assert ndr["d_model"] == 32 and ndr["learning_rate"] == pytest.approx(1.5e-4 * 4)
+    assert {c["direction"] for c in configs} == {"forward", "backward"}
+    tpe = get_study("csordas2021.ndr_tpe")
+    assert tpe.sampler == "tpe" and set(tpe.nuisance) == {"learning_rate", "weight_decay", "dropout", "n_layers"}
+    assert tpe.metric == "depth_val_accuracy"
+
+
+@pytest.mark.slow
+def test_smoke_table1_end_to_end_with_report(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "study.cli", "run", "csordas2021.table1", "--scale", "smoke", "--storage", "out",
+           "--report"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    assert result.returncode == 0, result.stderr + result.stdout
+    study_dir = tmp_path / "out" / "csordas2021.table1.smoke"
+    df = pl.read_parquet(study_dir / "trials" / "*.parquet")
+    assert df.height == 14 * 2 * 2  # 14 trials x 2 seeds x 2 evaluations
+    assert set(df["model"]) == set(PAPER_TABLE1) - {"DNC"}
+    gates = pl.read_parquet(study_dir / "artifacts" / "gates" / "*.parquet")
+    assert gates["trial_key"].n_unique() == 6  # NDR and the two "+ gate" rows, both directions
+    summary = next(study_dir.rglob("summary.txt")).read_text()
+    assert "Table 1 (ours | paper):" in summary and "| NDR |" in summary
+    pngs = {p.name for p in study_dir.rglob("*.png")}
+    assert "attention_NDR_forward.png" in pngs and "gates_NDR_backward.png" in pngs

@@ -1,0 +1,102 @@
+"""yun2020.hybrid and atlas: stacks per k, every registered mixer in the atlas, lengths, scales."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from search_spaces import get_study
+from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS
+from search_spaces.yun2020 import CONV_LAYERS, HYBRID, hybrid_stack
+from study.trainable import member_configs, split_config
+
+
+def test_atlas_holds_every_registered_mixer() -> None:
+    from trainables.mixers import MIXERS
+
+    missing = sorted(set(MIXERS.names()) - set(ATLAS_MIXERS))
+    assert not missing, f"add {missing} to search_spaces.atlas.ATLAS_MIXERS"
+    assert sorted(ATLAS_MIXERS) == sorted(MIXERS.names())
+    assert ATLAS.scientific["mixer"] == ATLAS_MIXERS
+
+
+def test_atlas_covers_every_task_of_the_richter_family() -> None:
+    from trainables.tasks import TASKS
+
+    assert set(RICHTER_TASKS) == set(TASKS.names())
+    assert set(RICHTER_TASKS) <= set(ATLAS.scientific["task"].options)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("scale", ["paper", "cpu", "smoke"])
+def test_atlas_validates_every_mixer_at_training_length(scale: str) -> None:
+    study = get_study("atlas", scale)
+    seen = set()
+    for config in study.grid():
+        point = {n: config[n] for n in study.axes}
+        hyper, labels = split_config(study, point)
+        (cfg,) = member_configs(hyper)
+        assert cfg.resolved()["val_seq_len"] == cfg.seq_len  # "validated at training length"
+        assert cfg.layer_mixers() == (config["mixer"],) * cfg.n_layers
+        seen.add((config["mixer"], config["task"]))
+        assert labels == {}
+    assert len(seen) == len(ATLAS_MIXERS) * len(RICHTER_TASKS)
+
+
+def test_atlas_scales() -> None:
+    assert ATLAS.trial_count() == 10 * 3 * 5 * 10 and len(ATLAS.seeds) == 5
+    cpu = ATLAS.at_scale("cpu")
+    assert cpu.trial_count() * len(cpu.seeds) == 10 * 3 * 2 * 4 * 3  # 720 models
+    assert cpu.fixed["n_steps"] == 800 and cpu.sections == ("leaderboard",)
+    assert any("validated at training length" in d.lower() for d in cpu.deviations)
+
+
+def test_hybrid_stacks_put_k_convolutions_at_the_bottom() -> None:
+    assert [CONV_LAYERS.options[k]["mixer_stack"] for k in range(5)] == [
+        "softmax,softmax,softmax,softmax",
+        "sepconv,softmax,softmax,softmax",
+        "sepconv,sepconv,softmax,softmax",
+        "sepconv,sepconv,sepconv,softmax",
+        "sepconv,sepconv,sepconv,sepconv",
+    ]
+    with pytest.raises(ValueError, match=r"invalid k=5; allowed: 0..4 convolution layers"):
+        hybrid_stack(5)
+    config = HYBRID.configuration({"task": "mode", "conv_layers": 2, "learning_rate": 0.01})
+    assert config["task"] == "mode" and config["mixer_stack"] == "sepconv,sepconv,softmax,softmax"
+    assert config["architecture"] == "BERT" and config["n_layers"] == 4
+    hyper, labels = split_config(HYBRID, {"task": "mode", "conv_layers": 2, "learning_rate": 0.01})
+    assert labels == {"conv_layers": 2} and hyper["mixer_stack"] == "sepconv,sepconv,softmax,softmax"
+
+
+def test_hybrid_scales() -> None:
+    assert HYBRID.trial_count() == 2 * 5 * 10 and HYBRID.sections == ("hybrid",)
+    cpu = HYBRID.at_scale("cpu")
+    assert cpu.trial_count() == 2 * 5 * 4 and cpu.seeds == (0, 1, 2)
+    assert cpu.fixed["d_model"] == 32 and cpu.fixed["seq_len"] == cpu.fixed["val_seq_len"] == 32
+    assert get_study("yun2020.hybrid", "smoke").trial_count() == 2 * 3 * 2
+
+
+@pytest.mark.slow
+def test_hybrid_smoke_runs_through_the_cli(tmp_path: Path) -> None:
+    """The real entry point: `study run yun2020.hybrid --scale smoke` writes one file per trial with the stack."""
+    import polars as pl
+
+    study = Path(sys.executable).parent / "study"
+    result = subprocess.run([str(study), "run", "yun2020.hybrid", "--scale", "smoke", "--storage", str(tmp_path),
+                             "--max-concurrent", "2", "--no-report"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    study_dir = tmp_path / "yun2020.hybrid.smoke"
+    files = sorted((study_dir / "trials").glob("*.parquet"))
+    assert len(files) == 12
+    rows = pl.concat([pl.read_parquet(f).select("task", "conv_layers", "mixer_stack", "mixer", "n_params", "seed")
+                      for f in files])
+    assert rows.get_column("seed").unique().sort().to_list() == [0, 1]
+    stacks = dict(rows.select("conv_layers", "mixer_stack").unique().iter_rows())
+    assert stacks == {0: "softmax,softmax,softmax,softmax", 2: "sepconv,sepconv,softmax,softmax",
+                      4: "sepconv,sepconv,sepconv,sepconv"}
+    params = dict(rows.filter(pl.col("task") == "cases").select("conv_layers", "n_params").unique().iter_rows())
+    assert params[0] > params[2] > params[4]
+    assert json.loads((study_dir / "study.json").read_text())["sections"] == ["hybrid"]

@@ -1,0 +1,167 @@
+"""The trial configuration of the Gros 2024 family (NT tasks on one pre-LN bilayer, d = N)."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass, fields
+from typing import Any
+
+from trainables.gros.tasks import GROS_TASKS
+
+ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
+WEIGHTS: tuple[str, ...] = ("per_token", "shared")
+LOSS_REDUCTIONS: tuple[str, ...] = ("mean", "sum_outputs")
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GrosConfig:
+    """Hyperparameters of one Gros 2024 trial (names identical to the Parquet columns).
+
+    Attributes:
+        task: nt, nt_s, nt_r or nt_mix (the 50/50 mixture of nt and nt_s).
+        basis: symbol alphabet size N.
+        d_model: model width d; None = N (the paper). A larger d (for the cross-paper atlas) keeps the one-hot
+            symbols in the first N dimensions; the readout still predicts N symbols.
+        delay: delay tau of the rule.
+        n_context: context length N_con (tokens the model sees; the readout is N_con * d -> d).
+        attention: ``dpa`` (softmax of beta * Q^T K) or ``ea`` (expressive attention, Eq. 2).
+        mixer: None (the paper's causal single head, chosen by ``attention``) or a name of
+            ``trainables.mixers.MIXERS`` replacing it (non-causal, ``n_heads`` heads, its own projections).
+        n_heads: heads of ``mixer`` (must divide basis); the paper's head is single.
+        weights: ``per_token`` (each context position has its own Q/K/V and FFN matrices: the reading that
+            reproduces the size of the paper's parameter counts) or ``shared`` (one set for all positions).
+        beta: DPA's inverse temperature (the paper: 1, no 1/sqrt(d)).
+        loss_reduction: ``mean`` (squared error averaged over the batch and the N outputs) or ``sum_outputs``
+            (summed over the N outputs, averaged over the batch: N times the gradient); the paper does not say.
+        learning_rate: SGD learning rate (paper: 0.02).
+        momentum: SGD momentum (paper: 0.8).
+        n_epochs: epochs; one epoch = one fresh series, ``batch_predictions`` predictions, one optimiser step.
+        eval_every: epochs between evaluations; must divide n_epochs.
+        batch_predictions: next-symbol predictions per epoch (paper N_batch = 40).
+        eval_series: fresh series per evaluation during training (paper N_test = 100).
+        eval_predictions: greedy free-running predictions per series (paper N_g = 50).
+        final_eval_series: series of the final evaluation after training (paper: at least 10^4).
+        lr_drop_epoch: None, or the epoch from which the learning rate is divided by ``lr_drop_factor`` (Fig. 6).
+        lr_drop_factor: the divisor of that drop (paper: 4).
+        snapshot_seeds: how many seeds (the first ones) save their final attention matrices on a probe series.
+    """
+
+    task: str
+    basis: int = 16
+    d_model: int | None = None
+    delay: int = 2
+    n_context: int = 32
+    attention: str = "ea"
+    mixer: str | None = None
+    n_heads: int = 1
+    weights: str = "per_token"
+    beta: float = 1.0
+    loss_reduction: str = "mean"
+    learning_rate: float = 0.02
+    momentum: float = 0.8
+    n_epochs: int = 1000
+    eval_every: int = 20
+    batch_predictions: int = 40
+    eval_series: int = 100
+    eval_predictions: int = 50
+    final_eval_series: int = 10_000
+    lr_drop_epoch: int | None = None
+    lr_drop_factor: float = 4.0
+    snapshot_seeds: int = 2
+
+    def __post_init__(self) -> None:
+        def bad(name: str, allowed: str) -> ValueError:
+            return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
+
+        if self.task not in GROS_TASKS:
+            raise bad("task", ", ".join(GROS_TASKS))
+        minimum = {"basis": 2, "delay": 1, "n_context": 1, "n_heads": 1, "n_epochs": 1, "eval_every": 1,
+                   "batch_predictions": 1, "eval_series": 1, "eval_predictions": 1, "final_eval_series": 0,
+                   "snapshot_seeds": 0}
+        for name, low in minimum.items():
+            v = getattr(self, name)
+            if not _is_int(v) or v < low:
+                raise bad(name, f"an integer >= {low}")
+            object.__setattr__(self, name, int(v))
+        if self.d_model is not None:
+            if not _is_int(self.d_model) or self.d_model < self.basis:
+                raise bad("d_model", f"None (= basis) or an integer >= basis={self.basis}")
+            object.__setattr__(self, "d_model", int(self.d_model))
+        if self.n_context < self.delay + 1:
+            raise bad("n_context", f"an integer >= delay + 1 = {self.delay + 1} (the rule's inputs)")
+        if self.n_epochs % self.eval_every:
+            raise bad("n_epochs", f"a multiple of eval_every={self.eval_every}")
+        if self.attention not in ATTENTIONS:
+            raise bad("attention", ", ".join(ATTENTIONS))
+        if self.loss_reduction not in LOSS_REDUCTIONS:
+            raise bad("loss_reduction", ", ".join(LOSS_REDUCTIONS))
+        if self.weights not in WEIGHTS:
+            raise bad("weights", ", ".join(WEIGHTS))
+        if self.mixer is not None:
+            from trainables.mixers import MIXERS
+
+            if self.mixer not in MIXERS:
+                raise bad("mixer", "None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
+            if self.width % self.n_heads:
+                raise bad("n_heads", f"a divisor of the model width d={self.width}")
+        for name, positive in (("learning_rate", True), ("beta", True), ("lr_drop_factor", True),
+                               ("momentum", False)):
+            v = getattr(self, name)
+            if not _is_real(v) or not (v > 0 if positive else 0 <= v < 1):
+                raise bad(name, "a number > 0" if positive else "a number in [0, 1)")
+            object.__setattr__(self, name, float(v))
+        if self.lr_drop_epoch is not None:
+            if not _is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
+                raise bad("lr_drop_epoch", f"None or an integer in (0, n_epochs={self.n_epochs})")
+            object.__setattr__(self, "lr_drop_epoch", int(self.lr_drop_epoch))
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """All hyperparameter names in declaration order."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GrosConfig:
+        """Build from a flat dict; unknown keys and invalid values raise ValueError naming the field."""
+        valid = cls.field_names()
+        for key in d:
+            if key not in valid:
+                raise ValueError(f"invalid hyperparameter {key!r}; allowed: {', '.join(valid)}")
+        if "task" not in d:
+            raise ValueError("invalid hyperparameter set: 'task' missing; allowed: " + ", ".join(GROS_TASKS))
+        return cls(**d)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as given."""
+        return dataclasses.asdict(self)
+
+    def resolved(self) -> dict[str, Any]:
+        """Every field as the concrete value used in training (the Parquet hyperparameter columns).
+
+        ``mixer`` resolves to the name of what mixes the tokens (``dpa``/``ea`` for the paper's head) and
+        ``d_model`` to the width used.
+        """
+        out = self.to_dict()
+        out["mixer"] = self.mixer if self.mixer is not None else self.attention
+        out["d_model"] = self.width
+        return out
+
+    @property
+    def width(self) -> int:
+        """The model width d (``d_model``, or N when None as in the paper)."""
+        return self.basis if self.d_model is None else self.d_model
+
+    def learning_rate_at(self, epoch: int) -> float:
+        """The learning rate of the optimiser step of ``epoch`` (0-based)."""
+        if self.lr_drop_epoch is not None and epoch >= self.lr_drop_epoch:
+            return self.learning_rate / self.lr_drop_factor
+        return self.learning_rate

@@ -1,0 +1,233 @@
+"""Training loop of the Gros 2024 family: SGD with momentum, one fresh series per epoch, greedy evaluation.
+
+Epoch (paper, "Training"): every member draws a fresh random series; its first N_con symbols fill the
+context and the model predicts the next ``batch_predictions`` (40) symbols one by one, sliding the context
+over the TRUE series; the 40 predictions are one batch and one optimiser step (a choice: the paper does not
+say whether it steps per prediction). Loss: squared error between the linear outputs and the one-hot target,
+``torch.nn.functional.mse_loss``'s mean over the batch and the d outputs (a choice).
+
+Evaluation: ``eval_series`` (100) fresh series per member; from the first N_con true symbols the model
+predicts ``eval_predictions`` (50) symbols free-running: every prediction is appended to the context and
+fed back (greedy inference; the strict reading). ``val_accuracy`` = the fraction of those predictions equal to
+the true continuation; ``val_loss`` = the squared error along the same rollout. After the last epoch the same
+evaluation with ``final_eval_series`` (>= 10^4 in the paper) series gives ``final_accuracy``. The mixture
+(``nt_mix``) is evaluated on each of its tasks with ``eval_series`` series each (``val_accuracy_nt``,
+``val_accuracy_nt_s``; ``val_accuracy`` is their mean).
+
+All K seeds train as one stacked model (``StackedBilayer``); each has its own initialisation and its own data
+generators (training, evaluation, final evaluation), so results equal separate runs up to float rounding.
+A member whose loss is not finite is frozen (zero gradient and momentum) and reported ``diverged``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from trainables.gros.config import GrosConfig
+from trainables.gros.model import StackedBilayer
+from trainables.gros.tasks import COMPONENTS, RULES, continue_series, initial_symbols
+
+OnEval = Callable[[dict[str, Any]], None]
+_STREAM_TRAIN, _STREAM_VAL, _STREAM_FINAL = 1, 2, 3
+#: Largest attention tensor (K x B x T x T floats) one evaluation chunk may allocate.
+EVAL_CHUNK_BYTES = 64 * 2**20
+
+
+def stream_seed(seed: int, stream: int) -> int:
+    """Seed of data stream ``stream`` for model seed ``seed`` (distinct from the init seed itself)."""
+    return (seed * 1_000_003 + stream * 7_919 + 0x6705) % (2**63)
+
+
+def _series(cfg: GrosConfig, gens: Sequence[torch.Generator], n: int, length: int, task: str) -> torch.Tensor:
+    """(K, n, length): n series per member, each member's drawn from its own generator."""
+    starts, rules = zip(*(initial_symbols(task, cfg.basis, cfg.delay, n, g) for g in gens), strict=True)
+    series = continue_series(torch.cat(starts), torch.cat(rules), cfg.basis, cfg.delay, length)
+    return series.view(len(gens), n, length)
+
+
+@torch.no_grad()
+def greedy_rollout(model: StackedBilayer, series: torch.Tensor,
+                   n_predictions: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Free-running prediction from the first N_con symbols of ``series`` (K, B, >= N_con + n_predictions).
+
+    Returns (correct (K, B, n_predictions) bool, squared error (K, B) summed over the rollout).
+    """
+    t = model.cfg.n_context
+    context = series[:, :, :t]
+    correct, sq = [], torch.zeros(series.shape[:2], device=series.device)
+    for i in range(n_predictions):
+        out = model(context)  # (K, B, d)
+        target = series[:, :, t + i]
+        pred = out.argmax(dim=-1)  # (K, B)
+        correct.append(pred == target)
+        sq += (out - F.one_hot(target, model.cfg.basis).to(out.dtype)).square().mean(dim=-1)
+        context = torch.cat([context[:, :, 1:], pred[:, :, None]], dim=2)  # slide, feeding the prediction back
+    return torch.stack(correct, dim=-1), sq / n_predictions
+
+
+def evaluate(model: StackedBilayer, gens: Sequence[torch.Generator], n_series: int) -> dict[str, list[float]]:
+    """Greedy accuracy and rollout loss per member (lists of K) on fresh series, per component task."""
+    cfg = model.cfg
+    k, t = model.k, cfg.n_context
+    chunk = max(1, EVAL_CHUNK_BYTES // (4 * k * t * t))
+    out: dict[str, list[float]] = {}
+    accs, losses = [], []
+    for component in COMPONENTS[cfg.task]:
+        series = _series(cfg, gens, n_series, t + cfg.eval_predictions, component)  # (K, n, T + N_g)
+        correct = torch.zeros(k, device=series.device)
+        sq = torch.zeros(k, device=series.device)
+        for i in range(0, n_series, chunk):
+            c, s = greedy_rollout(model, series[:, i:i + chunk], cfg.eval_predictions)
+            correct += c.float().mean(dim=-1).sum(dim=1)
+            sq += s.sum(dim=1)
+        acc, loss = (correct / n_series).tolist(), (sq / n_series).tolist()
+        accs.append(acc)
+        losses.append(loss)
+        if cfg.task == "nt_mix":
+            out[f"accuracy_{component}"] = acc
+    out["accuracy"] = [sum(a[i] for a in accs) / len(accs) for i in range(k)]
+    out["loss"] = [sum(v[i] for v in losses) / len(losses) for i in range(k)]
+    return out
+
+
+def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
+                  on_eval: OnEval | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Train every seed of ``cfg`` as one stacked model: (rows, attention-snapshot rows)."""
+    start_time = time.perf_counter()
+    seeds = list(seeds)
+    model = StackedBilayer(cfg, seeds, device=device)
+    k, t, d = model.k, cfg.n_context, cfg.basis
+    n_params = model.n_params()
+    gens = {s: [torch.Generator(device=device).manual_seed(stream_seed(seed, s)) for seed in seeds]
+            for s in (_STREAM_TRAIN, _STREAM_VAL, _STREAM_FINAL)}
+    params = model.parameters()
+    optimizer = torch.optim.SGD(params, lr=cfg.learning_rate, momentum=cfg.momentum)
+    active = torch.ones(k, dtype=torch.bool, device=device)
+    diverged = [False] * k
+    rows: list[list[dict[str, Any]]] = [[] for _ in seeds]
+    loss_sum, correct_sum, n_batches = torch.zeros(k), torch.zeros(k), 0
+    mix_columns = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+
+    def emit(i: int, epoch: int, metrics: dict[str, Any]) -> None:
+        row = {"seed": seeds[i], "step": epoch, "epoch": epoch, **metrics,
+               "status": "diverged" if diverged[i] else "ok", "wall_time_s": time.perf_counter() - start_time,
+               "n_params": n_params, "device": str(device)}
+        rows[i].append(row)
+        if on_eval is not None:
+            on_eval(row)
+
+    def freeze(i: int) -> None:
+        """Member i stops: no gradient, no momentum; its remaining evaluations score 0."""
+        diverged[i] = True
+        active[i] = False
+
+    def empty_metrics() -> dict[str, Any]:
+        return {"train_loss": math.nan, "train_accuracy": 0.0, "val_loss": math.nan, "val_accuracy": 0.0,
+                **{f"val_{c}": 0.0 for c in mix_columns}, "final_accuracy": None,
+                **{f"final_{c}": None for c in mix_columns}, "current_learning_rate": cfg.learning_rate}
+
+    length = t + cfg.batch_predictions
+    for epoch in range(cfg.n_epochs):
+        lr = cfg.learning_rate_at(epoch)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        series = _series(cfg, gens[_STREAM_TRAIN], 1, length, cfg.task)[:, 0]  # (K, T + P)
+        windows = series.unfold(1, t, 1)[:, : cfg.batch_predictions]  # (K, P, T) sliding over the true series
+        targets = series[:, t:]  # (K, P)
+        out = model(windows)  # (K, P, d)
+        sq = (out - F.one_hot(targets, d).to(out.dtype)).square()  # (K, P, N)
+        losses = sq.mean(dim=(1, 2)) if cfg.loss_reduction == "mean" else sq.sum(dim=2).mean(dim=1)  # (K,)
+        values = losses.detach().cpu()
+        for i in range(k):
+            if not diverged[i] and not math.isfinite(float(values[i])):
+                freeze(i)
+        optimizer.zero_grad(set_to_none=False)
+        torch.where(active, losses, torch.zeros_like(losses)).sum().backward()
+        if not bool(active.all()):
+            _zero_frozen(model, optimizer, active)
+        optimizer.step()
+        loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values))
+        correct_sum += (out.detach().argmax(dim=-1) == targets).float().mean(dim=1).cpu()
+        n_batches += 1
+        done = epoch + 1
+        if done % cfg.eval_every:
+            continue
+        ev = evaluate(model, gens[_STREAM_VAL], cfg.eval_series)
+        final = evaluate(model, gens[_STREAM_FINAL], cfg.final_eval_series) \
+            if done == cfg.n_epochs and cfg.final_eval_series else None
+        for i in range(k):
+            if diverged[i]:
+                emit(i, done, empty_metrics())
+                continue
+            emit(i, done, {
+                "train_loss": float(loss_sum[i]) / n_batches,
+                "train_accuracy": float(correct_sum[i]) / n_batches,
+                "val_loss": ev["loss"][i], "val_accuracy": ev["accuracy"][i],
+                **{f"val_{c}": ev[c][i] for c in mix_columns},
+                "final_accuracy": final["accuracy"][i] if final else None,
+                **{f"final_{c}": (final[c][i] if final else None) for c in mix_columns},
+                "current_learning_rate": lr,
+            })
+        loss_sum.zero_()
+        correct_sum.zero_()
+        n_batches = 0
+    if any(diverged):
+        for i in range(k):
+            if diverged[i]:
+                for row in rows[i]:
+                    row["status"] = "diverged"
+    return [row for member in rows for row in member], _snapshots(model, seeds, diverged)
+
+
+@torch.no_grad()
+def _zero_frozen(model: StackedBilayer, optimizer: torch.optim.Optimizer, active: torch.Tensor) -> None:
+    keep = active.to(torch.float32)
+    for p in model.params.values():
+        mask = keep.view(-1, *([1] * (p.dim() - 1))).to(p.dtype)
+        p.grad.mul_(mask).nan_to_num_(0.0)
+        buf = optimizer.state.get(p, {}).get("momentum_buffer")
+        if buf is not None:
+            buf.mul_(mask).nan_to_num_(0.0)
+    for i, mixer in enumerate(model.mixers):
+        if not bool(active[i]):
+            for p in mixer.parameters():
+                if p.grad is not None:
+                    p.grad.zero_()
+                buf = optimizer.state.get(p, {}).get("momentum_buffer")
+                if buf is not None:
+                    buf.zero_()
+
+
+@torch.no_grad()
+def _snapshots(model: StackedBilayer, seeds: Sequence[int], diverged: Sequence[bool]) -> list[dict[str, Any]]:
+    """Final attention matrices of the first ``snapshot_seeds`` members on one probe series (artifact rows)."""
+    cfg = model.cfg
+    n = min(cfg.snapshot_seeds, model.k)
+    if n == 0:
+        return []
+    gen = torch.Generator(device=model.causal.device).manual_seed(12345)  # one probe series for every member
+    task = COMPONENTS[cfg.task][0]
+    start, rules = initial_symbols(task, cfg.basis, cfg.delay, 1, gen)
+    probe = continue_series(start, rules, cfg.basis, cfg.delay, cfg.n_context)  # (1, T)
+    _, a = model(probe.expand(model.k, 1, -1).contiguous(), return_attention=True)
+    if a is None:
+        return []
+    a = a[:, 0].cpu()  # (K, T, T)
+    t = cfg.n_context
+    query = torch.arange(t).repeat_interleave(t).tolist()
+    key = torch.arange(t).repeat(t).tolist()
+    out = []
+    for i in range(n):
+        if diverged[i]:
+            continue
+        for q, kk, w in zip(query, key, a[i].reshape(-1).tolist(), strict=True):
+            if kk <= q or cfg.mixer is not None:
+                out.append({"seed": seeds[i], "epoch": cfg.n_epochs, "query": q, "key": kk, "weight": w,
+                            "rule": RULES.index(task)})
+    return out

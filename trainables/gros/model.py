@@ -1,0 +1,152 @@
+"""Gros 2024's transformer bilayer, K independent members (seeds) stacked in one model.
+
+One-hot token embedding (d = N, fixed; a ``d_model`` > N pads it with zeros), no positional embedding, then
+one bilayer with pre-LN sub-layers and skip connections, then a flattened linear readout::
+
+    x = onehot(tokens)                                   (K, B, T, d)
+    x = x + A(LN1(x)) V(LN1(x))                          causal single-head attention, DPA or EA
+    x = x + W2 tanh(W1 LN2(x) + b1) + b2                 token-wise FFN, hidden 4d
+    y = W_r flatten(x) + b_r                             (K, B, d), prediction = argmax
+
+Choices the paper leaves open (named in ``docs/gros2024.md`` and the studies' ``fixed``):
+
+* ``weights="per_token"``: every context position t has its own weight MATRICES W_Q, W_K, W_V (d x d),
+  W1 (d x 4d) and W2 (4d x d); "one attention head per token" and the "token-wise" FFN read literally. The
+  biases (of Q, K, V, W1, W2, the readout) and the LayerNorm gains/biases are shared by all positions. This
+  gives 794 parameters for N2T5 at N_con = 16 (paper: 802) and 393,424 (paper: "about 4e5") for N16T5
+  at N_con = 128. ``"shared"``: one set of matrices for all t (a standard transformer layer).
+* LayerNorm with affine (PyTorch default, eps 1e-5, gain 1 / bias 0 at init). Without the LN bias (and the
+  Q/K biases) EA is blind for N = 2: LN maps the two one-hot symbols to antiparallel vectors, and EA is
+  invariant under z -> -z.
+* No output projection after attention (the paper names Q, K, V only).
+* Init: PyTorch's ``nn.Linear`` default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for every matrix and bias.
+
+Members are stacked along a leading axis K: each has its own init (drawn from its own generator) and its
+gradients depend on its own loss only, so member k equals a K = 1 model of the same seed up to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from trainables.gros.config import GrosConfig
+from trainables.mixers.expressive import expressive_weights
+
+FFN_FACTOR = 4
+
+
+def attention_weights(z: torch.Tensor, attention: str, beta: float, causal: torch.Tensor) -> torch.Tensor:
+    """Causal attention weights from logits z (..., T, T): ``dpa`` softmax(beta z) or ``ea`` (Eq. 2)."""
+    if attention == "dpa":
+        return (beta * z).masked_fill(~causal, float("-inf")).softmax(dim=-1)
+    if attention == "ea":
+        return expressive_weights(z, causal)
+    raise ValueError(f"invalid attention={attention!r}; allowed: dpa, ea")
+
+
+def parameter_shapes(cfg: GrosConfig) -> dict[str, tuple[int, ...]]:
+    """Per-member parameter shapes (without the K axis), in initialisation order (LayerNorms excluded)."""
+    d, t, n = cfg.width, cfg.n_context, cfg.basis
+    pos = (t,) if cfg.weights == "per_token" else ()
+    shapes: dict[str, tuple[int, ...]] = {}
+    if cfg.mixer is None:
+        shapes.update(wq=(*pos, d, d), wk=(*pos, d, d), wv=(*pos, d, d), bq=(d,), bk=(d,), bv=(d,))
+    shapes.update(w1=(*pos, d, FFN_FACTOR * d), b1=(FFN_FACTOR * d,), w2=(*pos, FFN_FACTOR * d, d), b2=(d,),
+                  wr=(t * d, n), br=(n,))
+    return shapes
+
+
+def _fan_in(name: str, cfg: GrosConfig) -> int:
+    d = cfg.width
+    return {"w2": FFN_FACTOR * d, "b2": FFN_FACTOR * d, "wr": cfg.n_context * d, "br": cfg.n_context * d}.get(name, d)
+
+
+class StackedBilayer:
+    """K members of one configuration as stacked parameters ``(K, ...)``.
+
+    Args:
+        cfg: the configuration (shared by all members).
+        seeds: one initialisation seed per member.
+        device: where the parameters live.
+    """
+
+    def __init__(self, cfg: GrosConfig, seeds: Sequence[int], *, device: str | torch.device = "cpu") -> None:
+        self.cfg = cfg
+        self.k = len(seeds)
+        per_member: list[dict[str, torch.Tensor]] = []
+        self.mixers: list[nn.Module] = []
+        for seed in seeds:
+            gen = torch.Generator().manual_seed(int(seed))
+            params = {}
+            for name, shape in parameter_shapes(cfg).items():
+                bound = 1.0 / math.sqrt(_fan_in(name, cfg))
+                params[name] = (torch.rand(shape, generator=gen) * 2 - 1) * bound
+            for ln in ("ln1", "ln2"):  # LayerNorm affine: gain 1, bias 0 (PyTorch's init)
+                params[f"{ln}_gain"], params[f"{ln}_bias"] = torch.ones(cfg.width), torch.zeros(cfg.width)
+            per_member.append(params)
+            if cfg.mixer is not None:
+                from trainables.mixers import MIXERS
+
+                torch.manual_seed(int(seed))  # the mixer module initialises from the global RNG
+                self.mixers.append(MIXERS.get(cfg.mixer)(cfg.width, cfg.n_heads).to(device))
+        self.params = {name: torch.stack([p[name] for p in per_member]).to(device).requires_grad_()
+                       for name in per_member[0]}
+        t = cfg.n_context
+        self.causal = torch.ones(t, t, dtype=torch.bool, device=device).tril()  # (T, T) key s <= query t
+
+    def parameters(self) -> list[torch.Tensor]:
+        """Stacked tensors first, then every member's mixer parameters (member by member)."""
+        return [*self.params.values(), *(p for m in self.mixers for p in m.parameters())]
+
+    def n_params(self) -> int:
+        """Trainable parameters of ONE member."""
+        own = sum(p[0].numel() for p in self.params.values())
+        return own + (sum(p.numel() for p in self.mixers[0].parameters()) if self.mixers else 0)
+
+    def _token_linear(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """x (K, B, T, i) times w (K, T, i, j) per position, or (K, i, j) shared -> (K, B, T, j)."""
+        if self.cfg.weights == "per_token":
+            return torch.einsum("kbti,ktij->kbtj", x, w)
+        return torch.einsum("kbti,kij->kbtj", x, w)
+
+    def _layer_norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        """LayerNorm over d with each member's gain and bias: x (K, B, T, d)."""
+        g, b = self.params[f"{name}_gain"][:, None, None], self.params[f"{name}_bias"][:, None, None]
+        return torch.addcmul(b, F.layer_norm(x, (x.shape[-1],)), g)
+
+    def mix(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights)."""
+        cfg, p = self.cfg, self.params
+        if cfg.mixer is not None:
+            outs, weights = [], []
+            for k, mixer in enumerate(self.mixers):
+                outs.append(mixer(h[k]))  # (B, T, d)
+                if hasattr(mixer, "attention_weights"):
+                    weights.append(mixer.attention_weights(h[k]).mean(dim=1))  # (B, T, T), mean over heads
+            return torch.stack(outs), (torch.stack(weights) if weights else None)
+        q = self._token_linear(h, p["wq"]) + p["bq"][:, None, None]  # (K, B, T, d)
+        kk = self._token_linear(h, p["wk"]) + p["bk"][:, None, None]
+        v = self._token_linear(h, p["wv"]) + p["bv"][:, None, None]
+        z = q @ kk.transpose(-2, -1)  # (K, B, T, T), z_ts = Q_t . K_s
+        a = attention_weights(z, cfg.attention, cfg.beta, self.causal)
+        return a @ v, a  # (K, B, T, d)
+
+    def forward(self, tokens: torch.Tensor, *, return_attention: bool = False
+                ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor | None]:
+        """Outputs (K, B, N) for tokens (K, B, T) (and the attention weights (K, B, T, T) if asked)."""
+        cfg, p = self.cfg, self.params
+        x = F.one_hot(tokens, cfg.width).to(p["w1"].dtype)  # (K, B, T, d), symbols in the first N dims
+        y, a = self.mix(self._layer_norm(x, "ln1"))
+        x = x + y
+        hidden = torch.tanh(self._token_linear(self._layer_norm(x, "ln2"), p["w1"]) + p["b1"][:, None, None])
+        x = x + self._token_linear(hidden, p["w2"]) + p["b2"][:, None, None]  # (K, B, T, d)
+        k, b = tokens.shape[:2]
+        out = torch.baddbmm(p["br"][:, None], x.reshape(k, b, -1), p["wr"])  # (K, B, N)
+        return (out, a) if return_attention else out
+
+    __call__ = forward

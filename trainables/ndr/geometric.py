@@ -1,0 +1,132 @@
+"""Geometric attention (Csordás et al. 2021, Sec. 3; spec 1.4): attend to the *closest* matching key.
+
+Per head, with match probabilities P_ij = sigmoid(l_ij) and the diagonal and padded keys masked,
+
+    A_ij = P_ij * prod_{k in S_ij} (1 - P_ik),
+    S_ij = {k != i, j : |k - i| < |j - i|}  u  ({i + |j - i|} if j < i),
+
+i.e. keys are scanned outward from i in the order i+1, i-1, i+2, i-2, ... (ties: the right side is
+closer). :func:`geometric_weights` computes this in log space with one cumulative sum over the key axis
+(no loop over positions); :func:`geometric_weights_reference` is the brute-force definition for tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(hi, lo), each (N, N): sum_{k in S_ij} = C[i, hi_ij] - C[i, lo_ij] (0 where lo_ij < 0)."""
+    i = torch.arange(n, device=device).view(n, 1)
+    j = torch.arange(n, device=device).view(1, n)
+    dist = (i - j).abs()
+    hi = (i + dist - (j > i).long()).clamp(max=n - 1)  # (N, N)
+    lo = i - dist  # (N, N), may be negative
+    return hi, lo
+
+
+def geometric_weights(logits: torch.Tensor, mask: torch.Tensor, normalize: bool = False) -> torch.Tensor:
+    """Geometric attention weights from logits (..., N, N) and a key mask (..., N, N), True = masked.
+
+    The diagonal is masked here as well. Computed in fp32; returns (..., N, N) with rows summing to <= 1
+    (or renormalised to 1 with ``normalize``, the "+ geom. att." baseline).
+    """
+    n = logits.shape[-1]
+    eye = torch.eye(n, dtype=torch.bool, device=logits.device)
+    mask = mask | eye
+    logits = logits.float()
+    log_p = F.logsigmoid(logits).masked_fill(mask, -math.inf)  # log P_ij
+    log_not_p = F.logsigmoid(-logits).masked_fill(mask, 0.0)  # log(1 - P_ij); masked keys never block
+    cum = log_not_p.cumsum(-1)  # (..., N, N): C[i, k] = sum_{k' <= k} log(1 - P_ik')
+    hi, lo = _scan_indices(n, logits.device)
+    shape = cum.shape
+    c_hi = cum.gather(-1, hi.expand(shape))  # (..., N, N)
+    c_lo = cum.gather(-1, lo.clamp(min=0).expand(shape)).masked_fill((lo < 0).expand(shape), 0.0)
+    weights = torch.exp(log_p + (c_hi - c_lo))  # (..., N, N); exp(-inf) = 0 on the diagonal and padding
+    if normalize:
+        weights = weights / weights.sum(-1, keepdim=True).clamp(min=1e-12)
+    return weights
+
+
+def geometric_weights_reference(logits: torch.Tensor, mask: torch.Tensor, normalize: bool = False) -> torch.Tensor:
+    """The definition, term by term in float64 (slow; tests only). Same arguments as :func:`geometric_weights`."""
+    n = logits.shape[-1]
+    p = torch.sigmoid(logits.double()).masked_fill(mask, 0.0)
+    out = torch.zeros_like(p)
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            d = abs(j - i)
+            blockers = [k for k in range(n) if k not in (i, j) and abs(k - i) < d]
+            if j < i and i + d < n:
+                blockers.append(i + d)
+            w = p[..., i, j]
+            for k in blockers:
+                w = w * (1 - p[..., i, k])
+            out[..., i, j] = w
+    if normalize:
+        out = out / out.sum(-1, keepdim=True).clamp(min=1e-12)
+    return out
+
+
+def _my_init(weight: torch.Tensor, d_model: int, d_head: int) -> None:
+    """The release's "MyInit": uniform(+-a), a = sqrt(3) * sqrt(2 / (d + d_h)) (Xavier with per-head fans)."""
+    a = math.sqrt(3.0) * math.sqrt(2.0 / (d_model + d_head))
+    nn.init.uniform_(weight, -a, a)
+
+
+class GeometricAttention(nn.Module):
+    """Multi-head geometric attention with the directional term (spec 1.4).
+
+    logits_ij = alpha * (q_i + u)^T Drop(k_j) + beta * D_ij + gamma, with D_ij = s_i^right for j > i and
+    s_i^left for j < i (a Linear d -> 2 per head), alpha/beta/gamma learned scalars shared by the heads
+    (init 1/sqrt(d_h), 1, 0). Attention dropout acts on the key vectors.
+
+    Args:
+        d_model: width d. n_heads: heads H. dropout: attention dropout on the keys.
+        normalize: row-L1 renormalisation (on for "+ geom. att.", off for NDR).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, normalize: bool = False) -> None:
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"invalid d_model={d_model}; allowed: a multiple of n_heads={n_heads}")
+        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.q = nn.Linear(d_model, d_model, bias=False)
+        self.kv = nn.Linear(d_model, 2 * d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+        self.direction = nn.Linear(d_model, 2 * n_heads)  # (s_left, s_right) per head, with bias
+        self.u = nn.Parameter(torch.zeros(n_heads, 1, self.d_head))
+        self.alpha = nn.Parameter(torch.tensor([1.0 / math.sqrt(self.d_head)]))
+        self.beta = nn.Parameter(torch.ones(1))
+        self.gamma = nn.Parameter(torch.zeros(1))
+        self.dropout = dropout
+        self.normalize = normalize
+        for w in (self.q.weight, self.out.weight):
+            _my_init(w, d_model, self.d_head)
+        _my_init(self.kv.weight, d_model, self.d_head)
+        self.last_weights: torch.Tensor | None = None
+        self.record = False
+
+    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        """x (B, N, d), pad (B, N) True at padding -> (B, N, d)."""
+        b, n, d = x.shape
+        q = self.q(x).view(b, n, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, N, d_h)
+        k, v = self.kv(x).view(b, n, 2, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4).unbind(0)
+        k = F.dropout(k, self.dropout, self.training)  # (B, H, N, d_h), dropout on the keys
+        content = (q + self.u) @ k.transpose(-2, -1)  # (B, H, N, N)
+        s = self.direction(x).view(b, n, self.n_heads, 2).permute(0, 2, 1, 3)  # (B, H, N, 2)
+        right = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # j > i
+        directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (B, H, N, N); diagonal masked anyway
+        logits = self.alpha * content + self.beta * directional + self.gamma
+        mask = pad.view(b, 1, 1, n).expand(b, self.n_heads, n, n)
+        a = geometric_weights(logits, mask, self.normalize).to(v.dtype)  # (B, H, N, N)
+        if self.record:
+            self.last_weights = a.detach()
+        o = (a @ v).transpose(1, 2).reshape(b, n, d)  # (B, N, d), heads concatenated
+        return self.out(o)
