@@ -10,9 +10,16 @@ sub-layer (``TrainConfig.mixer``). The mixer list is :data:`ATLAS_MIXERS`; ``tes
 when a mixer registered in ``trainables.mixers.MIXERS`` is missing from it (the list is written out here so
 that importing the studies does not import torch).
 
-Tasks are a ``Linked`` axis: each task label sets its own hyperparameters (sequence lengths here; another
-family's task brings its own, e.g. CTL's lengths), so tasks of other families slot in as one more option as
-long as their config accepts ``mixer``, ``d_model`` and ``learning_rate`` and reports ``val_accuracy``.
+Tasks are a ``Linked`` axis: each task label sets its own hyperparameters, so tasks of other families slot
+in as one more option as long as their config accepts ``mixer``, ``d_model`` and ``learning_rate`` and
+reports ``val_accuracy``. Besides Richter & Wattenhofer's three tasks (validated at training length), the
+atlas runs ``ctl`` (Csordás et al.'s plain Transformer with the mixer in place of its attention, forward
+direction, IID accuracy as ``val_accuracy``; the shared ``n_layers``, ``n_heads``, ``batch_size``,
+``n_steps`` and ``eval_every`` apply) and ``nt`` (Gros' N16T2 at N_con = 32: the bilayer with the mixer in
+place of its causal head, width ``d_model`` >= 16, SGD with momentum at the grid's learning rate, one
+optimiser step per epoch, ``n_epochs`` = the shared step budget, greedy free-running accuracy as
+``val_accuracy``). Fixed settings that another family does not have (e.g. ``architecture``,
+``case_eval_per_case``) are recorded as label columns of its rows and do nothing.
 """
 
 from __future__ import annotations
@@ -34,9 +41,15 @@ ATLAS_MIXERS: tuple[str, ...] = (
 RICHTER_TASKS: tuple[str, ...] = ("cases", "cases_first_token", "mode")
 
 
-def _tasks(seq_len: int, extra: Mapping[str, Mapping[str, Any]] | None = None) -> Linked:
-    """The task axis: every task validated at its training length (the bilinear mixer cannot do otherwise)."""
+def _tasks(seq_len: int, *, n_steps: int, eval_every: int, eval_samples: int, final_eval_series: int,
+           extra: Mapping[str, Mapping[str, Any]] | None = None) -> Linked:
+    """The task axis: the Richter tasks validated at training length (the bilinear mixer cannot do otherwise),
+    CTL and NT with their own families' settings."""
     options: dict[str, dict[str, Any]] = {t: {"seq_len": seq_len, "val_seq_len": seq_len} for t in RICHTER_TASKS}
+    options["ctl"] = {"model": "Transformer", "direction": "forward", "eval_every": eval_every,
+                      "eval_samples": eval_samples}
+    options["nt"] = {"basis": 16, "delay": 2, "n_context": 32, "n_epochs": n_steps, "eval_every": eval_every,
+                     "final_eval_series": final_eval_series}
     options.update({k: dict(v) for k, v in (extra or {}).items()})
     return Linked(options=options)
 
@@ -61,7 +74,8 @@ ATLAS = Study(
          "accuracy robustly: over how much of the learning-rate x size grid, with how much seed spread, and "
          "over how wide a learning-rate band?",
     # Axis order = run order (the last varies fastest): a partial run has every mixer on the first task and size.
-    scientific={"task": _tasks(128), "d_model": (16, 32, 64, 128, 256), "mixer": ATLAS_MIXERS},
+    scientific={"task": _tasks(128, n_steps=3200, eval_every=100, eval_samples=1000, final_eval_series=10_000),
+                "d_model": (16, 32, 64, 128, 256), "mixer": ATLAS_MIXERS},
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"architecture": "MTE", "n_layers": 2, "n_heads": 4, "batch_size": 32, "n_steps": 3200},
     plot=Plot(panel="mixer", x="d_model", y="learning_rate"),
@@ -69,7 +83,8 @@ ATLAS = Study(
     sections=("leaderboard",),
     scales={
         "cpu": {
-            "scientific": {"task": _tasks(32), "d_model": (16, 32)},
+            "scientific": {"task": _tasks(32, n_steps=800, eval_every=100, eval_samples=500,
+                                          final_eval_series=1000), "d_model": (16, 32)},
             "nuisance": {"learning_rate": tuple(0.3**k for k in (3, 4, 5, 6))},
             "fixed": {"n_steps": 800, "eval_every": 100, "eval_batches": 8, "case_eval_per_case": 200},
             "seeds": (0, 1, 2),
@@ -78,7 +93,10 @@ ATLAS = Study(
                 "instead of 10, 3 seeds instead of 5, 8 validation batches and 200 examples per case.",),
         },
         "smoke": {
-            "scientific": {"task": _tasks(8), "d_model": (8,)},
+            "scientific": {"task": _tasks(8, n_steps=20, eval_every=10, eval_samples=16, final_eval_series=8,
+                                          extra={"nt": {"basis": 4, "delay": 1, "n_context": 4, "n_epochs": 20,
+                                                        "eval_every": 10, "final_eval_series": 8}}),
+                           "d_model": (8,)},
             "nuisance": {"learning_rate": (0.3**3, 0.3**6)},
             "fixed": {"n_steps": 20, "eval_every": 10, "eval_batches": 2, "case_eval_per_case": 4,
                       "batch_size": 4, "n_heads": 2, "conv_width": 5},

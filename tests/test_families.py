@@ -31,3 +31,17 @@ def test_artifacts_are_written_and_scanned_back(tmp_path) -> None:
     frame = scan_artifacts(tmp_path / "s", "probe").collect().sort("trial_key")
     assert frame["x"].to_list() == [1.0, 2.0]
     assert scan_artifacts(tmp_path / "s", "missing") is None
+
+
+def test_trials_with_other_columns_and_all_null_columns_scan_together(tmp_path) -> None:
+    from analysis.dataset import scan_study
+
+    storage = StudyStorage(str(tmp_path), "s")
+    # A mode trial first (its case accuracy is an all-null column), then a trial of another family with a
+    # metric of its own: one scan must keep both the typed values and the extra column.
+    storage.write_trial("a" * 16, pa.Table.from_pylist([{"seed": 0, "case_acc": None, "val_accuracy": 0.5}]))
+    storage.write_trial("b" * 16, pa.Table.from_pylist([{"seed": 0, "case_acc": 0.75, "val_accuracy": 0.25,
+                                                         "depth_val_accuracy": 0.125}]))
+    frame = scan_study(tmp_path / "s").collect().sort("val_accuracy")
+    assert frame["case_acc"].to_list() == [0.75, None]
+    assert frame["depth_val_accuracy"].to_list() == [0.125, None]

@@ -90,10 +90,13 @@ class StackedBilayer:
                 params[f"{ln}_gain"], params[f"{ln}_bias"] = torch.ones(cfg.width), torch.zeros(cfg.width)
             per_member.append(params)
             if cfg.mixer is not None:
-                from trainables.mixers import MIXERS
+                from trainables.model import build_mixer
 
                 torch.manual_seed(int(seed))  # the mixer module initialises from the global RNG
-                self.mixers.append(MIXERS.get(cfg.mixer)(cfg.width, cfg.n_heads).to(device))
+                # build_mixer passes a mixer the options it takes (bilinear: its fixed length = the context).
+                mixer = build_mixer(cfg.mixer, cfg.width, cfg.n_heads, hidden_norm=False, attention_gelu=False,
+                                    dropout=0.0, options={"seq_len": cfg.n_context})
+                self.mixers.append(mixer.to(device))
         self.params = {name: torch.stack([p[name] for p in per_member]).to(device).requires_grad_()
                        for name in per_member[0]}
         t = cfg.n_context
