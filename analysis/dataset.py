@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 #: Tolerant scan options: trial files may lack optional columns (e.g. case accuracies) or store
 #: an integer column narrower than the first file does.
@@ -33,21 +32,12 @@ def failed_files(study_dir: str | Path) -> list[Path]:
     return sorted((Path(study_dir) / "failed").glob("*.json"))
 
 
-def _readable(path: Path) -> bool:
-    """Whether ``path`` has a readable Parquet footer (cheap: reads the metadata only)."""
-    try:
-        pq.read_metadata(path)
-    except Exception:  # noqa: BLE001 - any reader error means "skip this file"
-        return False
-    return True
-
-
 def scan_study(study_dir: str | Path) -> pl.LazyFrame:
     """All rows of a study as one LazyFrame over ``<study_dir>/trials/*.parquet``.
 
-    The fast path scans the glob and reads only the files' footers to validate them (one cheap
-    pass). When that fails, every file's footer is checked with pyarrow and unreadable files are
-    skipped with a warning naming each of them. A file with a valid footer but corrupt data pages
+    Every file's footer is read once (cheap) to build one schema over all of them: trials of other model
+    families bring their own columns, and an all-null column in one file may be typed in another. Unreadable
+    files are skipped with a warning naming each of them; a file with a valid footer but corrupt data pages
     is only detected when the frame is collected.
 
     Raises:
@@ -60,14 +50,17 @@ def scan_study(study_dir: str | Path) -> pl.LazyFrame:
             f"no trial results in {trials} (expected trials/<trial_key>.parquet files; "
             "has the study run yet?)"
         )
-    schema, good = _union_schema(files)
+    schema, good, conflicts = _union_schema(files)
     if not good:
         raise FileNotFoundError(f"no readable trial results in {trials}")
+    if conflicts:  # one column typed differently by two families (e.g. grad_clip: a switch vs a norm)
+        return pl.concat([pl.scan_parquet(f) for f in good], how="diagonal_relaxed")
     return pl.scan_parquet(good, schema=schema, **_SCAN_KWARGS)
 
 
-def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path]]:
-    """One schema over every file's footer, and the readable files (unreadable ones warned about).
+def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path], set[str]]:
+    """One schema over every file's footer, the readable files (unreadable ones warned about), and the
+    columns that two files type differently (non-null types; the caller then relaxes them to a supertype).
 
     Trials of one study may hold different columns (another model family's metrics) or an all-null column
     in one file that is typed in another (case accuracies of a ``mode`` trial beside a ``cases`` one): a
@@ -75,6 +68,7 @@ def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path]
     """
     schema: dict[str, pl.DataType] = {}
     good: list[Path] = []
+    conflicts: set[str] = set()
     for path in files:
         try:
             columns = pl.read_parquet_schema(path)
@@ -85,7 +79,9 @@ def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path]
         for name, dtype in columns.items():
             if schema.get(name, pl.Null) == pl.Null:
                 schema[name] = dtype
-    return schema, good
+            elif dtype != pl.Null and dtype != schema[name]:
+                conflicts.add(name)
+    return schema, good, conflicts
 
 
 def scan_artifacts(study_dir: str | Path, name: str) -> pl.LazyFrame | None:
@@ -94,10 +90,12 @@ def scan_artifacts(study_dir: str | Path, name: str) -> pl.LazyFrame | None:
     Artifacts are extra per-trial tables a model family saves (e.g. attention maps of a probe input);
     each row carries the ``trial_key`` of the trial that wrote it.
     """
-    files = [p for p in sorted((Path(study_dir) / "artifacts" / name).glob("*.parquet")) if _readable(p)]
+    schema, files, conflicts = _union_schema(sorted((Path(study_dir) / "artifacts" / name).glob("*.parquet")))
     if not files:
         return None
-    return pl.scan_parquet(files, **_SCAN_KWARGS)
+    if conflicts:
+        return pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
+    return pl.scan_parquet(files, schema=schema, **_SCAN_KWARGS)
 
 
 def load_study_meta(study_dir: str | Path) -> dict[str, Any]:

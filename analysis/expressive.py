@@ -67,10 +67,10 @@ def summary_table(lf: pl.LazyFrame, by: Sequence[str], n_epochs: int | None) -> 
         curves.join(last, on=by)
         .group_by(by)
         .agg(
-            pl.col("acc").filter(pl.col("epoch") >= plateau_at).first().alias("plateau_acc"),
+            pl.col("acc").sort_by("epoch").filter(pl.col("epoch").sort() >= plateau_at).first().alias("plateau_acc"),
             pl.col("acc").max().alias("best_mean_acc"),
             pl.col("acc").sort_by("epoch").last().alias("last_mean_acc"),
-            pl.col("tf").filter(pl.col("epoch") >= plateau_at).first().alias("tf_plateau_acc"),
+            pl.col("tf").sort_by("epoch").filter(pl.col("epoch").sort() >= plateau_at).first().alias("tf_plateau_acc"),
             pl.col("tf").sort_by("epoch").last().alias("tf_last_mean_acc"),
             pl.col("epoch").filter(pl.col("acc") >= 0.99).min().alias("epoch_mean_99"),
             pl.col("epoch").max().alias("epochs"),

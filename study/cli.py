@@ -103,7 +103,7 @@ def show(name: str, scale: str) -> None:
 @click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
               help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
-              help="bf16: forward passes under bf16 autocast (for GPUs); recorded in every row.")
+              help="bf16: train and evaluate under bf16 autocast (for GPUs); recorded in every row.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
 def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, packing: str, precision: str, report: bool) -> None:

@@ -24,7 +24,7 @@ from study.trainable import objective
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
-PRECISIONS = ("fp32", "bf16")  # --precision: float32, or bf16 autocast of the forward passes
+PRECISIONS = ("fp32", "bf16")  # --precision: float32, or training under bf16 autocast
 _TUNER_RUNS = itertools.count()  # distinct experiment names even for chunks started within one second
 
 
@@ -36,7 +36,7 @@ class Resources:
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
     packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.loop)
-    precision: str = "fp32"  # "bf16": forward passes under torch.autocast(bfloat16); recorded in every row
+    precision: str = "fp32"  # "bf16": training under torch.autocast(bfloat16); recorded in every row
 
     def __post_init__(self) -> None:
         if self.cpus_per_trial <= 0:

@@ -106,11 +106,12 @@ def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def autocast(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
-    """The mixed-precision context of a trial: bf16 autocast of the forward passes, or nothing for fp32.
+    """The mixed-precision context of a trial: bf16 autocast around the family's whole training, or nothing.
 
-    Generic over model families: autocast runs matmuls and convolutions in bfloat16 and keeps losses,
-    softmax and normalisations in float32 (torch's autocast op lists); parameters and optimiser state stay
-    float32.
+    Generic over model families (none of them needs to know): inside it, matmuls and convolutions run in
+    bfloat16 (their gradients follow the forward's dtypes) while losses, softmax and normalisations stay
+    float32 (torch's autocast op lists); parameters and optimiser state stay float32. Evaluation runs under
+    it too, so reported accuracies are those of the bf16 model.
     """
     if precision == "fp32":
         return contextlib.nullcontext()

@@ -45,3 +45,14 @@ def test_trials_with_other_columns_and_all_null_columns_scan_together(tmp_path) 
     frame = scan_study(tmp_path / "s").collect().sort("val_accuracy")
     assert frame["case_acc"].to_list() == [0.75, None]
     assert frame["depth_val_accuracy"].to_list() == [0.125, None]
+
+
+def test_a_column_two_families_type_differently_is_relaxed_to_a_supertype(tmp_path) -> None:
+    from analysis.dataset import scan_study
+
+    storage = StudyStorage(str(tmp_path), "s")
+    # grad_clip is a switch in one family and a clipping norm in another.
+    storage.write_trial("a" * 16, pa.Table.from_pylist([{"seed": 0, "grad_clip": True, "val_accuracy": 0.5}]))
+    storage.write_trial("b" * 16, pa.Table.from_pylist([{"seed": 0, "grad_clip": 5.0, "val_accuracy": 0.25}]))
+    frame = scan_study(tmp_path / "s").collect().sort("val_accuracy")
+    assert frame["grad_clip"].to_list() == [5.0, 1.0]

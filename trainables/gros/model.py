@@ -122,14 +122,15 @@ class StackedBilayer:
         g, b = self.params[f"{name}_gain"][:, None, None], self.params[f"{name}_bias"][:, None, None]
         return torch.addcmul(b, F.layer_norm(x, (x.shape[-1],)), g)
 
-    def mix(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights)."""
+    def mix(self, h: torch.Tensor, *, weights_wanted: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights, or
+        when ``weights_wanted`` is False: a registry mixer computes its weights a second time for them)."""
         cfg, p = self.cfg, self.params
         if cfg.mixer is not None:
             outs, weights = [], []
             for k, mixer in enumerate(self.mixers):
                 outs.append(mixer(h[k]))  # (B, T, d)
-                if hasattr(mixer, "attention_weights"):
+                if weights_wanted and hasattr(mixer, "attention_weights"):
                     weights.append(mixer.attention_weights(h[k]).mean(dim=1))  # (B, T, T), mean over heads
             return torch.stack(outs), (torch.stack(weights) if weights else None)
         q = self._token_linear(h, p["wq"]) + p["bq"][:, None, None]  # (K, B, T, d)
@@ -144,7 +145,7 @@ class StackedBilayer:
         """Outputs (K, B, N) for tokens (K, B, T) (and the attention weights (K, B, T, T) if asked)."""
         cfg, p = self.cfg, self.params
         x = F.one_hot(tokens, cfg.width).to(p["w1"].dtype)  # (K, B, T, d), symbols in the first N dims
-        y, a = self.mix(self._layer_norm(x, "ln1"))
+        y, a = self.mix(self._layer_norm(x, "ln1"), weights_wanted=return_attention)
         x = x + y
         hidden = torch.tanh(self._token_linear(self._layer_norm(x, "ln2"), p["w1"]) + p["b1"][:, None, None])
         x = x + self._token_linear(hidden, p["w2"]) + p["b2"][:, None, None]  # (K, B, T, d)

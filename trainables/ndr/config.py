@@ -11,9 +11,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from trainables.ndr.ctl import DIRECTIONS
-
 TASKS = ("ctl",)
+DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)
 
 _TRANSFORMER = {"d_model": 128, "d_ff": 256, "n_heads": 4, "n_layers": 11, "batch_size": 512,
                 "learning_rate": 1.5e-4, "weight_decay": 0.0025, "dropout": 0.1, "att_dropout": 0.0,

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from trainables.ndr.config import DIRECTIONS
+
 N_BITS = 3
 N_SYMBOLS = 2**N_BITS
 N_TABLES = 11
@@ -42,7 +44,6 @@ TABLE_NAMES = tuple(string.ascii_lowercase[:N_TABLES])
 EOS = 19
 SOS = 20
 VOCAB_SIZE = 21
-DIRECTIONS = ("forward", "backward")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ their attention weights / gate activations when ``record`` is set (the probe fig
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import torch
@@ -63,13 +62,13 @@ class RegistryMixer(nn.Module):
     def __init__(self, name: str, d_model: int, n_heads: int, *, dropout: float = 0.0) -> None:
         super().__init__()
         from trainables.mixers import MIXERS
+        from trainables.model import build_mixer
 
-        cls = MIXERS.get(name)
         # Mixers with parameters per position (bilinear: an N x N matrix) are built for the longest CTL input
         # and see every batch zero-padded to that length.
-        self.seq_len = MAX_INPUT_LEN if "seq_len" in inspect.signature(cls).parameters else None
-        extra = {"seq_len": self.seq_len} if self.seq_len is not None else {}
-        self.mixer = cls(d_model, n_heads, dropout=dropout, **extra)
+        self.seq_len = MAX_INPUT_LEN if getattr(MIXERS.get(name), "fixed_length", False) else None
+        self.mixer = build_mixer(name, d_model, n_heads, hidden_norm=False, attention_gelu=False, dropout=dropout,
+                                 options={"seq_len": MAX_INPUT_LEN})
         self.record = False
         self.last_weights: torch.Tensor | None = None
 

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.families import FAMILIES, Family, OnEval, Row, TrialResult
+from trainables.model import count_parameters
 from trainables.ndr.config import TASKS, CTLConfig
 from trainables.ndr.ctl import TABLE_NAMES, Encoded, encoded_splits, length_bucketed_batches, uniform_batches
 from trainables.ndr.geometric import GeometricAttention
@@ -66,11 +67,6 @@ def build_model(cfg: CTLConfig) -> nn.Module:
     absolute = r["attention"] not in ("relative", "abs_relative", "geometric", "geometric_normalized")
     return SharedLayerClassifier(layer, d, r["n_layers"], absolute_positions=absolute,
                                  embedding_init=r["embedding_init"])
-
-
-def count_parameters(model: nn.Module) -> int:
-    """Trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 @torch.no_grad()
