@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -11,14 +10,7 @@ from trainables.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.mixers import MIXERS
 from trainables.mixers.separable_conv import DEFAULT_CONV_WIDTH
 from trainables.tasks import TASKS, parse_case_mix
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v: object) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+from trainables.validation import is_int, is_real
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,26 +94,26 @@ class TrainConfig:
         ]
         for name in positive:
             v = getattr(self, name)
-            if not _is_int(v) or v <= 0:
+            if not is_int(v) or v <= 0:
                 raise bad(name, "a positive integer")
             object.__setattr__(self, name, int(v))  # normalise numpy integers
         for name in ("val_seq_len", "vocab_size"):
             v = getattr(self, name)
             if v is not None:
-                if not _is_int(v) or v <= 0:
+                if not is_int(v) or v <= 0:
                     raise bad(name, "None (task default) or a positive integer")
                 object.__setattr__(self, name, int(v))
         if self.d_model % self.n_heads:
             raise bad("d_model", f"a multiple of n_heads={self.n_heads}")
         if self.n_steps % self.eval_every:
             raise bad("n_steps", f"a multiple of eval_every={self.eval_every}")
-        if not _is_real(self.learning_rate) or not self.learning_rate > 0:
+        if not is_real(self.learning_rate) or not self.learning_rate > 0:
             raise bad("learning_rate", "a number > 0")
-        if not _is_real(self.dropout) or not 0 <= self.dropout < 1:
+        if not is_real(self.dropout) or not 0 <= self.dropout < 1:
             raise bad("dropout", "a number in [0, 1)")
-        if not _is_real(self.l2_weight) or not self.l2_weight >= 0:
+        if not is_real(self.l2_weight) or not self.l2_weight >= 0:
             raise bad("l2_weight", "a number >= 0")
-        if not _is_real(self.init_scale) or not self.init_scale > 0:
+        if not is_real(self.init_scale) or not self.init_scale > 0:
             raise bad("init_scale", "a number > 0")
         for name in ("learning_rate", "dropout", "l2_weight", "init_scale"):
             object.__setattr__(self, name, float(getattr(self, name)))

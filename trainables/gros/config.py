@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass, fields
 from typing import Any
 
 from trainables.gros.tasks import GROS_TASKS
+from trainables.validation import is_int, is_real
 
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")
 LOSS_REDUCTIONS: tuple[str, ...] = ("mean", "sum_outputs")
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v: object) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,11 +81,11 @@ class GrosConfig:
                    "snapshot_seeds": 0}
         for name, low in minimum.items():
             v = getattr(self, name)
-            if not _is_int(v) or v < low:
+            if not is_int(v) or v < low:
                 raise bad(name, f"an integer >= {low}")
             object.__setattr__(self, name, int(v))
         if self.d_model is not None:
-            if not _is_int(self.d_model) or self.d_model < self.basis:
+            if not is_int(self.d_model) or self.d_model < self.basis:
                 raise bad("d_model", f"None (= basis) or an integer >= basis={self.basis}")
             object.__setattr__(self, "d_model", int(self.d_model))
         if self.n_context < self.delay + 1:
@@ -116,11 +108,11 @@ class GrosConfig:
         for name, positive in (("learning_rate", True), ("beta", True), ("lr_drop_factor", True),
                                ("momentum", False)):
             v = getattr(self, name)
-            if not _is_real(v) or not (v > 0 if positive else 0 <= v < 1):
+            if not is_real(v) or not (v > 0 if positive else 0 <= v < 1):
                 raise bad(name, "a number > 0" if positive else "a number in [0, 1)")
             object.__setattr__(self, name, float(v))
         if self.lr_drop_epoch is not None:
-            if not _is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
+            if not is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
                 raise bad("lr_drop_epoch", f"None or an integer in (0, n_epochs={self.n_epochs})")
             object.__setattr__(self, "lr_drop_epoch", int(self.lr_drop_epoch))
 

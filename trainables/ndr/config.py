@@ -7,9 +7,10 @@ Every field left at ``None`` takes the value of the model's row in the spec's hy
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass
 from typing import Any
+
+from trainables.validation import is_int, is_real
 
 TASKS = ("ctl",)
 DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)
@@ -40,14 +41,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 MODELS = tuple(VARIANTS)
 OWN_MIXER = "own"
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v: object) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,23 +112,23 @@ class CTLConfig:
                                    "Transformer's attention only)")
         for name in ("d_model", "n_heads", "n_layers", "batch_size", "n_steps", "eval_every", "eval_samples"):
             v = getattr(self, name)
-            if v is not None and (not _is_int(v) or v <= 0):
+            if v is not None and (not is_int(v) or v <= 0):
                 raise bad(name, "None (model default) or a positive integer")
             if v is not None:
                 object.__setattr__(self, name, int(v))
-        if self.d_ff is not None and (not _is_int(self.d_ff) or self.d_ff < 0):
+        if self.d_ff is not None and (not is_int(self.d_ff) or self.d_ff < 0):
             raise bad("d_ff", "None (model default) or an integer >= 0")
-        if not _is_int(self.holdout_seed) or self.holdout_seed < 0:
+        if not is_int(self.holdout_seed) or self.holdout_seed < 0:
             raise bad("holdout_seed", "an integer >= 0")
         for name in ("learning_rate", "grad_clip"):
             v = getattr(self, name)
-            if v is not None and (not _is_real(v) or not v > 0):
+            if v is not None and (not is_real(v) or not v > 0):
                 raise bad(name, "None (model default) or a number > 0")
-        if self.weight_decay is not None and (not _is_real(self.weight_decay) or self.weight_decay < 0):
+        if self.weight_decay is not None and (not is_real(self.weight_decay) or self.weight_decay < 0):
             raise bad("weight_decay", "None (model default) or a number >= 0")
         for name in ("dropout", "att_dropout", "gate_dropout"):
             v = getattr(self, name)
-            if v is not None and (not _is_real(v) or not 0 <= v < 1):
+            if v is not None and (not is_real(v) or not 0 <= v < 1):
                 raise bad(name, "None (model default) or a number in [0, 1)")
         if self.length_bucketed is not None and not isinstance(self.length_bucketed, bool):
             raise bad("length_bucketed", "None (model default), True or False")
