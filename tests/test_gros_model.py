@@ -170,7 +170,7 @@ def test_invalid_config_names_field_value_and_allowed(kw: dict[str, Any], messag
 def test_family_registration_and_from_dict() -> None:
     family = family_for_task("nt_mix")
     assert family.name == "gros2024" and family.config is GrosConfig
-    with pytest.raises(ValueError, match="invalid hyperparameter 'seq_len'; allowed: task, basis, d_model"):
+    with pytest.raises(ValueError, match="invalid hyperparameter 'seq_len'=8; allowed: task, basis, d_model"):
         GrosConfig.from_dict({"task": "nt", "seq_len": 8})
     result = family.train([_tiny()], [0, 1], packed=False)
     assert len(result.rows) == 4 and set(result.artifacts) == {"attention"}

@@ -113,7 +113,7 @@ def test_config_errors_name_field_value_and_allowed(kwargs: dict[str, object], m
 
 
 def test_from_dict_rejects_unknown_keys() -> None:
-    with pytest.raises(ValueError, match="invalid hyperparameter colour='red'; allowed: model, task"):
+    with pytest.raises(ValueError, match="invalid hyperparameter 'colour'='red'; allowed: model, task"):
         CTLConfig.from_dict({"model": "NDR", "colour": "red"})
     assert CTLConfig.from_dict({"model": "NDR", "n_layers": 3}).n_layers == 3
 

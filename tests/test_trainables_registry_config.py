@@ -65,7 +65,7 @@ def test_from_dict_roundtrip() -> None:
 @pytest.mark.parametrize(
     ("update", "pattern"),
     [
-        ({"foo": 1}, r"unknown hyperparameter 'foo'; valid: architecture, task, d_model"),
+        ({"foo": 1}, r"invalid hyperparameter 'foo'=1; allowed: architecture, task, d_model"),
         ({"architecture": "GPT"}, r"invalid architecture='GPT'; allowed: BERT, MTE, NAP, NON, sum, max"),
         ({"task": "copy"}, r"invalid task='copy'; allowed: cases, cases_first_token, mode"),
         ({"d_model": 10, "n_heads": 4}, r"invalid d_model=10; allowed: a multiple of n_heads=4"),

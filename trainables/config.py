@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from trainables.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.mixers import MIXERS
 from trainables.mixers.separable_conv import DEFAULT_CONV_WIDTH
 from trainables.tasks import TASKS, parse_case_mix
-from trainables.validation import is_int, is_real
+from trainables.validation import ConfigFields, is_int, is_real
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrainConfig:
+class TrainConfig(ConfigFields):
     """Hyperparameters of one trial (names identical to the Parquet columns).
 
     Attributes:
@@ -46,6 +45,7 @@ class TrainConfig:
         conv_width: filter length k of the sepconv mixer (centred, non-causal; ignored by other mixers).
     """
 
+    REQUIRED = ("architecture", "task")
     architecture: str
     task: str
     d_model: int = 128
@@ -73,9 +73,7 @@ class TrainConfig:
     conv_width: int = DEFAULT_CONV_WIDTH
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
-
+        bad = self.invalid
         if self.architecture not in ARCHITECTURES:
             raise bad("architecture", ", ".join(ARCHITECTURES.names()))
         if self.task not in TASKS:
@@ -174,27 +172,6 @@ class TrainConfig:
             return tuple(self.mixer_stack.split(","))
         name = self.mixer if self.mixer is not None else ARCHITECTURES.get(self.architecture).mixer
         return (name,) * self.n_layers
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        """All hyperparameter names in declaration order."""
-        return [f.name for f in fields(cls)]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Build from a flat dict; unknown keys and invalid values raise ValueError naming the field."""
-        valid = cls.field_names()
-        for key in d:
-            if key not in valid:
-                raise ValueError(f"unknown hyperparameter {key!r}; valid: {', '.join(valid)}")
-        for key in ("architecture", "task"):
-            if key not in d:
-                raise ValueError(f"missing hyperparameter {key!r}")
-        return cls(**d)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as given (None = default still unresolved)."""
-        return dataclasses.asdict(self)
 
     def resolved(self) -> dict[str, Any]:
         """All fields with every None replaced by the concrete value used in training (Parquet columns)."""

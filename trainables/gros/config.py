@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from trainables.gros.tasks import GROS_TASKS
-from trainables.validation import is_int, is_real
+from trainables.validation import ConfigFields, is_int, is_real
 
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")
@@ -15,7 +14,7 @@ LOSS_REDUCTIONS: tuple[str, ...] = ("mean", "sum_outputs")
 
 
 @dataclass(frozen=True, kw_only=True)
-class GrosConfig:
+class GrosConfig(ConfigFields):
     """Hyperparameters of one Gros 2024 trial (names identical to the Parquet columns).
 
     Attributes:
@@ -47,6 +46,7 @@ class GrosConfig:
         snapshot_seeds: how many seeds (the first ones) save their final attention matrices on a probe series.
     """
 
+    REQUIRED = ("task",)
     task: str
     basis: int = 16
     d_model: int | None = None
@@ -71,9 +71,7 @@ class GrosConfig:
     snapshot_seeds: int = 2
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
-
+        bad = self.invalid
         if self.task not in GROS_TASKS:
             raise bad("task", ", ".join(GROS_TASKS))
         minimum = {"basis": 2, "delay": 1, "n_context": 1, "n_heads": 1, "n_epochs": 1, "eval_every": 1,
@@ -115,26 +113,6 @@ class GrosConfig:
             if not is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
                 raise bad("lr_drop_epoch", f"None or an integer in (0, n_epochs={self.n_epochs})")
             object.__setattr__(self, "lr_drop_epoch", int(self.lr_drop_epoch))
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        """All hyperparameter names in declaration order."""
-        return [f.name for f in fields(cls)]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GrosConfig:
-        """Build from a flat dict; unknown keys and invalid values raise ValueError naming the field."""
-        valid = cls.field_names()
-        for key in d:
-            if key not in valid:
-                raise ValueError(f"invalid hyperparameter {key!r}; allowed: {', '.join(valid)}")
-        if "task" not in d:
-            raise ValueError("invalid hyperparameter set: 'task' missing; allowed: " + ", ".join(GROS_TASKS))
-        return cls(**d)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as given."""
-        return dataclasses.asdict(self)
 
     def resolved(self) -> dict[str, Any]:
         """Every field as the concrete value used in training (the Parquet hyperparameter columns).

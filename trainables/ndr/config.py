@@ -6,11 +6,10 @@ Every field left at ``None`` takes the value of the model's row in the spec's hy
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from trainables.validation import is_int, is_real
+from trainables.validation import ConfigFields, is_int, is_real
 
 TASKS = ("ctl",)
 DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)
@@ -44,7 +43,7 @@ OWN_MIXER = "own"
 
 
 @dataclass(frozen=True, kw_only=True)
-class CTLConfig:
+class CTLConfig(ConfigFields):
     """Hyperparameters of one CTL trial (names identical to the Parquet columns); None = the model's default.
 
     Attributes:
@@ -71,6 +70,7 @@ class CTLConfig:
         holdout_seed: seed of the IID valid/test hold-out (the release's is unseeded).
     """
 
+    REQUIRED = ("model",)
     model: str
     task: str = "ctl"
     direction: str = "forward"
@@ -93,9 +93,7 @@ class CTLConfig:
     holdout_seed: int = 0
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
-
+        bad = self.invalid
         if self.model not in VARIANTS:
             raise bad("model", ", ".join(MODELS))
         if self.task not in TASKS:
@@ -137,22 +135,6 @@ class CTLConfig:
             raise bad("d_model", f"a multiple of n_heads={r['n_heads']}")
         if r["n_steps"] % self.eval_every:
             raise bad("n_steps", f"a multiple of eval_every={self.eval_every}")
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        """Every hyperparameter name (the Parquet columns)."""
-        return [f.name for f in dataclasses.fields(cls)]
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CTLConfig:
-        """Build from a flat dict; unknown keys raise ValueError naming them and the allowed ones."""
-        unknown = sorted(set(d) - set(cls.field_names()))
-        if unknown:
-            raise ValueError(f"invalid hyperparameter {unknown[0]}={d[unknown[0]]!r}; allowed: "
-                             f"{', '.join(cls.field_names())}")
-        if "model" not in d:
-            raise ValueError(f"invalid model=None; allowed: {', '.join(MODELS)}")
-        return cls(**d)
 
     def resolved(self) -> dict[str, Any]:
         """Every hyperparameter as the concrete value used (None -> the model's default), plus the model's
