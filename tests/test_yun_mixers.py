@@ -181,7 +181,7 @@ def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object
 def test_packed_bilinear_refuses_another_length() -> None:
     from trainables.packed import PACKED_MIXERS, Shape
 
-    s = Shape(mixer="bilinear", n_layers=1, n_heads=2, pre_residual=False, attention_gelu=False, dropout=0.0,
+    s = Shape(mixers=("bilinear",), n_heads=2, pre_residual=False, attention_gelu=False, dropout=0.0,
               head="per_token", positional=True, max_seq_len=8, vocab_size=10)
     p = {"m.seq_weight": torch.zeros(1, 8, 8)}
     with pytest.raises(ValueError, match=r"invalid sequence length 4 for mixer 'bilinear'; allowed: 8"):

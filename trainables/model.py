@@ -99,7 +99,7 @@ class Layer(nn.Module):
 
 
 class Model(nn.Module):
-    """Token/position embedding, ``n_layers`` layers, and one of three output heads.
+    """Token/position embedding, one layer per entry of ``mixers`` (bottom first), and one of three heads.
 
     Heads: ``per_token`` (linear d -> 1 per token; logits (B, N) over positions), ``first_token_positions``
     (first token -> max_seq_len logits sliced to N), ``first_token_classes`` (first token -> vocab logits).
@@ -108,9 +108,8 @@ class Model(nn.Module):
     def __init__(
         self,
         *,
-        mixer: str | Sequence[str],
+        mixers: Sequence[str],
         d_model: int,
-        n_layers: int,
         n_heads: int,
         vocab_size: int,
         max_seq_len: int,
@@ -124,9 +123,6 @@ class Model(nn.Module):
         mixer_options: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
-        stack = [mixer] * n_layers if isinstance(mixer, str) else list(mixer)
-        if len(stack) != n_layers:
-            raise ValueError(f"invalid mixer stack {stack!r}; allowed: one mixer name per layer ({n_layers})")
         self.max_seq_len = max_seq_len
         self.head_kind = head
         self.tok_emb = nn.Embedding(vocab_size, d_model)
@@ -143,7 +139,7 @@ class Model(nn.Module):
                 dropout=dropout,
                 mixer_options=mixer_options,
             )
-            for name in stack
+            for name in mixers
         )
         out_dim = {"per_token": 1, "first_token_positions": max_seq_len, "first_token_classes": vocab_size}
         if head not in out_dim:
@@ -200,9 +196,8 @@ def build_model(cfg: TrainConfig) -> Model:
     arch = ARCHITECTURES.get(cfg.architecture)
     task_cls = TASKS.get(cfg.task)
     return Model(
-        mixer=cfg.layer_mixers(),
+        mixers=cfg.layer_mixers(),
         d_model=cfg.d_model,
-        n_layers=cfg.n_layers,
         n_heads=cfg.n_heads,
         vocab_size=r["vocab_size"],
         max_seq_len=max(cfg.seq_len, r["val_seq_len"]),

@@ -98,8 +98,7 @@ def gelu(x: torch.Tensor) -> torch.Tensor:
 class Shape:
     """What a packed forward pass needs to know about the (shared) architecture."""
 
-    mixer: str
-    n_layers: int
+    mixers: tuple[str, ...]  # one mixer per layer, bottom first (Yun et al.'s hybrid stacks may differ)
     n_heads: int
     pre_residual: bool
     attention_gelu: bool
@@ -108,7 +107,6 @@ class Shape:
     positional: bool
     max_seq_len: int
     vocab_size: int
-    mixer_stack: tuple[str, ...] = ()  # one mixer per layer (Yun et al.'s hybrid stacks); () = ``mixer`` everywhere
 
 
 # ------------------------------------------------------------------------------------------------ mixers
@@ -125,9 +123,13 @@ def _heads(p: Params, name: str, x: torch.Tensor, s: Shape) -> tuple[torch.Tenso
 
 
 def _mix(p: Params, name: str, o: torch.Tensor, s: Shape, hidden_norm: bool) -> torch.Tensor:
-    """Head outputs (K, B, H, N, d_h) -> concatenated (K, B, N, d) -> [LN] -> [GELU] -> mixing linear."""
+    """Head outputs (K, B, H, N, d_h) -> concatenated (K, B, N, d) -> the output step."""
     k, b, h, n, dh = o.shape
-    o = o.transpose(2, 3).reshape(k, b, n, h * dh)  # (K, B, N, d)
+    return _output(p, name, o.transpose(2, 3).reshape(k, b, n, h * dh), s, hidden_norm)
+
+
+def _output(p: Params, name: str, o: torch.Tensor, s: Shape, hidden_norm: bool) -> torch.Tensor:
+    """Mixer.output packed: (K, B, N, d) -> [hidden LN] -> [GELU] -> mixing linear W_O."""
     if hidden_norm:
         o = layer_norm(p, name + ".hidden_norm", o)
     if s.attention_gelu:
@@ -219,16 +221,7 @@ def _bilinear(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -
                          "(the length its N x N matrix was built for; validate at the training length)")
     w = _attention_dropout(w, s, training)
     o = torch.matmul(w.unsqueeze(1), x)  # (K, 1, N, N) @ (K, B, N, d) -> (K, B, N, d)
-    return _yun_out(p, name, o, s)
-
-
-def _yun_out(p: Params, name: str, o: torch.Tensor, s: Shape) -> torch.Tensor:
-    """[hidden LN] -> [GELU] -> output projection, as the Yun et al. mixers (K, B, N, d) -> (K, B, N, d)."""
-    if s.pre_residual:
-        o = layer_norm(p, name + ".hidden_norm", o)
-    if s.attention_gelu:
-        o = gelu(o)
-    return linear(p, name + ".mix", o)
+    return _output(p, name, o, s, s.pre_residual)
 
 
 @PACKED_MIXERS.register("sepconv")
@@ -237,13 +230,13 @@ def _sepconv(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) ->
 
     u = F.glu(linear(p, name + ".glu", x), dim=-1)  # (K, B, N, d)
     taps = _attention_dropout(p[name + ".filters"].softmax(dim=-1), s, training)  # (K, H, k) normalised filters
-    return _yun_out(p, name, shared_filter_conv(u, taps), s)  # one batched convolution for all members
+    return _output(p, name, shared_filter_conv(u, taps), s, s.pre_residual)  # one batched convolution for all members
 
 
 @PACKED_MIXERS.register("average")
 def _average(p: Params, name: str, x: torch.Tensor, s: Shape, training: bool) -> torch.Tensor:
     o = linear(p, name + ".value", x.mean(dim=2, keepdim=True))  # (K, B, 1, d): mean first, then W_V
-    return _yun_out(p, name, o, s).expand_as(x)  # (K, B, N, d)
+    return _output(p, name, o, s, s.pre_residual).expand_as(x)  # (K, B, N, d)
 
 
 # ------------------------------------------------------------------------------------------------- model
@@ -269,10 +262,9 @@ def packed_forward(p: Params, tokens: torch.Tensor, s: Shape, *, training: bool)
             raise ValueError(f"sequence length {n} exceeds max_seq_len={s.max_seq_len}")
         x = x + p["pos_emb"][:, None, :n]  # (K, B, N, d) + (K, 1, N, d)
     x = _drop(x, s, training)
-    stack = s.mixer_stack or (s.mixer,) * s.n_layers
-    for i in range(s.n_layers):
+    for i, name in enumerate(s.mixers):
         pre = f"layers.{i}"
-        mixer = PACKED_MIXERS.get(stack[i])
+        mixer = PACKED_MIXERS.get(name)
         if s.pre_residual:
             x = x + _drop(layer_norm(p, pre + ".norm1", mixer(p, pre + ".mixer", x, s, training)), s, training)
             x = x + _drop(layer_norm(p, pre + ".norm2", _ffn(p, pre + ".ffn", x, s)), s, training)
@@ -316,12 +308,9 @@ class PackedModel:
         linears = {id(m.weight) for m in models[0].modules() if isinstance(m, nn.Linear)}
         self.l2_names = [name for name, t in named[0].items() if id(t) in linears]
         r = cfg.resolved()
-        arch = ARCHITECTURES.get(cfg.architecture)
         task_cls = TASKS.get(cfg.task)
         self.shape = Shape(
-            mixer=arch.mixer,
-            mixer_stack=cfg.layer_mixers(),
-            n_layers=cfg.n_layers,
+            mixers=cfg.layer_mixers(),
             n_heads=cfg.n_heads,
             pre_residual=r["ln_placement"] == "pre_residual",
             attention_gelu=bool(r["attention_gelu"]),

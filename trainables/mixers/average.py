@@ -11,7 +11,6 @@ dropout mask on a constant matrix would need the N x N matrix (the block still d
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from trainables.mixers.base import MIXERS, Mixer
@@ -32,15 +31,9 @@ class AverageAttention(Mixer):
     ) -> None:
         super().__init__(d_model, n_heads)
         self.value = nn.Linear(d_model, d_model)  # W_V
-        self.mix = nn.Linear(d_model, d_model)  # W_O
-        self.hidden_norm = nn.LayerNorm(d_model, eps=1e-3) if hidden_norm else None
-        self.attention_gelu = attention_gelu
+        self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # mean_j (W_V x_j + b) = W_V mean_j x_j + b: average first, then project one vector per sequence.
         o = self.value(x.mean(dim=1, keepdim=True))  # (B, 1, d)
-        if self.hidden_norm is not None:
-            o = self.hidden_norm(o)
-        if self.attention_gelu:
-            o = F.gelu(o, approximate="tanh")
-        return self.mix(o).expand_as(x)  # (B, 1, d) -> (B, N, d)
+        return self.output(o).expand_as(x)  # (B, 1, d) -> (B, N, d)

@@ -34,6 +34,23 @@ class Mixer(nn.Module):
         self.d_model = d_model
         self.n_heads = n_heads
 
+    def init_output(self, *, hidden_norm: bool, attention_gelu: bool) -> None:
+        """Create the output step that projecting mixers share: [LayerNorm] -> [GELU] -> mixing linear W_O.
+
+        Called where the subclass creates W_O, so that parameter creation (and init RNG) order stays put.
+        """
+        self.mix = nn.Linear(self.d_model, self.d_model)  # W_O
+        self.hidden_norm = nn.LayerNorm(self.d_model, eps=1e-3) if hidden_norm else None
+        self.attention_gelu = attention_gelu
+
+    def output(self, o: torch.Tensor) -> torch.Tensor:
+        """The output step on mixed tokens (..., d): [hidden LayerNorm (MTE)] -> [GELU (MTE)] -> W_O."""
+        if self.hidden_norm is not None:
+            o = self.hidden_norm(o)
+        if self.attention_gelu:
+            o = F.gelu(o, approximate="tanh")
+        return self.mix(o)
+
 
 class MultiHeadMixer(Mixer):
     """Multi-head "attention" skeleton: projections -> per-head pooling -> [LN] -> [GELU] -> mixing linear.
@@ -63,9 +80,7 @@ class MultiHeadMixer(Mixer):
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         self.d_head = d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.mix = nn.Linear(d_model, d_model)
-        self.hidden_norm = nn.LayerNorm(d_model, eps=1e-3) if hidden_norm else None
-        self.attention_gelu = attention_gelu
+        self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
         self.dropout = dropout
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -86,10 +101,6 @@ class MultiHeadMixer(Mixer):
             a = F.dropout(a, self.dropout)
         return a @ v  # (B, H, N, d_h)
 
-    def heads_to_hidden(self, o: torch.Tensor) -> torch.Tensor:
-        """Normalisation of the concatenated head outputs (B, N, d) before the mixing linear."""
-        return self.hidden_norm(o) if self.hidden_norm is not None else o
-
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
         """The attention weights (B, H, N, N) this mixer uses on input x (B, N, d); for tests and plots."""
         q, k, _ = self.project(x)
@@ -100,10 +111,7 @@ class MultiHeadMixer(Mixer):
         q, k, v = self.project(x)
         o = self.pool(q, k, v)  # (B, H, N, d_h)
         o = o.transpose(1, 2).reshape(b, n, d)  # (B, N, H * d_h) = (B, N, d), heads concatenated
-        o = self.heads_to_hidden(o)
-        if self.attention_gelu:
-            o = F.gelu(o, approximate="tanh")
-        return self.mix(o)  # (B, N, d)
+        return self.output(o)  # (B, N, d)
 
 
 def inverse_sqrt(n: int) -> float:

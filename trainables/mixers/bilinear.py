@@ -59,9 +59,7 @@ class BilinearProjection(Mixer):
         self.seq_weight = nn.Parameter(torch.empty(seq_len, seq_len))  # (N_out, N_in)
         std = 1.0 / math.sqrt(seq_len)
         nn.init.trunc_normal_(self.seq_weight, std=std, a=-2 * std, b=2 * std)
-        self.mix = nn.Linear(d_model, d_model)  # W_O
-        self.hidden_norm = nn.LayerNorm(d_model, eps=1e-3) if hidden_norm else None
-        self.attention_gelu = attention_gelu
+        self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
         self.dropout = dropout
 
     def check_length(self, n: int) -> None:
@@ -78,8 +76,4 @@ class BilinearProjection(Mixer):
         if self.training and self.dropout > 0:
             w = F.dropout(w, self.dropout)
         o = torch.matmul(w, x)  # (N, N) @ (B, N, d) -> (B, N, d)
-        if self.hidden_norm is not None:
-            o = self.hidden_norm(o)
-        if self.attention_gelu:
-            o = F.gelu(o, approximate="tanh")
-        return self.mix(o)  # (B, N, d)
+        return self.output(o)  # (B, N, d)

@@ -124,9 +124,7 @@ class SeparableConvolution(Mixer):
         self.filters = nn.Parameter(torch.empty(n_heads, conv_width))  # (H, k)
         bound = math.sqrt(6.0 / (conv_width + n_heads * conv_width))  # xavier_uniform of fairseq's (H, 1, k)
         nn.init.uniform_(self.filters, -bound, bound)
-        self.mix = nn.Linear(d_model, d_model)  # W_O
-        self.hidden_norm = nn.LayerNorm(d_model, eps=1e-3) if hidden_norm else None
-        self.attention_gelu = attention_gelu
+        self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
         self.dropout = dropout
 
     def taps(self) -> torch.Tensor:
@@ -139,8 +137,4 @@ class SeparableConvolution(Mixer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         u = F.glu(self.glu(x), dim=-1)  # (B, N, 2d) -> (B, N, d)
         o = shared_filter_conv(u, self.taps())  # (B, N, d)
-        if self.hidden_norm is not None:
-            o = self.hidden_norm(o)
-        if self.attention_gelu:
-            o = F.gelu(o, approximate="tanh")
-        return self.mix(o)  # (B, N, d)
+        return self.output(o)  # (B, N, d)
