@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.dataset import scan_artifacts
+from analysis.plots import mean_with_band
 from analysis.sections import section
+from analysis.stats import learning_curves
 from analysis.tables import to_html
 
 COLORS = {"dpa": "#800000", "ea": "#1f4fbf"}  # the paper's maroon (DPA) and blue (EA)
@@ -46,13 +49,8 @@ def _ok(lf: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def seed_curves(lf: pl.LazyFrame, metrics: Sequence[str], by: Sequence[str]) -> pl.DataFrame:
-    """Per (by, epoch): mean / min / max over seeds of each metric (``<m>__mean``, ``__min``, ``__max``)."""
-    aggs = []
-    for m in metrics:
-        v = pl.col(m).cast(pl.Float64).fill_nan(None)
-        aggs += [v.mean().alias(f"{m}__mean"), v.min().alias(f"{m}__min"), v.max().alias(f"{m}__max")]
-    return _ok(lf).group_by([*by, "epoch"]).agg(*aggs, pl.col("seed").n_unique().alias("n_seeds")).sort(
-        [*by, "epoch"]).collect()
+    """Long form, per (metric, by, step = epoch): mean / min / max over seeds (:func:`stats.learning_curves`)."""
+    return pl.concat([learning_curves(_ok(lf), m, by).with_columns(metric=pl.lit(m)) for m in metrics]).collect()
 
 
 def summary_table(lf: pl.LazyFrame, by: Sequence[str], n_epochs: int | None) -> pl.DataFrame:
@@ -127,21 +125,11 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
         for c in cols:
             sub = sub.filter(pl.col(c) == config[c])
         for att in ("dpa", "ea"):
-            d = sub.filter(pl.col("attention") == att).sort("epoch")
-            if d.is_empty():
-                continue
-            x = d.get_column("epoch").to_numpy()
-            for style, m in zip(styles, acc_metrics, strict=False):
-                mean = d.get_column(f"{m}__mean").to_numpy().astype(float)
-                row_axes[0].plot(x, mean, style, color=COLORS[att], label=f"{att.upper()} {m}", linewidth=1.4)
-                row_axes[0].fill_between(x, d.get_column(f"{m}__min").to_numpy().astype(float),
-                                         d.get_column(f"{m}__max").to_numpy().astype(float), color=COLORS[att],
-                                         alpha=0.15, linewidth=0)
-            loss = d.get_column("train_loss__mean").to_numpy().astype(float)
-            row_axes[1].plot(x, loss, color=COLORS[att], label=f"{att.upper()} train_loss", linewidth=1.4)
-            row_axes[1].fill_between(x, d.get_column("train_loss__min").to_numpy().astype(float),
-                                     d.get_column("train_loss__max").to_numpy().astype(float),
-                                     color=COLORS[att], alpha=0.15, linewidth=0)
+            for ax, style, m in [*zip(repeat(row_axes[0]), styles, acc_metrics), (row_axes[1], "-", "train_loss")]:
+                d = sub.filter((pl.col("attention") == att) & (pl.col("metric") == m)).sort("step")
+                if not d.is_empty():
+                    mean_with_band(ax, d, "step", COLORS[att], f"{att.upper()} {m}", band_linewidth=0,
+                                   linestyle=style, linewidth=1.4)
         row_axes[0].set_ylim(0, 1.02)
         row_axes[0].set_ylabel("accuracy (solid: greedy, dotted: teacher-forced)", fontsize=8)
         row_axes[0].set_title(_label(config, cols), fontsize=9)

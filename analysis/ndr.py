@@ -12,20 +12,16 @@ Pure polars / matplotlib: no torch, no Ray.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from analysis.dataset import scan_artifacts  # noqa: E402
-from analysis.sections import section  # noqa: E402
+from analysis.dataset import scan_artifacts
+from analysis.sections import section
+from analysis.tables import to_html, to_markdown
 
 ARROWS = {"forward": "→", "backward": "←"}
 COLUMNS = ("IID →", "IID ←", "Longer →", "Longer ←")
@@ -59,9 +55,9 @@ def seed_scores(lf: pl.LazyFrame) -> pl.LazyFrame:
     ).sort(keys)
 
 
-def table1_stats(lf: pl.LazyFrame) -> pl.DataFrame:
-    """Long form: model, direction, metric (iid / longer), mean, std (n-1), n, diverged seeds."""
-    scores = seed_scores(lf).collect()
+def table1_stats(scores: pl.DataFrame) -> pl.DataFrame:
+    """From :func:`seed_scores`, long form: model, direction, metric (iid / longer), mean, std (n-1), n,
+    diverged seeds."""
     long = scores.unpivot(index=["model", "direction", "seed", "diverged"], on=["iid", "longer"],
                           variable_name="metric", value_name="value")
     return (long.group_by(["model", "direction", "metric"])
@@ -76,9 +72,10 @@ def _cell(mean: float | None, std: float | None) -> str:
     return f"{mean:.2f} ± {0.0 if std is None or np.isnan(std) else std:.2f}"
 
 
-def table1(lf: pl.LazyFrame) -> pl.DataFrame:
-    """The paper's layout: one row per model, columns IID →, IID ←, Longer →, Longer ← ("mean ± std"), and n."""
-    stats = table1_stats(lf)
+def table1(scores: pl.DataFrame) -> pl.DataFrame:
+    """From :func:`seed_scores`, the paper's layout: one row per model, columns IID →, IID ←, Longer →,
+    Longer ← ("mean ± std"), and n."""
+    stats = table1_stats(scores)
     rows = []
     models = [m for m in MODEL_ORDER if m in set(stats["model"])] + sorted(
         set(stats["model"]) - set(MODEL_ORDER))
@@ -113,20 +110,6 @@ def side_by_side(ours: pl.DataFrame) -> pl.DataFrame:
     return joined.select([pl.col(c).fill_null("–") if c != "seeds" else pl.col(c) for c in cols])
 
 
-def _html_table(df: pl.DataFrame) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape('' if v is None else str(v))}</td>" for v in row) + "</tr>"
-                   for row in df.iter_rows())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def to_markdown(df: pl.DataFrame) -> str:
-    """A Markdown table (for docs and summary.txt)."""
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in df.iter_rows()]
-    return "\n".join(lines)
-
-
 @section("csordas2021.table1")
 def table1_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
     """Table 1 (ours beside the paper's) and the selected steps per seed."""
@@ -135,17 +118,16 @@ def table1_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir:
     if not needed <= set(columns):
         page.p(f"No CTL rows: missing columns {sorted(needed - set(columns))}.")
         return ["table1: no data"]
-    ours = table1(lf)
-    both = side_by_side(ours)
+    scores = seed_scores(lf).collect()
+    both = side_by_side(table1(scores))
     page.h(2, "Table 1: compositional table lookup")
     page.p("IID = valid/iid accuracy at the end of training; Longer = depth 9-10 test accuracy at the evaluation "
            "with the best depth 6-8 validation accuracy (latest on ties). Mean ± sample std over seeds; "
            "'(paper)' columns: the published Table 1. Chance is 0.125.", "note")
-    page.table(_html_table(both))
-    scores = seed_scores(lf).collect()
+    page.table(to_html(both, percent_columns=()))
     page.h(3, "Per seed")
-    page.table(_html_table(scores.with_columns(pl.col("iid", "longer").round(3))))
-    return ["Table 1 (ours | paper):", to_markdown(both)]
+    page.table(to_html(scores.with_columns(pl.col("iid", "longer").round(3)), percent_columns=()))
+    return ["Table 1 (ours | paper):", to_markdown(both, percent_columns=())]
 
 
 def attention_figure(att: pl.DataFrame, title: str) -> Figure:
@@ -156,7 +138,8 @@ def attention_figure(att: pl.DataFrame, title: str) -> Figure:
     tokens = a0.filter((pl.col("query") == 0) & (pl.col("layer_step") == steps[0])).sort("key")["key_token"].to_list()
     cols = min(7, len(steps))
     rows = (len(steps) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 2.4 * rows + 0.6), squeeze=False)
+    fig = Figure(figsize=(2.3 * cols, 2.4 * rows + 0.6))
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
     for ax, step in zip(axes.flat, steps, strict=False):
@@ -180,7 +163,8 @@ def gate_figure(gates: pl.DataFrame, title: str) -> Figure:
     m = np.zeros((steps, n))
     m[gates["layer_step"].to_numpy() - 1, gates["column"].to_numpy()] = gates["gate"].to_numpy()
     tokens = gates.filter(pl.col("layer_step") == 1).sort("column")["token"].to_list()
-    fig, ax = plt.subplots(figsize=(0.45 * n + 1.5, 0.3 * steps + 1.2))
+    fig = Figure(figsize=(0.45 * n + 1.5, 0.3 * steps + 1.2))
+    ax = fig.subplots()
     im = ax.imshow(m, vmin=0, vmax=1, cmap="magma", aspect="auto")
     ax.set_xticks(range(n), tokens, fontsize=7)
     ax.set_yticks(range(steps), [str(s) for s in range(1, steps + 1)], fontsize=7)
@@ -228,7 +212,6 @@ def probe_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: 
             d = d.filter(pl.col("seed") == s)
             title = f"{preferred} · {direction} · seed {s} · attention per step (head 0)"
             page.raw(page.figure(attention_figure(d, title), f"attention_{_safe(preferred)}_{direction}", title))
-    plt.close("all")
     return lines
 
 

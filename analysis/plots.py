@@ -160,7 +160,7 @@ def robustness_figure(
     return fig
 
 
-def _mean_with_band(ax: Any, d: pl.DataFrame, x: str, color: Any, label: str, *,
+def mean_with_band(ax: Any, d: pl.DataFrame, x: str, color: Any, label: str, *,
                     band_linewidth: float | None, **line: Any) -> None:
     """A mean line over `x` with the min-max band around it (columns mean / min / max of `d`)."""
     xs = d.get_column(x).to_numpy()
@@ -194,7 +194,7 @@ def learning_curve_figure(
             if d.is_empty():
                 continue
             name = str(d.get_column(label)[0]) if label and label in d.columns else str(pv)
-            _mean_with_band(ax, d, "step", colors[pv], name, band_linewidth=0, linewidth=1.5)
+            mean_with_band(ax, d, "step", colors[pv], name, band_linewidth=0, linewidth=1.5)
         ax.set_xlabel("step")
         ax.set_ylabel(metric or "value")
         ax.grid(alpha=0.3)
@@ -228,7 +228,7 @@ def pooling_scale_figure(
         )
         for pv in panels:
             d = agg.filter(pl.col(hue) == pv)
-            _mean_with_band(ax, d, x, colors[pv], str(pv), band_linewidth=None, marker="o", markersize=3)
+            mean_with_band(ax, d, x, colors[pv], str(pv), band_linewidth=None, marker="o", markersize=3)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(x)

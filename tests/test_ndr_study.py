@@ -35,10 +35,11 @@ def test_table1_statistic_iid_at_end_longer_at_best_depth_valid() -> None:
     assert scores["iid"].to_list() == [1.0, 0.6]
     assert scores["longer"].to_list() == [0.7, 0.9]  # seed 0: tie at steps 2, 3 -> step 3; seed 1: step 2
     assert scores["best_step"].to_list() == [3, 2]
-    stats = table1_stats(_rows()).filter((pl.col("direction") == "forward") & (pl.col("metric") == "longer"))
+    stats = table1_stats(seed_scores(_rows()).collect())
+    stats = stats.filter((pl.col("direction") == "forward") & (pl.col("metric") == "longer"))
     assert stats["mean"][0] == pytest.approx(0.8)
     assert stats["std"][0] == pytest.approx(math.sqrt(0.02))  # sample std (n-1) of 0.7, 0.9
-    table = table1(_rows())
+    table = table1(seed_scores(_rows()).collect())
     assert table.columns == ["model", "IID →", "IID ←", "Longer →", "Longer ←", "seeds"]
     row = table.row(0, named=True)
     assert row["Longer →"] == "0.80 ± 0.14" and row["IID →"] == "0.80 ± 0.28"
