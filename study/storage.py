@@ -84,15 +84,16 @@ class StudyStorage:
 
     def write_trial(self, trial_key: str, table: pa.Table) -> None:
         """Write one trial's rows atomically."""
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
-        self._write_atomic(f"{TRIALS}/{trial_key}.parquet", buffer.getvalue())
+        self._write_parquet(f"{TRIALS}/{trial_key}.parquet", table)
 
     def write_artifact(self, name: str, trial_key: str, table: pa.Table) -> None:
         """Write one of a trial's extra tables (e.g. probe attention maps) to ``artifacts/<name>/``."""
+        self._write_parquet(f"{ARTIFACTS}/{name}/{trial_key}.parquet", table)
+
+    def _write_parquet(self, relative: str, table: pa.Table) -> None:
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd")
-        self._write_atomic(f"{ARTIFACTS}/{name}/{trial_key}.parquet", buffer.getvalue())
+        self._write_atomic(relative, buffer.getvalue())
 
     def read_trial(self, trial_key: str) -> pa.Table | None:
         """One trial's rows, or None when it has not finished (or its file is unreadable)."""

@@ -63,9 +63,10 @@ def _family(config: dict[str, Any]) -> Any:
     return family_for_task(config["task"])
 
 
-def member_configs(hyper: dict[str, Any]) -> list[Any]:
-    """The configs of a trial: one, or one per packed learning rate (a list in `hyper`)."""
-    family = _family(hyper)
+def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
+    """The configs of a trial: one, or one per packed learning rate (a list in `hyper`); ``family``: the task's
+    model family when the caller already has it."""
+    family = family or _family(hyper)
     rates = hyper["learning_rate"] if isinstance(hyper.get("learning_rate"), list | tuple) else None
     if rates is None:
         return [family.config.from_dict(hyper)]
@@ -78,7 +79,8 @@ def member_configs(hyper: dict[str, Any]) -> list[Any]:
 def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report, packed: bool | None,
                 precision: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     hyper, labels = split_config(study, point)
-    configs = member_configs(hyper)
+    family = _family(hyper)
+    configs = member_configs(hyper, family)
     resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
     rows: list[dict[str, Any]] = []
 
@@ -88,7 +90,7 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
                 "step": row["step"]})
 
     with autocast(device, precision):
-        result = _family(hyper).train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
+        result = family.train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
 
 
