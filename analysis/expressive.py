@@ -124,21 +124,26 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
         sub = curves
         for c in cols:
             sub = sub.filter(pl.col(c) == config[c])
+        positive_loss = False
         for att in ("dpa", "ea"):
             for ax, style, m in [*zip(repeat(row_axes[0]), styles, acc_metrics), (row_axes[1], "-", "train_loss")]:
                 d = sub.filter((pl.col("attention") == att) & (pl.col("metric") == m)).sort("step")
-                if not d.is_empty():
-                    mean_with_band(ax, d, "step", COLORS[att], f"{att.upper()} {m}", band_linewidth=0,
-                                   linestyle=style, linewidth=1.4)
+                if d.get_column("mean").drop_nulls().is_empty():  # e.g. every seed diverged: nothing to draw
+                    continue
+                mean_with_band(ax, d, "step", COLORS[att], f"{att.upper()} {m}", band_linewidth=0,
+                               linestyle=style, linewidth=1.4)
+                positive_loss |= m == "train_loss" and bool((d.get_column("mean") > 0).any())
         row_axes[0].set_ylim(0, 1.02)
         row_axes[0].set_ylabel("accuracy (solid: greedy, dotted: teacher-forced)", fontsize=8)
         row_axes[0].set_title(_label(config, cols), fontsize=9)
         row_axes[1].set_ylabel("training loss (MSE)")
-        row_axes[1].set_yscale("log")
+        if positive_loss:  # a log axis needs positive values (every seed of a configuration may have diverged)
+            row_axes[1].set_yscale("log")
         for ax in row_axes:
             ax.set_xlabel("epoch")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
+            if ax.lines:
+                ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=11)
     return fig
 

@@ -11,7 +11,14 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from analysis.expressive import LADDER_THRESHOLD, dynamic_range, ladder_table, summary_table
+from analysis.expressive import (
+    LADDER_THRESHOLD,
+    curves_figure,
+    dynamic_range,
+    ladder_table,
+    seed_curves,
+    summary_table,
+)
 from analysis.report import build_report
 from search_spaces.gros2024 import FIG3, LADDER
 from study.storage import StudyStorage
@@ -54,6 +61,21 @@ def test_summary_levels_and_convergence_epochs() -> None:
     assert r["epoch_mean_99"] == 100 and r["best_mean_acc"] == pytest.approx(1.0)
     assert r["seeds_reaching_100"] == 2 and r["median_epoch_seed_100"] == 100
     assert r["final_mean"] == pytest.approx(0.99) and r["seeds_final_100"] == 1 and r["n_params"] == 132
+
+
+def test_curves_figure_draws_a_configuration_whose_seeds_all_diverged(tmp_path: Path) -> None:
+    """Every seed diverged (NaN loss): its loss curve is empty, the figure still renders, the others keep a log axis."""
+    ok = _rows("ea", 32, [0.3, 0.6, 0.9], [1.0, 1.0])
+    dead = [{**r, "attention": "dpa", "n_context": 64, "train_loss": float("nan"), "val_accuracy": 0.0,
+             "status": "diverged"} for r in _rows("dpa", 64, [0.3, 0.6, 0.9], [0.0, 0.0])]
+    lf = pl.LazyFrame(ok + dead)
+    curves = seed_curves(lf, ["val_accuracy", "train_loss"], ["attention", "n_context"])
+    fig = curves_figure(curves, [{"n_context": 32}, {"n_context": 64}], ["n_context"], ["val_accuracy"], "t")
+    fig.savefig(tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    loss_axes = [row[1] for row in np.asarray(fig.axes).reshape(2, 2)]
+    assert [ax.get_yscale() for ax in loss_axes] == ["log", "linear"]
+    assert len(loss_axes[0].lines) == 1 and len(loss_axes[1].lines) == 0
 
 
 def test_dynamic_range_counts_decades_of_positive_entries() -> None:
