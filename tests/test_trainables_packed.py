@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.tiny import tiny_config
+from tests.tiny import assert_rows_equal, tiny_config
 from trainables import MIXERS, TrainConfig, train_seed, train_trial
 from trainables.packed import PACKED_MIXERS, train_packed
 
@@ -37,21 +37,6 @@ def _tiny(**kw: object) -> TrainConfig:
     return tiny_config(**{"n_steps": 50, "learning_rate": 3e-4, **kw})
 
 
-def _assert_rows_equal(packed: list[dict[str, Any]], solo: list[dict[str, Any]], tol: float = 1e-6) -> None:
-    assert len(packed) == len(solo)
-    for p, s in zip(packed, solo, strict=True):
-        for key, value in s.items():
-            if key == "wall_time_s":
-                continue
-            if isinstance(value, float):
-                if math.isnan(value):
-                    assert math.isnan(p[key]), (key, s["seed"], s["step"])
-                else:
-                    assert p[key] == pytest.approx(value, abs=tol, rel=tol), (key, s["seed"], s["step"])
-            else:
-                assert p[key] == value, (key, s["seed"], s["step"])
-
-
 def _solo(cfg: TrainConfig, seeds: list[int]) -> list[dict[str, Any]]:
     return [row for seed in seeds for row in train_seed(cfg, seed)]
 
@@ -65,7 +50,7 @@ def test_every_mixer_has_a_packed_form() -> None:
 def test_packed_equals_separate_runs(architecture: str, task: str) -> None:
     cfg = _tiny(architecture=architecture, task=task)
     packed = train_packed([cfg], SEEDS)
-    _assert_rows_equal(packed, _solo(cfg, SEEDS))
+    assert_rows_equal(packed, _solo(cfg, SEEDS))
     assert {row["learning_rate"] for row in packed} == {cfg.learning_rate}
 
 
@@ -77,7 +62,7 @@ def test_packed_equals_separate_runs(architecture: str, task: str) -> None:
 ])
 def test_packed_switches_equal_separate_runs(switches: dict[str, object]) -> None:
     cfg = _tiny(**switches)
-    _assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
+    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
 
 
 def test_packed_learning_rates_and_scalars() -> None:
@@ -86,7 +71,7 @@ def test_packed_learning_rates_and_scalars() -> None:
                _tiny(architecture="MTE", learning_rate=1e-4, grad_clip=True, warmup=True)]
     packed = train_packed(configs, [0, 1])
     solo = [row for cfg in configs for row in _solo(cfg, [0, 1])]
-    _assert_rows_equal(packed, solo)
+    assert_rows_equal(packed, solo)
     assert [row["learning_rate"] for row in packed[:: len(packed) // 6]] == [6e-4, 6e-4, 3e-4, 3e-4, 1e-4, 1e-4]
 
 
@@ -102,9 +87,9 @@ def test_diverged_member_is_frozen_and_others_match() -> None:
     seen: list[dict[str, Any]] = []
     packed = train_packed([good, bad, good], [0], on_eval=seen.append, pack=None)
     n = len(solo_bad)
-    _assert_rows_equal(packed[:n], _solo(good, [0]))
-    _assert_rows_equal(packed[n : 2 * n], solo_bad)
-    _assert_rows_equal(packed[2 * n :], _solo(good, [0]))
+    assert_rows_equal(packed[:n], _solo(good, [0]))
+    assert_rows_equal(packed[n : 2 * n], solo_bad)
+    assert_rows_equal(packed[2 * n :], _solo(good, [0]))
     assert len(seen) == len(packed)
 
 
@@ -123,19 +108,19 @@ def test_train_trial_packs_on_request_and_by_default_only_on_a_gpu() -> None:
     assert "learning_rate" not in train_trial(cfg, [0, 1])[0]  # CPU default: one seed after another
     for row in packed:
         del row["learning_rate"]
-    _assert_rows_equal(packed, sequential)
+    assert_rows_equal(packed, sequential)
 
 
 def test_float32_first_evaluation_close() -> None:
     torch.set_default_dtype(torch.float32)
     cfg = _tiny(architecture="BERT", n_steps=10)
-    _assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS), tol=1e-4)
+    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS), tol=1e-4)
 
 
 def test_packs_of_members_equal_one_pack() -> None:
     cfg = _tiny(architecture="MTE", n_steps=20)
     one = train_packed([cfg], SEEDS, pack=None)
-    _assert_rows_equal(train_packed([cfg], SEEDS, pack=2), one)
-    _assert_rows_equal(train_packed([cfg], SEEDS, pack="auto"), one)
+    assert_rows_equal(train_packed([cfg], SEEDS, pack=2), one)
+    assert_rows_equal(train_packed([cfg], SEEDS, pack="auto"), one)
     with pytest.raises(ValueError, match="pack"):
         train_packed([cfg], SEEDS, pack=0)
