@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -13,8 +10,7 @@ import pytest
 from search_spaces import get_study
 from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
 from study.runner import validate
-
-HERE = Path(__file__).parent
+from tests.cli import run_cli
 
 
 @pytest.mark.parametrize(("study", "task", "basis", "delay", "n_context"), [
@@ -54,10 +50,7 @@ def test_ladder_covers_the_grid() -> None:
 
 @pytest.mark.slow
 def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "study.cli", "run", "gros2024.fig6", "--scale", "smoke", "--storage", "out",
-           "--report"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    result = run_cli("run", "gros2024.fig6", "--scale", "smoke", "--storage", "out", "--report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
     assert "2/2 trials finished, 0 failed" in result.stdout
     study_dir = tmp_path / "out" / "gros2024.fig6.smoke"

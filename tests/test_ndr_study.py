@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -13,8 +10,7 @@ import pytest
 
 from analysis.ndr import PAPER_TABLE1, seed_scores, side_by_side, table1, table1_stats
 from search_spaces import get_study
-
-HERE = Path(__file__).parent
+from tests.cli import run_cli
 
 
 def _rows() -> pl.LazyFrame:
@@ -70,10 +66,8 @@ def test_studies_cover_every_model_and_direction() -> None:
 
 @pytest.mark.slow
 def test_smoke_table1_end_to_end_with_report(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "study.cli", "run", "csordas2021.table1", "--scale", "smoke", "--storage", "out",
-           "--report"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+    result = run_cli("run", "csordas2021.table1", "--scale", "smoke", "--storage", "out", "--report",
+                     timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
     study_dir = tmp_path / "out" / "csordas2021.table1.smoke"
     df = pl.read_parquet(study_dir / "trials" / "*.parquet")

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cli import ROOT, run_cli
+
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 ALLOWED_IMPORTS = {"analysis", "polars", "numpy", "matplotlib", "seaborn", "os", "pathlib", "math", "json"}
 
@@ -42,13 +41,7 @@ def smoke_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if given:
         return Path(given).resolve()
     storage = tmp_path_factory.mktemp("notebook_data").resolve()
-    result = subprocess.run(
-        [sys.executable, "-m", "study.cli", "run", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage)],
-        capture_output=True, text=True, timeout=540, cwd=ROOT,
-        # RAY_ADDRESS=local: always a fresh local Ray, never a stale `ray start` cluster recorded in
-        # /tmp/ray/ray_current_cluster (ray.init() would try to join it and hang if it died)
-        env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "local"},
-    )
+    result = run_cli("run", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage), timeout=540, cwd=ROOT)
     assert result.returncode == 0, "the smoke study for the notebooks failed:\n" + result.stdout + result.stderr
     study_dir = storage / "richter2020.fig7.smoke"
     assert (study_dir / "study.json").is_file()

@@ -14,7 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.test_study_cli import STUDIES, STUDY, rows, run_cli
+from tests.cli import STUDY, rows, run_cli
+from tests.test_study_cli import STUDIES
 
 RAY = str(Path(sys.executable).with_name("ray"))
 EIGHT_TRIALS = f"{STUDIES}:INTERRUPTIBLE"  # 8 trials x 2 seeds x 3 evaluations, ~1 s per trial

@@ -18,8 +18,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from tests.cli import STUDY
 from tests.test_reliability import _free_port
-from tests.test_study_cli import STUDY
 
 
 @pytest.fixture(scope="module")

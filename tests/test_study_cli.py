@@ -9,25 +9,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.cli import STUDY, rows, run_cli
+
 HERE = Path(__file__).parent
 STUDIES = HERE / "studies_for_tests.py"
-STUDY = [sys.executable, "-m", "study.cli"]
-
-
-def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(HERE.parent)})
-
-
-def rows(study_dir: Path) -> pl.DataFrame:
-    return pl.read_parquet(study_dir / "trials" / "*.parquet")
 
 
 @pytest.mark.slow
