@@ -11,7 +11,7 @@ import torch
 
 from trainables.families import family_for_task
 from trainables.gros.config import GrosConfig
-from trainables.gros.loop import train_members
+from trainables.gros.loop import sgd_step, train_members, training_batch
 from trainables.gros.model import StackedBilayer, attention_weights
 from trainables.mixers import MIXERS
 
@@ -149,7 +149,61 @@ def test_summed_loss_is_n_times_the_mean() -> None:
     assert summed["train_loss"] == pytest.approx(4 * mean["train_loss"], rel=1e-4)
 
 
+def _learning_rates_per_step(cfg: GrosConfig, monkeypatch: pytest.MonkeyPatch) -> list[list[float]]:
+    """Train one seed of ``cfg``; the learning rate of every parameter group at every optimiser step."""
+    seen: list[list[float]] = []
+    step = torch.optim.SGD.step
+
+    def recording_step(self: torch.optim.SGD, *args: Any, **kwargs: Any) -> Any:
+        seen.append([group["lr"] for group in self.param_groups])
+        return step(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(torch.optim.SGD, "step", recording_step)
+        train_members(cfg, [0])
+    return seen
+
+
+def test_one_step_per_epoch_or_per_prediction(monkeypatch: pytest.MonkeyPatch) -> None:
+    per_epoch = _learning_rates_per_step(_tiny(n_epochs=4, eval_every=4, batch_predictions=5), monkeypatch)
+    per_prediction = _learning_rates_per_step(
+        _tiny(n_epochs=4, eval_every=4, batch_predictions=5, optimizer_steps="per_prediction"), monkeypatch)
+    assert len(per_epoch) == 4 and len(per_prediction) == 4 * 5
+
+
+def test_per_prediction_steps_sum_to_the_batch_step_at_a_small_rate() -> None:
+    """Without momentum and at a tiny rate, 40 steps of one prediction move the parameters 40x as far as one
+    step on their mean: the epoch's training loss falls 40x as much (to first order)."""
+    cfg = _tiny(basis=4, n_context=8)
+    windows, targets = training_batch(cfg, [torch.Generator().manual_seed(0)])
+
+    def batch_loss(model: StackedBilayer) -> float:
+        with torch.no_grad():
+            return float((model(windows) - torch.nn.functional.one_hot(targets, 4)).square().mean())
+
+    def loss_drop(per_step: int) -> float:
+        model = StackedBilayer(cfg, [0])
+        before = batch_loss(model)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-5)
+        for j in range(0, 40, per_step):
+            sgd_step(model, opt, windows[:, j:j + per_step], targets[:, j:j + per_step],
+                     torch.ones(1, dtype=torch.bool), cfg.loss_reduction)
+        return before - batch_loss(model)
+
+    assert loss_drop(1) == pytest.approx(40 * loss_drop(40), rel=0.02)
+
+
+def test_readout_steps_at_a_rate_scaled_by_the_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    lrs = _learning_rates_per_step(_tiny(n_context=24, readout_lr_context=6, n_epochs=4, eval_every=2,
+                                         lr_drop_epoch=2, lr_drop_factor=4.0), monkeypatch)
+    assert lrs == [[0.02, 0.005]] * 2 + [[0.005, 0.00125]] * 2  # body, readout (6 / 24); then both / 4
+    assert _tiny(n_context=4, readout_lr_context=6).readout_lr_factor == 1.0  # never faster than the body
+    assert _tiny().readout_lr_factor == 1.0
+
+
 @pytest.mark.parametrize(("kw", "message"), [
+    ({"optimizer_steps": "per_batch"}, "invalid optimizer_steps='per_batch'; allowed: per_epoch, per_prediction"),
+    ({"readout_lr_context": 0}, "invalid readout_lr_context=0; allowed: None or an integer >= 1"),
     ({"loss_reduction": "sum"}, "invalid loss_reduction='sum'; allowed: mean, sum_outputs"),
     ({"d_model": 8}, "invalid d_model=8; allowed: None \\(= basis\\) or an integer >= basis=16"),
     ({"attention": "softmax"}, "invalid attention='softmax'; allowed: dpa, ea"),

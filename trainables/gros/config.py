@@ -11,6 +11,7 @@ from trainables.validation import ConfigFields, is_int, is_real
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")
 LOSS_REDUCTIONS: tuple[str, ...] = ("mean", "sum_outputs")
+OPTIMIZER_STEPS: tuple[str, ...] = ("per_epoch", "per_prediction")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,9 +34,14 @@ class GrosConfig(ConfigFields):
         beta: DPA's inverse temperature (the paper: 1, no 1/sqrt(d)).
         loss_reduction: ``mean`` (squared error averaged over the batch and the N outputs) or ``sum_outputs``
             (summed over the N outputs, averaged over the batch: N times the gradient); the paper does not say.
+        optimizer_steps: ``per_epoch`` (the epoch's ``batch_predictions`` predictions are one batch, one SGD step)
+            or ``per_prediction`` (one SGD step per prediction, in order along the series).
+        readout_lr_context: None (the readout steps at ``learning_rate``, the paper's literal setting) or C: the
+            readout's learning rate is ``learning_rate * min(1, C / n_context)``. The readout is linear over all
+            N_con x d activations, so its curvature grows with N_con; this keeps its step stable at long contexts.
         learning_rate: SGD learning rate (paper: 0.02).
         momentum: SGD momentum (paper: 0.8).
-        n_epochs: epochs; one epoch = one fresh series, ``batch_predictions`` predictions, one optimiser step.
+        n_epochs: epochs; one epoch = one fresh series and ``batch_predictions`` predictions.
         eval_every: epochs between evaluations; must divide n_epochs.
         batch_predictions: next-symbol predictions per epoch (paper N_batch = 40).
         eval_series: fresh series per evaluation during training (paper N_test = 100).
@@ -58,6 +64,8 @@ class GrosConfig(ConfigFields):
     weights: str = "per_token"
     beta: float = 1.0
     loss_reduction: str = "mean"
+    optimizer_steps: str = "per_epoch"
+    readout_lr_context: int | None = None
     learning_rate: float = 0.02
     momentum: float = 0.8
     n_epochs: int = 1000
@@ -94,6 +102,8 @@ class GrosConfig(ConfigFields):
             raise bad("attention", ", ".join(ATTENTIONS))
         if self.loss_reduction not in LOSS_REDUCTIONS:
             raise bad("loss_reduction", ", ".join(LOSS_REDUCTIONS))
+        if self.optimizer_steps not in OPTIMIZER_STEPS:
+            raise bad("optimizer_steps", ", ".join(OPTIMIZER_STEPS))
         if self.weights not in WEIGHTS:
             raise bad("weights", ", ".join(WEIGHTS))
         if self.mixer is not None:
@@ -109,6 +119,10 @@ class GrosConfig(ConfigFields):
             if not is_real(v) or not (v > 0 if positive else 0 <= v < 1):
                 raise bad(name, "a number > 0" if positive else "a number in [0, 1)")
             object.__setattr__(self, name, float(v))
+        if self.readout_lr_context is not None:
+            if not is_int(self.readout_lr_context) or self.readout_lr_context < 1:
+                raise bad("readout_lr_context", "None or an integer >= 1")
+            object.__setattr__(self, "readout_lr_context", int(self.readout_lr_context))
         if self.lr_drop_epoch is not None:
             if not is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
                 raise bad("lr_drop_epoch", f"None or an integer in (0, n_epochs={self.n_epochs})")
@@ -129,6 +143,13 @@ class GrosConfig(ConfigFields):
     def width(self) -> int:
         """The model width d (``d_model``, or N when None as in the paper)."""
         return self.basis if self.d_model is None else self.d_model
+
+    @property
+    def readout_lr_factor(self) -> float:
+        """The readout's learning rate relative to ``learning_rate``."""
+        if self.readout_lr_context is None:
+            return 1.0
+        return min(1.0, self.readout_lr_context / self.n_context)
 
     def learning_rate_at(self, epoch: int) -> float:
         """The learning rate of the optimiser step of ``epoch`` (0-based)."""

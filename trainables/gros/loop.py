@@ -2,9 +2,10 @@
 
 Epoch (paper, "Training"): every member draws a fresh random series; its first N_con symbols fill the
 context and the model predicts the next ``batch_predictions`` (40) symbols one by one, sliding the context
-over the TRUE series; the 40 predictions are one batch and one optimiser step (a choice: the paper does not
-say whether it steps per prediction). Loss: squared error between the linear outputs and the one-hot target,
-``torch.nn.functional.mse_loss``'s mean over the batch and the d outputs (a choice).
+over the TRUE series; ``optimizer_steps`` chooses between the 40 predictions as one batch and one optimiser
+step (``per_epoch``) or one step per prediction, in order (``per_prediction``); the paper's "predict one-by-one"
+does not settle it. Loss: squared error between the linear outputs and the one-hot target, averaged over the
+batch and, with ``loss_reduction="mean"``, over the d outputs too (``sum_outputs``: summed over them).
 
 Evaluation: ``eval_series`` (100) fresh series per member; from the first N_con true symbols the model
 predicts ``eval_predictions`` (50) symbols free-running: every prediction is appended to the context and
@@ -102,12 +103,16 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
     start_time = time.perf_counter()
     seeds = list(seeds)
     model = StackedBilayer(cfg, seeds, device=device)
-    k, t, d = model.k, cfg.n_context, cfg.basis
+    k = model.k
     n_params = model.n_params()
     gens = {s: [torch.Generator(device=device).manual_seed(stream_seed(seed, s)) for seed in seeds]
             for s in (_STREAM_TRAIN, _STREAM_VAL, _STREAM_FINAL)}
-    params = model.parameters()
-    optimizer = torch.optim.SGD(params, lr=cfg.learning_rate, momentum=cfg.momentum)
+    readout = [model.params["wr"], model.params["br"]]
+    body = [p for p in model.parameters() if all(p is not r for r in readout)]
+    # The readout may step at a smaller rate (``readout_lr_context``); "lr_factor" scales every lr set below.
+    optimizer = torch.optim.SGD([{"params": body, "lr_factor": 1.0},
+                                 {"params": readout, "lr_factor": cfg.readout_lr_factor}],
+                                lr=cfg.learning_rate, momentum=cfg.momentum)
     active = torch.ones(k, dtype=torch.bool, device=device)
     diverged = [False] * k
     rows: list[list[dict[str, Any]]] = [[] for _ in seeds]
@@ -132,28 +137,22 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
                 **{f"val_{c}": 0.0 for c in mix_columns}, "final_accuracy": None,
                 **{f"final_{c}": None for c in mix_columns}, "current_learning_rate": cfg.learning_rate}
 
-    length = t + cfg.batch_predictions
     for epoch in range(cfg.n_epochs):
         lr = cfg.learning_rate_at(epoch)
         for group in optimizer.param_groups:
-            group["lr"] = lr
-        series = _series(cfg, gens[_STREAM_TRAIN], 1, length, cfg.task)[:, 0]  # (K, T + P)
-        windows = series.unfold(1, t, 1)[:, : cfg.batch_predictions]  # (K, P, T) sliding over the true series
-        targets = series[:, t:]  # (K, P)
-        out = model(windows)  # (K, P, d)
-        sq = (out - F.one_hot(targets, d).to(out.dtype)).square()  # (K, P, N)
-        losses = sq.mean(dim=(1, 2)) if cfg.loss_reduction == "mean" else sq.sum(dim=2).mean(dim=1)  # (K,)
-        values = losses.detach().cpu()
-        for i in range(k):
-            if not diverged[i] and not math.isfinite(float(values[i])):
-                freeze(i)
-        optimizer.zero_grad(set_to_none=False)
-        torch.where(active, losses, torch.zeros_like(losses)).sum().backward()
-        if not bool(active.all()):
-            _zero_frozen(model, optimizer, active)
-        optimizer.step()
-        loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values))
-        correct_sum += (out.detach().argmax(dim=-1) == targets).float().mean(dim=1).cpu()
+            group["lr"] = lr * group["lr_factor"]
+        windows, targets = training_batch(cfg, gens[_STREAM_TRAIN])
+        # One step on the whole batch, or one step per prediction (each window in order, a batch of one).
+        per_step = cfg.batch_predictions if cfg.optimizer_steps == "per_epoch" else 1
+        share = per_step / cfg.batch_predictions  # the epoch's loss and accuracy average its steps
+        for j in range(0, cfg.batch_predictions, per_step):
+            values, correct = sgd_step(model, optimizer, windows[:, j:j + per_step], targets[:, j:j + per_step],
+                                        active, cfg.loss_reduction)
+            for i in range(k):
+                if not diverged[i] and not math.isfinite(float(values[i])):
+                    freeze(i)
+            loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values)) * share
+            correct_sum += correct * share
         n_batches += 1
         done = epoch + 1
         if done % cfg.eval_every:
@@ -183,6 +182,34 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
                 for row in rows[i]:
                     row["status"] = "diverged"
     return [row for member in rows for row in member], _snapshots(model, seeds, diverged)
+
+
+def training_batch(cfg: GrosConfig, gens: Sequence[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One epoch's data: a fresh series per member; windows (K, P, N_con) sliding over the TRUE series and
+    the P next symbols (K, P) as targets."""
+    t = cfg.n_context
+    series = _series(cfg, gens, 1, t + cfg.batch_predictions, cfg.task)[:, 0]  # (K, T + P)
+    return series.unfold(1, t, 1)[:, : cfg.batch_predictions], series[:, t:]
+
+
+def sgd_step(model: StackedBilayer, optimizer: torch.optim.Optimizer, windows: torch.Tensor,
+              targets: torch.Tensor, active: torch.Tensor, reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """One optimiser step on windows (K, P, T) -> targets (K, P): (loss per member, accuracy per member).
+
+    A member whose loss is not finite (or that is already frozen) gets no gradient and no momentum; the caller
+    freezes it on the returned loss.
+    """
+    out = model(windows)  # (K, P, d)
+    sq = (out - F.one_hot(targets, model.cfg.basis).to(out.dtype)).square()  # (K, P, N)
+    losses = sq.mean(dim=(1, 2)) if reduction == "mean" else sq.sum(dim=2).mean(dim=1)  # (K,)
+    values = losses.detach().cpu()
+    live = active & torch.isfinite(losses.detach())
+    optimizer.zero_grad(set_to_none=False)
+    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+    if not bool(live.all()):
+        _zero_frozen(model, optimizer, live)
+    optimizer.step()
+    return values, (out.detach().argmax(dim=-1) == targets).float().mean(dim=1).cpu()
 
 
 @torch.no_grad()
