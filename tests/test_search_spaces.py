@@ -1,6 +1,9 @@
 """Study definitions: validation, scales, grids, trial keys, the paper's exact values."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +11,8 @@ from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, ge
 from search_spaces.richter2020 import FIG3, FIG9, FIG13, LEARNING_RATES
 from study.identity import trial_key
 from study.runner import trial_points, validate
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("name", sorted(all_studies()))
@@ -113,3 +118,18 @@ def test_packed_learning_rates_group_neighbours() -> None:
     with pytest.raises(StudyError, match="learning_rates_per_trial of study t 2; allowed: 1, or more with the grid"):
         Study(name="t", goal="g", task="mode", scientific={"d_model": (8,)}, sampler="random", n_trials=2,
               nuisance={"learning_rate": LogUniform(low=1e-3, high=1e-1)}, learning_rates_per_trial=2)
+
+
+def test_importing_the_studies_does_not_import_torch() -> None:
+    # The CLI lists and validates studies before any trial runs; torch costs seconds to import.
+    code = ("import sys, search_spaces; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trainables')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixer list: test_yun_studies
+    from search_spaces.csordas2021 import DIRECTIONS
+    from trainables.ndr.config import DIRECTIONS as NDR_DIRECTIONS
+
+    assert DIRECTIONS == NDR_DIRECTIONS
