@@ -18,7 +18,9 @@ training, per grid configuration; :func:`analysis.stats.epochwise_rgb`):
   over training); 0 = every seed ends at the same accuracy;
 * **learning-rate band** = at the size of the best configuration, log10(lr_high / lr_low) of the contiguous
   run of grid learning rates around the best one whose G is within ``margin`` of the best (0 = only the best
-  rate qualifies; the grid spacing is the resolution).
+  rate qualifies; the grid spacing is the resolution);
+* **diverged share** = fraction of the grid's runs (configuration x seed) that diverged (non-finite loss); a
+  diverged run scores 0 from its divergence on, so a row whose every run diverged reads "best 0%".
 
 Pure functions ``LazyFrame/DataFrame -> DataFrame / Figure``; only the report writes files.
 """
@@ -53,8 +55,10 @@ STATISTICS: tuple[tuple[str, str], ...] = (
     ("lr_band_decades", "learning-rate band: at the size of the best configuration, log10(highest / lowest "
                         "learning rate) of the contiguous run of grid rates around the best rate whose G is within "
                         "{margin} of the best; 0 = only the best rate; the grid spacing is the resolution."),
+    ("diverged_share", "diverged share: fraction of the grid's runs (configuration x seed) whose loss became "
+                       "non-finite; such a run scores 0 from then on."),
 )
-_PERCENT = ["best_g", "share_within_margin", "seed_spread"]
+_PERCENT = ["best_g", "share_within_margin", "seed_spread", "diverged_share"]
 
 
 def leaderboard(
@@ -80,7 +84,7 @@ def leaderboard(
 
     Returns:
         ``entity, task, best_g, best_<size>, best_<lr>, share_within_margin, seed_spread, lr_band_decades,
-        lr_band_low, lr_band_high, n_configs, n_seeds`` sorted by ``task`` then best G (descending).
+        lr_band_low, lr_band_high, diverged_share, n_configs, n_seeds`` sorted by ``task`` then best G (descending).
     """
     columns = lf.collect_schema().names()
     if "status" in columns:
@@ -90,6 +94,7 @@ def leaderboard(
     rgb = epochwise_rgb(lf, metric, by).collect().with_columns(pl.col("g").fill_null(0.0))
     seeds = seed_best_stats(lf, metric, by).collect()
     grid = rgb.join(seeds.select(*by, "best_min", "best_max"), on=by, how="left", nulls_equal=True)
+    diverged = _diverged_share(lf, keys, [*by, "seed"]) if "status" in columns else {}
     rows: list[dict[str, Any]] = []
     for group_key, g in grid.group_by(keys, maintain_order=True):
         best_g = float(g.get_column("g").max())  # type: ignore[arg-type]
@@ -108,6 +113,7 @@ def leaderboard(
             lr_band_decades=math.log10(high / low),
             lr_band_low=low,
             lr_band_high=high,
+            diverged_share=diverged.get(tuple(group_key), 0.0),
             n_configs=g.height,
             n_seeds=int(g.get_column("n_seeds").max()),  # type: ignore[arg-type]
         )
@@ -115,6 +121,13 @@ def leaderboard(
     out = pl.DataFrame(rows)
     sort = ([task] if task else []) + ["best_g"]
     return out.sort(sort, descending=[False] * (len(sort) - 1) + [True])
+
+
+def _diverged_share(lf: pl.LazyFrame, keys: list[str], run: list[str]) -> dict[tuple[Any, ...], float]:
+    """Per ``keys``: the fraction of runs (distinct ``run`` values) with a ``diverged`` row."""
+    runs = lf.group_by(run).agg((pl.col("status") == "diverged").any().alias("diverged"))
+    shares = runs.group_by(keys).agg(pl.col("diverged").mean()).collect()
+    return {tuple(r[:-1]): float(r[-1]) for r in shares.rows()}
 
 
 def _band(lr_g: Sequence[tuple[float, float]], best_lr: float, threshold: float) -> tuple[float, float]:
@@ -147,7 +160,8 @@ def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str =
         entities.sort(key=lambda e: -(mean_best[e] or 0.0))
     stats = [("best_g", "best G (%)", 100.0, (0, 100)), ("share_within_margin",
              f"share within {100 * margin:g} pp (%)", 100.0, (0, 100)),
-             ("seed_spread", "seed spread (pp)", 100.0, None), ("lr_band_decades", "lr band (decades)", 1.0, None)]
+             ("seed_spread", "seed spread (pp)", 100.0, None), ("lr_band_decades", "lr band (decades)", 1.0, None),
+             ("diverged_share", "diverged (% of runs)", 100.0, (0, 100))]
     width = 2.2 + max(1.1 * len(tasks), 1.8) * len(stats)  # room for the titles with a single task
     fig = Figure(figsize=(width, 1.2 + 0.38 * len(entities)), layout="constrained")
     axes = fig.subplots(1, len(stats), squeeze=False)[0]
@@ -161,7 +175,7 @@ def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str =
                     data[i, j] = r[col] * scale
         vmin, vmax = limits if limits else (0.0, max(float(np.nanmax(data)) if np.isfinite(data).any() else 1.0,
                                                       1e-9))
-        cmap = "viridis" if col != "seed_spread" else "magma_r"
+        cmap = "magma_r" if col in ("seed_spread", "diverged_share") else "viridis"
         ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
         for i in range(len(entities)):
             for j in range(len(tasks)):
@@ -204,7 +218,7 @@ def _summary_line(row: Mapping[str, Any], entity: str, task: str | None) -> str:
     name = f"{entity}={row[entity]}" + (f" / {row[task]}" if task else "")
     return (f"  {name}: best {100 * row['best_g']:.1f}%, within {100 * MARGIN:g} pp: "
             f"{100 * row['share_within_margin']:.0f}% of grid, seed spread {100 * (row['seed_spread'] or 0):.1f} pp, "
-            f"lr band {row['lr_band_decades']:.2f} decades")
+            f"lr band {row['lr_band_decades']:.2f} decades, diverged {100 * row['diverged_share']:.0f}% of runs")
 
 
 @section("leaderboard")

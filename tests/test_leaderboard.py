@@ -60,11 +60,12 @@ def test_leaderboard_statistics_equal_hand_computed_values() -> None:
     assert a["seed_spread"] == pytest.approx((0.2 + 0.1 + 0.0 + 0.2) / 8)
     # band at the best size only (d=16): 0.01 .. 0.1, one decade (d=32 alone would give three)
     assert (a["lr_band_low"], a["lr_band_high"]) == (0.01, 0.1) and a["lr_band_decades"] == pytest.approx(1.0)
-    assert a["n_configs"] == 8 and a["n_seeds"] == 2
+    assert a["n_configs"] == 8 and a["n_seeds"] == 2 and a["diverged_share"] == 0.0
     # B: ties go to the highest rate at the smallest size; the diverged rate is outside the band
     assert b["best_g"] == pytest.approx(0.5) and b["best_learning_rate"] == 0.1
     assert b["share_within_margin"] == pytest.approx(3 / 4) and b["seed_spread"] == pytest.approx(0.0)
     assert b["lr_band_decades"] == pytest.approx(2.0) and b["n_configs"] == 4  # the failed trial is ignored
+    assert b["diverged_share"] == pytest.approx(2 / 8)  # both seeds of one of four rates
 
 
 def test_margin_changes_share_and_band() -> None:
@@ -72,7 +73,7 @@ def test_margin_changes_share_and_band() -> None:
     a = board.filter(pl.col("mixer") == "A").row(0, named=True)
     assert a["share_within_margin"] == pytest.approx(7 / 8)  # 0.7 >= 0.65 joins
     assert a["lr_band_decades"] == pytest.approx(2.0)
-    assert "15 pp" in definitions(0.15)[1][1] and len(definitions()) == 4
+    assert "15 pp" in definitions(0.15)[1][1] and len(definitions()) == 5
 
 
 def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path) -> None:
@@ -88,7 +89,8 @@ def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path
     assert lines[1].startswith("  mixer=A / t1: best 80.0%, within 5 pp: 75% of grid")
     fig = leaderboard_figure(leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model"),
                              "mixer", "task")
-    assert len(fig.axes) == 4
+    assert [ax.get_title() for ax in fig.axes][-1] == "diverged (% of runs)" and len(fig.axes) == 5
+    assert lines[2].endswith("diverged 25% of runs")  # mixer B
 
 
 def _hybrid_rows() -> pl.LazyFrame:
