@@ -38,10 +38,10 @@ COMMON_DEVIATIONS = (
     "and averaged over the batch (raw linear outputs vs the one-hot target; loss_reduction = sum_outputs: with "
     "the mean over the outputs instead, N16T2 learns several times more slowly, see docs/gros2024.md); training "
     "windows slide over the true series.",
-    "The readout's learning rate is 0.02 x min(1, 32 / N_con) (readout_lr_context = 32; the rest of the model "
-    "steps at 0.02): the readout is linear over all N_con x d activations, so its curvature grows with N_con, "
-    "and at the paper's rate 11 of 16 seeds per mechanism diverged at N_con = 128 (0 of 16 with the scaling; "
-    "at N_con = 52 the scaling removes 2-4 divergences of 16 and leaves the learning speed unchanged). "
+    "In the figures the readout's learning rate is 0.02 x min(1, 32 / N_con) (readout_lr_context = 32; the rest "
+    "of the model steps at 0.02): the readout is linear over all N_con x d activations, so its curvature grows "
+    "with N_con, and at the paper's rate 11 of 16 seeds per mechanism diverged at N_con = 128 (0 of 16 with the "
+    "scaling; at N_con = 52 the scaling removes 2-4 divergences of 16 and leaves the learning speed unchanged). "
     "N_con <= 32 (Figs 4 and 6, Fig 3's top panel) is unaffected. See docs/gros2024.md.",
     "Evaluation is free-running greedy: each prediction is fed back into the context; accuracy = share of the "
     "50 predictions equal to the true continuation (the strict reading of 'inference is greedy'). "

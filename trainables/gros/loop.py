@@ -147,7 +147,7 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
         share = per_step / cfg.batch_predictions  # the epoch's loss and accuracy average its steps
         for j in range(0, cfg.batch_predictions, per_step):
             values, correct = sgd_step(model, optimizer, windows[:, j:j + per_step], targets[:, j:j + per_step],
-                                        active, cfg.loss_reduction)
+                                       active, cfg.loss_reduction)
             for i in range(k):
                 if not diverged[i] and not math.isfinite(float(values[i])):
                     freeze(i)
@@ -193,7 +193,7 @@ def training_batch(cfg: GrosConfig, gens: Sequence[torch.Generator]) -> tuple[to
 
 
 def sgd_step(model: StackedBilayer, optimizer: torch.optim.Optimizer, windows: torch.Tensor,
-              targets: torch.Tensor, active: torch.Tensor, reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
+             targets: torch.Tensor, active: torch.Tensor, reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
     """One optimiser step on windows (K, P, T) -> targets (K, P): (loss per member, accuracy per member).
 
     A member whose loss is not finite (or that is already frozen) gets no gradient and no momentum; the caller
