@@ -112,12 +112,13 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
-    from study.runner import Resources, run_study
+    from study.runner import Resources, run_study, validate
 
     study = _study(name, scale)
     target = _storage(study, storage)
     started = time.time()
     try:
+        validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
                               max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
                               precision=precision)

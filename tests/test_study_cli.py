@@ -105,11 +105,12 @@ def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     (["run", "demo", "--cpus-per-trial", "0"], "invalid --cpus-per-trial 0.0; allowed: a number > 0"),
     (["report", "demo", "--storage", "/nonexistent"], "no results for study demo"),
 ])
-def test_bad_input_gets_one_line_errors(args: list[str], message: str) -> None:
-    result = run_cli(*args, timeout=60)
+def test_bad_input_gets_one_line_errors(args: list[str], message: str, tmp_path: Path) -> None:
+    result = run_cli(*args, timeout=60, cwd=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+    assert not (tmp_path / "results").exists()  # a rejected study creates no directory
 
 
 def test_list_and_show() -> None:
