@@ -87,7 +87,12 @@ class StudyProgress(tune.Callback):
         })
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        # Forced: a throttled write here left trials that started together out of `running`.
         self.running[trial.trial_id] = self._key(trial)[0]
+        self._write(force=True)
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        # Keeps `updated` fresh during long trials: `study status` on another host trusts a recent file only.
         self._write()
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
