@@ -7,7 +7,15 @@ from collections import Counter
 import pytest
 import torch
 
-from trainables.gros.tasks import COMPONENTS, RULES, continue_series, cycle_lengths, generate, next_symbol
+from trainables.gros.tasks import (
+    COMPONENTS,
+    RULES,
+    continue_series,
+    cycle_lengths,
+    generate,
+    next_symbol,
+    rule_rollout_accuracy,
+)
 
 
 def test_xor_series_is_nt_n2t1() -> None:
@@ -76,3 +84,22 @@ def test_generation_depends_only_on_the_generator() -> None:
 def test_invalid_task_parameters_name_field_value_and_allowed(args: tuple, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         generate(*args, 2, 10, torch.Generator())
+
+
+def test_a_model_knowing_only_the_nt_rule_scores_the_papers_fig7_dpa_level_on_nt_r() -> None:
+    # An error each step with p = P(x(t-3) = 0 and x(t-1) != 0) = 15/256; after the first one the free-running
+    # rollout has left the true series and matches it by chance (1/16): the expected accuracy over 50 steps.
+    p, n = 15 / 256, 50
+    before = (1 - p) * (1 - (1 - p) ** n) / p
+    expected = (before + (n - before - (1 - (1 - p) ** n)) / 16) / n  # 0.348
+    level = rule_rollout_accuracy("nt_r", "nt", 16, 2, n_context=64, n_predictions=n, n_series=10_000)
+    assert abs(level - expected) < 0.01
+    assert abs(level - 0.36) < 0.02  # the paper's DPA at N_con = 64 ("about 0.36")
+    assert rule_rollout_accuracy("nt_r", "nt", 16, 2, 64, 100, 10_000) < level - 0.1  # longer rollouts: lower
+    assert rule_rollout_accuracy("nt_r", "nt_r", 16, 2, 64, n, 1000) == 1.0
+    assert rule_rollout_accuracy("nt", "nt", 16, 2, 32, n, 1000) == 1.0
+
+
+def test_rule_rollout_rejects_an_unknown_rule() -> None:
+    with pytest.raises(ValueError, match=r"invalid rule='nt_mix'; allowed: nt, nt_s, nt_r"):
+        rule_rollout_accuracy("nt", "nt_mix", 16, 2, 32, 50, 10)
