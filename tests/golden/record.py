@@ -1,0 +1,64 @@
+"""Run the golden studies and collect their rows: ``python -m tests.golden.record`` rewrites the stored file.
+
+Rewrite it only for a change that is MEANT to change results, and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+#: Columns that differ between runs of the same code (timings, the machine, the checkout).
+VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id")
+STORED = Path(__file__).with_name("rows.parquet")
+
+
+def machine() -> dict[str, str]:
+    """What float32 determinism on a CPU depends on: torch's version, SIMD level and thread count."""
+    import torch
+
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": str(torch.get_num_threads())}
+
+
+def collect() -> pl.DataFrame:
+    """Every golden run's rows and artifact rows (volatile columns dropped), one frame, in a stable order."""
+    import torch
+
+    from study.storage import StudyStorage
+    from study.trainable import run_trial
+    from tests.golden.studies import RUNS
+
+    torch.set_num_threads(1)
+    frames = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (study, packing) in enumerate(RUNS):
+            storage = StudyStorage(storage=tmp, directory=f"run{i}")
+            names = list(study.axes)
+            for config in study.grid():
+                run_trial(study, storage, {n: config[n] for n in names}, packed=packing)
+            root = Path(storage.root)
+            for path in sorted(root.rglob("*.parquet")):
+                kind = path.parent.name if path.parent.parent.name == "artifacts" else "rows"
+                frame = pl.read_parquet(path).drop(VOLATILE, strict=False)
+                # One JSON text per row: families differ in columns, and the text keeps every bit of a float.
+                frames.append(pl.DataFrame({
+                    "run": [f"{study.name}/{packing}"] * frame.height, "table": [kind] * frame.height,
+                    "row": [json.dumps(r, sort_keys=True, default=repr) for r in frame.to_dicts()],
+                }))
+    return pl.concat(frames).sort("run", "table", "row")
+
+
+def main() -> None:
+    """Rewrite the stored golden rows (with the machine they were recorded on)."""
+    rows = collect()
+    rows.write_parquet(STORED)
+    STORED.with_suffix(".json").write_text(json.dumps({**machine(), "rows": rows.height}, indent=1) + "\n")
+    print(f"{rows.height} rows -> {STORED}")
+
+
+if __name__ == "__main__":
+    main()
