@@ -21,9 +21,10 @@ import torch
 import torch.nn.functional as F
 
 from search_spaces.yun2020 import hybrid_stack
-from trainables.config import TrainConfig
-from trainables.loop import ADAM_EPS, _generator, clip_each_, learning_rate_at, make_task
-from trainables.model import build_model, count_parameters
+from trainables.richter.config import TrainConfig
+from trainables.richter.model import build_model
+from trainables.richter.training import ADAM_EPS, clip_each_, learning_rate_at, make_task
+from trainables.stacked import count_parameters
 
 
 class Stepper:
@@ -35,7 +36,7 @@ class Stepper:
         self.model = build_model(cfg)
         self.n_params = count_parameters(self.model)
         self.task = make_task(cfg)
-        self.gen = _generator("cpu", 1)
+        self.gen = torch.Generator().manual_seed(1)
         self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
         r = cfg.resolved()
         self.warmup, self.clip = bool(r["warmup"]), bool(r["grad_clip"])

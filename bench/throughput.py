@@ -26,19 +26,11 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from trainables.architectures import ARCHITECTURES
-from trainables.config import TrainConfig
-from trainables.loop import ADAM_EPS, _generator, clip_each_, learning_rate_at, make_task
-from trainables.model import build_model
-from trainables.packed import (
-    PackedAdam,
-    PackedModel,
-    _Member,
-    _stack_samples,
-    clip_members_,
-    member_losses,
-    members_per_pack,
-)
+from trainables.richter.architectures import ARCHITECTURES
+from trainables.richter.config import TrainConfig
+from trainables.richter.model import build_model
+from trainables.richter.packed import PackedAdam, PackedModel, clip_members_, member_losses, members_per_pack
+from trainables.richter.training import ADAM_EPS, clip_each_, learning_rate_at, make_task
 
 DEVICE = "cpu"  # set by --device before any stepper is built
 AUTOCAST = False  # set by --bf16: forward passes under torch.autocast(bfloat16)
@@ -89,12 +81,16 @@ def step_flops(cfg: TrainConfig) -> float:
     return 3.0 * b * n * layers * (mixer + ffn)
 
 
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator(device=DEVICE).manual_seed(seed)
+
+
 def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
     """One eager model, the step of train_seed."""
     torch.manual_seed(0)
     model = build_model(cfg).to(DEVICE)
     task = make_task(cfg)
-    gen = _generator(DEVICE, 0)
+    gen = _generator(0)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
     r = cfg.resolved()
     params = list(model.parameters())
@@ -120,8 +116,7 @@ def packed_stepper(
     """K packed members, the step of train_packed (no frozen members)."""
     model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
     task = make_task(cfg)
-    members = [_Member(cfg=cfg, seed=i, gen_train=_generator(DEVICE, i), gen_val=_generator(DEVICE, -i - 1),
-                       case_sets={}, rows=[]) for i in range(k)]
+    gens = [_generator(i) for i in range(k)]
     params = list(model.params.values())
     opt = PackedAdam(params)
     r = cfg.resolved()
@@ -130,7 +125,8 @@ def packed_stepper(
                     device=DEVICE)
 
     def step() -> None:
-        tokens, labels = _stack_samples(task, members, cfg.batch_size, cfg.seq_len, "train")
+        pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # one batch per member, as train_packed
+        tokens, labels = torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
         if sample_only:
             return
         with _autocast():

@@ -129,6 +129,9 @@ class Study:
         learning_rates_per_trial: grid only: this many neighbouring values of the ``learning_rate`` axis
             train together in one trial (one packed model with all their seeds); 1 = one rate per trial.
         sections: extra report sections by name (``analysis.sections``), after the generic grids.
+        labels: names in the configuration that are columns of the study's own, not hyperparameters of the
+            model (a ``Linked`` axis's name is one without being listed). Any other name that is not a field of
+            the task's model family is refused before anything runs: a typo never trains at a default.
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
     """
@@ -152,6 +155,7 @@ class Study:
     aliases: tuple[str, ...] = ()
     learning_rates_per_trial: int = 1
     sections: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -193,6 +197,12 @@ class Study:
     def axes(self) -> dict[str, Axis]:
         """Scientific then nuisance axes, in declaration order."""
         return {**self.scientific, **self.nuisance}
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        """The declared label columns: ``labels`` and the names of the ``Linked`` axes."""
+        linked = tuple(k for k, a in self.axes.items() if isinstance(a, Linked) and k not in self.labels)
+        return self.labels + linked
 
     @property
     def directory(self) -> str:
@@ -282,6 +292,7 @@ class Study:
             "aliases": list(self.aliases),
             "learning_rates_per_trial": self.learning_rates_per_trial,
             "sections": list(self.sections),
+            "labels": list(self.label_names),
         }
 
 

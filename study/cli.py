@@ -68,8 +68,14 @@ def list_studies() -> None:
 @click.argument("name")
 @scale_option
 def show(name: str, scale: str) -> None:
-    """The search space of a study and its trial count per scale."""
+    """The search space of a study and its trial count per scale (after checking every configuration)."""
+    from study.runner import validate
+
     study = _study(name, scale)
+    try:
+        validate(study)  # an unknown hyperparameter name is an error here too, not only at run time
+    except StudyError as error:
+        raise click.ClickException(str(error)) from None
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
     click.echo(f"task: {study.task}   kind: {study.kind}   sampler: {study.sampler}   "
@@ -79,6 +85,8 @@ def show(name: str, scale: str) -> None:
             click.echo(f"  {title:<10} {key}: {_axis_text(axis)}")
     for key, value in study.fixed.items():
         click.echo(f"  {'fixed':<10} {key}: {value}")
+    if study.label_names:
+        click.echo(f"  labels: {', '.join(study.label_names)} (columns of the study's own, not model hyperparameters)")
     click.echo(f"  seeds: {', '.join(map(str, study.seeds))}")
     for s in SCALES:
         scaled = study.at_scale(s) if study.scale == "paper" else get_study(name, s)

@@ -35,7 +35,7 @@ class Resources:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
-    packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.loop)
+    packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.richter.family)
     precision: str = "fp32"  # "bf16": training under torch.autocast(bfloat16); recorded in every row
 
     def __post_init__(self) -> None:
@@ -67,14 +67,21 @@ def validate(study: Study) -> None:
         return
     if study.sampler == "grid":
         points = [{n: c[n] for n in study.axes} for c in study.grid()]
-    else:  # the categorical corners are enough to catch unknown names and bad choices
-        points = [{n: _first_value(a) for n, a in study.axes.items()}]
+    else:  # every categorical value once (the others at their first value): unknown names, bad choices
+        corner = {n: _first_value(a) for n, a in study.axes.items()}
+        points = [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in _categories(a)]
     for point in points:
-        hyper, _ = split_config(study, point)
         try:
+            hyper, _ = split_config(study, point)
             member_configs(hyper)
         except ValueError as error:
             raise StudyError(f"study {study.name}: {error}") from None
+
+
+def _categories(axis: Any) -> tuple[Any, ...]:
+    if isinstance(axis, Linked):
+        return tuple(axis.options)
+    return axis if isinstance(axis, tuple) else ()
 
 
 def _first_value(axis: Any) -> Any:

@@ -1,6 +1,6 @@
 """The Tune adapter: one trial = one configuration with all of its seeds, written to Parquet.
 
-Thin on purpose: the training itself is the model family's `train` (`trainables.families`: plain
+Thin on purpose: the training itself is the model family's `train` (`trainables.catalog` finds it: plain
 PyTorch, no Ray). The
 adapter resolves the configuration, skips work whose results already exist (resume after a killed
 driver re-launches finished trials), reports progress to Tune and writes the trial's rows atomically.
@@ -44,19 +44,28 @@ def objective(rows: list[dict[str, Any]], metric: str, mode: str) -> float:
 def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(training hyperparameters, label columns) of a search-space point.
 
-    Labels are axis names that are not hyperparameters of the model (e.g. ``ablation``): they become
-    Parquet columns of their own beside the hyperparameters they set. The model family (and so the
-    set of hyperparameter names) follows from the point's ``task``.
+    The model family (and so the set of hyperparameter names) follows from the point's ``task``. Labels are
+    the names the study declares as its own columns (``Study.labels`` and its ``Linked`` axes, e.g.
+    ``ablation``): they become Parquet columns beside the hyperparameters they set. Any other name is a
+    ValueError naming the key, the study and the valid names: a misspelt hyperparameter must not train at
+    its default.
     """
     config = study.configuration(point)
-    fields = set(_family(config).config.field_names())
+    family = _family(config)
+    fields = family.config.field_names()
+    unknown = [k for k in config if k not in fields and k not in study.label_names]
+    if unknown:
+        labels = ", ".join(study.label_names) or "none declared"
+        raise ValueError(f"invalid hyperparameter {unknown[0]!r} in study {study.name} (task {config['task']!r}): "
+                         f"not a field of the {family.name} family's config nor a label of the study; allowed: "
+                         f"{', '.join(fields)}; labels: {labels}")
     hyper = {k: v for k, v in config.items() if k in fields}
     labels = {k: v for k, v in config.items() if k not in fields}
     return hyper, labels
 
 
 def _family(config: dict[str, Any]) -> Any:
-    from trainables.families import family_for_task
+    from trainables.catalog import family_for_task
 
     if "task" not in config:
         raise ValueError("missing hyperparameter 'task'")

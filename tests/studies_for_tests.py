@@ -40,3 +40,9 @@ RATES_ALONE = Study(
     name="test.rates_alone", goal="the reference: one learning rate per trial", task="mode",
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
+
+# A misspelt hyperparameter: refused by `study show` and `study run`, never trained at the default rate.
+TYPO = Study(
+    name="test.typo", goal="a misspelt hyperparameter must not train at its default", task="mode",
+    scientific={"architecture": ("sum",)}, fixed={**_TINY, "learnig_rate": 0.1}, seeds=(0,),
+)

@@ -7,8 +7,8 @@ import pytest
 
 from analysis.dataset import scan_artifacts
 from study.storage import StudyStorage
-from trainables.config import TrainConfig
-from trainables.families import all_tasks, family_for_task
+from trainables.catalog import all_tasks, families, family_for_task
+from trainables.richter.config import TrainConfig
 
 
 def test_richter_tasks_belong_to_the_richter_family() -> None:
@@ -17,6 +17,22 @@ def test_richter_tasks_belong_to_the_richter_family() -> None:
         assert family.name == "richter2020"
         assert family.config is TrainConfig
     assert {"cases", "cases_first_token", "mode"} <= set(all_tasks())
+
+
+def test_one_name_one_meaning_across_families() -> None:
+    """A hyperparameter name shared by two families has one type (up to None = a default still to resolve):
+    ``grad_clip`` was a switch in one family and a norm in another; the norm is ``grad_clip_norm`` now."""
+    import dataclasses
+
+    types: dict[str, dict[str, str]] = {}
+    for name in families():
+        family = families().get(name)
+        for f in dataclasses.fields(family.config):
+            types.setdefault(f.name, {})[family.name] = str(f.type).replace(" | None", "")
+    clashes = {k: v for k, v in types.items() if len(set(v.values())) > 1}
+    assert clashes == {}
+    assert {"grad_clip", "grad_clip_norm"} <= set(types)
+    assert len(types["learning_rate"]) == 3 and len(types["mixer"]) == 3
 
 
 def test_unknown_task_names_the_field_and_the_allowed_values() -> None:
@@ -51,7 +67,7 @@ def test_a_column_two_families_type_differently_is_relaxed_to_a_supertype(tmp_pa
     from analysis.dataset import scan_study
 
     storage = StudyStorage(str(tmp_path), "s")
-    # grad_clip is a switch in one family and a clipping norm in another.
+    # A column typed differently by two files (e.g. results written by an older version of a family).
     storage.write_trial("a" * 16, pa.Table.from_pylist([{"seed": 0, "grad_clip": True, "val_accuracy": 0.5}]))
     storage.write_trial("b" * 16, pa.Table.from_pylist([{"seed": 0, "grad_clip": 5.0, "val_accuracy": 0.25}]))
     frame = scan_study(tmp_path / "s").collect().sort("val_accuracy")

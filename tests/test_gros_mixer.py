@@ -9,9 +9,11 @@ import pytest
 import torch
 
 from tests.tiny import assert_rows_equal, tiny_config
-from trainables import ARCHITECTURES, MIXERS, train_seed
+from trainables.mixers import MIXERS
 from trainables.mixers.expressive import EA_EPS, ExpressiveAttention, expressive_weights
-from trainables.packed import PACKED_MIXERS, train_packed
+from trainables.richter.architectures import ARCHITECTURES
+from trainables.richter.loop import train_seed
+from trainables.richter.packed import train_packed
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +25,8 @@ def _float64(one_torch_thread: None) -> Iterator[None]:
     torch.set_default_dtype(dtype)
 
 
-def test_expressive_is_registered_with_a_packed_form_and_an_architecture() -> None:
+def test_expressive_is_registered_with_an_architecture() -> None:
     assert MIXERS.get("expressive") is ExpressiveAttention
-    assert "expressive" in PACKED_MIXERS
     ea = ARCHITECTURES.get("EA")
     assert ea.mixer == "expressive" and ea.ln_placement == "pre_residual" and ea.attention_gelu
 

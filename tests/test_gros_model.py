@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from trainables.families import family_for_task
+from trainables.catalog import family_for_task
 from trainables.gros.config import GrosConfig
 from trainables.gros.loop import sgd_step, train_members, training_batch
 from trainables.gros.model import StackedBilayer, attention_weights

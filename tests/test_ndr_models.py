@@ -7,11 +7,12 @@ import math
 import pytest
 import torch
 
-from trainables.families import family_for_task
+from trainables.catalog import family_for_task
 from trainables.mixers import MIXERS
 from trainables.ndr.config import MODELS, VARIANTS, CTLConfig
+from trainables.ndr.family import train
+from trainables.ndr.loop import build_model, train_seed
 from trainables.ndr.models import GatedLayer, RelativeAttention, sinusoid
-from trainables.ndr.train import build_model, train, train_seed
 
 TINY = {"d_model": 8, "d_ff": 16, "n_heads": 2, "n_layers": 3, "n_steps": 4, "eval_every": 2, "eval_samples": 32,
         "batch_size": 16}
@@ -143,7 +144,7 @@ def test_relative_attention_abs_switch_and_masking() -> None:
 
 
 def test_divergence_is_a_result_not_a_crash(one_torch_thread: None) -> None:
-    rows, attention, gates = train_seed(tiny("NDR", learning_rate=1e30, grad_clip=1e30, n_steps=6), seed=0)
+    rows, attention, gates = train_seed(tiny("NDR", learning_rate=1e30, grad_clip_norm=1e30, n_steps=6), seed=0)
     assert [r["step"] for r in rows] == [2, 4, 6]
     assert {r["status"] for r in rows} == {"diverged"}
     assert rows[-1]["test_accuracy"] == 0.0 and math.isnan(rows[-1]["test_loss"])

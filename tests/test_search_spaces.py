@@ -125,7 +125,8 @@ def test_importing_the_studies_does_not_import_torch() -> None:
     code = ("import sys, search_spaces; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trainables')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.strip() == "[]"
+    # The atlas lists the mixer files through trainables.mixers, whose package import is torch-free.
+    assert out.stdout.strip() == "['trainables', 'trainables.mixers']"
 
 
 def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixer list: test_yun_studies
@@ -133,3 +134,32 @@ def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixe
     from trainables.ndr.config import DIRECTIONS as NDR_DIRECTIONS
 
     assert DIRECTIONS == NDR_DIRECTIONS
+
+
+def test_unknown_names_are_refused_and_declared_labels_are_columns() -> None:
+    from study.trainable import split_config
+
+    tiny = {"n_steps": 100, "eval_every": 100, "d_model": 8, "seq_len": 8}
+    typo = Study(name="t.typo", goal="g", task="mode", scientific={"architecture": ("sum",)},
+                 fixed={**tiny, "learnig_rate": 0.1})
+    with pytest.raises(StudyError, match=r"study t.typo: invalid hyperparameter 'learnig_rate' in study t.typo "
+                                         r"\(task 'mode'\): not a field of the richter2020 family's config nor a "
+                                         r"label of the study; allowed: architecture, task, d_model"):
+        validate(typo)
+    labelled = Study(name="t.labels", goal="g", task="mode", scientific={"architecture": ("sum",)},
+                     fixed={**tiny, "note": "baseline"}, labels=("note",))
+    validate(labelled)
+    hyper, labels = split_config(labelled, {"architecture": "sum"})
+    assert labels == {"note": "baseline"} and "note" not in hyper
+    assert labelled.to_json()["labels"] == ["note"]
+
+
+def test_a_typo_in_any_linked_option_is_refused_with_an_optuna_sampler() -> None:
+    study = Study(name="t.linked", goal="g", task="mode",
+                  scientific={"variant": Linked(options={"a": {"architecture": "sum"},
+                                                         "b": {"architecture": "NAP", "n_stepz": 200}})},
+                  nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-2)},
+                  fixed={"n_steps": 100, "eval_every": 100}, sampler="tpe", n_trials=2)
+    assert study.label_names == ("variant",)
+    with pytest.raises(StudyError, match="invalid hyperparameter 'n_stepz' in study t.linked"):
+        validate(study)

@@ -113,6 +113,21 @@ def test_bad_input_gets_one_line_errors(args: list[str], message: str, tmp_path:
     assert not (tmp_path / "results").exists()  # a rejected study creates no directory
 
 
+@pytest.mark.parametrize("command", ["show", "run"])
+def test_a_misspelt_hyperparameter_fails_before_anything_runs(command: str, tmp_path: Path) -> None:
+    """`learnig_rate` would otherwise train at the default rate with a stray column: one line names the key,
+    the study and the valid names, and nothing starts (no Ray, no results directory)."""
+    started = time.time()
+    result = run_cli(command, f"{STUDIES}:TYPO", timeout=60, cwd=tmp_path)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].startswith("Error: study test.typo: invalid hyperparameter 'learnig_rate' in study test.typo")
+    assert "allowed: architecture, task, d_model" in errors[0] and "learning_rate" in errors[0]
+    assert "ray:" not in result.stdout and not (tmp_path / "results").exists()
+    assert time.time() - started < 30
+
+
 def test_list_and_show() -> None:
     listing = run_cli("list", timeout=60)
     assert "richter2020.fig7" in listing.stdout and "richter2020.table5" in listing.stdout

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from tests.tiny import tiny_config
-from trainables import learning_rate_at, train_seed, train_trial
-from trainables.loop import clip_each_
+from trainables.richter.loop import train_seed, train_seeds
+from trainables.richter.training import clip_each_, learning_rate_at
 
 CASE_KEYS = [f"{s}_{c}_accuracy" for s in ("train", "val") for c in ("argmin", "first", "argmax")]
 
@@ -41,7 +41,7 @@ def test_clip_each_tensor_separately() -> None:
 
 
 def test_grad_clip_inside_training(monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.loop as loop
+    import trainables.richter.loop as loop
 
     norms: list[float] = []
     original = loop.clip_each_
@@ -79,7 +79,7 @@ def test_seed_determinism_and_trial() -> None:
     a = train_seed(tiny_config(), 1)
     assert strip(a) == strip(train_seed(tiny_config(), 1))
     assert strip(a) != strip(train_seed(tiny_config(), 2))
-    trial = train_trial(tiny_config(), [1, 2], packed=False)  # packed (default): tests/test_trainables_packed.py
+    trial = train_seeds(tiny_config(), [1, 2])  # packed: tests/test_trainables_packed.py
     assert [r["seed"] for r in trial] == [1, 1, 2, 2]
     assert strip(trial[:2]) == strip(a)
 

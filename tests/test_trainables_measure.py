@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from trainables import POOLINGS, pooling_output_scale
+from trainables.measure import POOLINGS, pooling_output_scale
 
 
 def _std(pooling: str, n: int) -> float:

@@ -8,8 +8,13 @@ import math
 import pytest
 import torch
 
-from trainables import ARCHITECTURES, MIXERS, TASKS, TrainConfig, build_model, count_parameters
+from trainables.mixers import MIXERS
 from trainables.mixers.normalized import NormalizedAttention
+from trainables.richter.architectures import ARCHITECTURES
+from trainables.richter.config import TrainConfig
+from trainables.richter.model import build_model
+from trainables.richter.tasks import TASKS
+from trainables.stacked import count_parameters
 
 ARCHS = ARCHITECTURES.names()
 

@@ -10,8 +10,11 @@ import pytest
 import torch
 
 from tests.tiny import assert_rows_equal, tiny_config
-from trainables import MIXERS, TrainConfig, train_seed, train_trial
-from trainables.packed import PACKED_MIXERS, train_packed
+from trainables.mixers import MIXERS
+from trainables.richter.config import TrainConfig
+from trainables.richter.family import train
+from trainables.richter.loop import train_seed
+from trainables.richter.packed import train_packed
 
 ARCHS = ["BERT", "MTE", "NAP", "NON", "sum", "max"]
 TASK_NAMES = ["cases", "cases_first_token", "mode"]
@@ -41,8 +44,11 @@ def _solo(cfg: TrainConfig, seeds: list[int]) -> list[dict[str, Any]]:
     return [row for seed in seeds for row in train_seed(cfg, seed)]
 
 
-def test_every_mixer_has_a_packed_form() -> None:
-    assert sorted(PACKED_MIXERS.names()) == sorted(MIXERS.names())
+@pytest.mark.parametrize("mixer", MIXERS.names())
+def test_every_registered_mixer_trains_packed_as_separate_runs(mixer: str) -> None:
+    """The packed form of a mixer is its own file's forward over stacked weights: rows equal within 1e-6."""
+    cfg = _tiny(architecture="MTE", mixer=mixer, val_seq_len=8, conv_width=3, n_steps=30)
+    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)
@@ -100,12 +106,12 @@ def test_dropout_runs_and_is_deterministic() -> None:
     assert all(math.isfinite(r["train_loss"]) for r in a)
 
 
-def test_train_trial_packs_on_request_and_by_default_only_on_a_gpu() -> None:
+def test_family_packs_on_request_and_by_default_only_on_a_gpu() -> None:
     cfg = _tiny(n_steps=20)
-    packed = train_trial(cfg, [0, 1], packed=True)
-    sequential = train_trial(cfg, [0, 1], packed=False)
+    packed = train([cfg], [0, 1], packed=True).rows
+    sequential = train([cfg], [0, 1], packed=False).rows
     assert "learning_rate" in packed[0] and "learning_rate" not in sequential[0]
-    assert "learning_rate" not in train_trial(cfg, [0, 1])[0]  # CPU default: one seed after another
+    assert "learning_rate" not in train([cfg], [0, 1]).rows[0]  # CPU default: one seed after another
     for row in packed:
         del row["learning_rate"]
     assert_rows_equal(packed, sequential)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from trainables import ARCHITECTURES, TASKS, Registry, TrainConfig
-from trainables.architectures import get_architecture
+from trainables.registry import Registry
+from trainables.richter.architectures import ARCHITECTURES, get_architecture
+from trainables.richter.config import TrainConfig
+from trainables.richter.tasks import TASKS
 
 
 def test_registry_refuses_duplicates_and_lists_valid_names() -> None:

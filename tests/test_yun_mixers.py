@@ -10,11 +10,15 @@ import torch
 import torch.nn.functional as F
 
 from tests.tiny import tiny_config
-from trainables import MIXERS, TrainConfig, build_model, count_parameters, train_seed
+from trainables.mixers import MIXERS
 from trainables.mixers.average import AverageAttention
 from trainables.mixers.bilinear import BilinearProjection
-from trainables.mixers.separable_conv import SeparableConvolution
-from trainables.packed import train_packed
+from trainables.mixers.sepconv import SeparableConvolution
+from trainables.richter.config import TrainConfig
+from trainables.richter.loop import train_seed
+from trainables.richter.model import build_model
+from trainables.richter.packed import train_packed
+from trainables.stacked import count_parameters, stack_modules
 
 YUN_MIXERS = ["bilinear", "sepconv", "average"]
 
@@ -54,7 +58,7 @@ def test_sepconv_equals_explicit_centred_convolution_with_shared_filters(width: 
 @pytest.mark.parametrize("lead", [(), (3,)])
 def test_toeplitz_and_conv1d_paths_agree(width: int, lead: tuple[int, ...]) -> None:
     """The matmul form (short sequences) and F.conv1d (long ones) compute the same convolution, packed or not."""
-    from trainables.mixers.separable_conv import grouped_conv1d, toeplitz_conv
+    from trainables.mixers.sepconv import grouped_conv1d, toeplitz_conv
 
     torch.manual_seed(0)
     u = torch.randn(*lead, 2, 9, 6, dtype=torch.float64)
@@ -179,13 +183,9 @@ def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object
 
 
 def test_packed_bilinear_refuses_another_length() -> None:
-    from trainables.packed import PACKED_MIXERS, Shape
-
-    s = Shape(mixers=("bilinear",), n_heads=2, pre_residual=False, attention_gelu=False, dropout=0.0,
-              head="per_token", positional=True, max_seq_len=8, vocab_size=10)
-    p = {"m.seq_weight": torch.zeros(1, 8, 8)}
+    stacked = stack_modules([BilinearProjection(8, 2, seq_len=8), BilinearProjection(8, 2, seq_len=8)])
     with pytest.raises(ValueError, match=r"invalid sequence length 4 for mixer 'bilinear'; allowed: 8"):
-        PACKED_MIXERS.get("bilinear")(p, "m", torch.zeros(1, 2, 4, 8), s, False)
+        stacked(torch.zeros(2, 3, 4, 8))
 
 
 def test_a_hybrid_stack_learns_mode_where_max_pooling_cannot() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from trainables import TrainConfig
+from trainables.richter.config import TrainConfig
 
 
 def tiny_config(**overrides: object) -> TrainConfig:

@@ -1,35 +1,7 @@
-"""Trainables: models, tasks and the plain-PyTorch training loop (no Ray, no study/analysis imports).
+"""Trainables: what a trial is. Plain PyTorch, no Ray, no study/analysis imports.
 
-Public API::
-
-    TrainConfig, train_seed, train_trial, train_packed, build_model, pooling_output_scale,
-    ARCHITECTURES, MIXERS, TASKS, Registry
+Shared ground floor: ``registry`` (names), ``validation`` (config checks), ``rows`` (the row writer),
+``stacked`` (member-stacked modules), ``measure`` (Fig. 1, no training). Above it: ``mixers/`` (one file per
+token mixer), ``families`` (the family protocol), one package per model family (``richter/``, ``ndr/``,
+``gros/``) and ``catalog`` (task name -> family). Importing this package imports nothing else (no torch).
 """
-
-from trainables.architectures import ARCHITECTURES, Architecture
-from trainables.config import TrainConfig
-from trainables.loop import learning_rate_at, train_seed, train_trial
-from trainables.measure import POOLINGS, pooling_output_scale
-from trainables.mixers import MIXERS
-from trainables.model import Model, build_model, count_parameters
-from trainables.packed import train_packed
-from trainables.registry import Registry
-from trainables.tasks import TASKS
-
-__all__ = [
-    "ARCHITECTURES",
-    "MIXERS",
-    "POOLINGS",
-    "TASKS",
-    "Architecture",
-    "Model",
-    "Registry",
-    "TrainConfig",
-    "build_model",
-    "count_parameters",
-    "learning_rate_at",
-    "pooling_output_scale",
-    "train_packed",
-    "train_seed",
-    "train_trial",
-]

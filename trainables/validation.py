@@ -1,10 +1,16 @@
-"""What the model families' config dataclasses share: type checks (bools are not numbers here) and the
-dict round trip with errors that name the field, the bad value and what is allowed."""
+"""What the model families' config dataclasses share: type checks (bools are not numbers here), the dict
+round trip, and field checks whose errors name the field, the bad value and what is allowed.
+
+A config's ``__post_init__`` states its constraints as calls to the ``require_*`` methods (one line per
+field or group of fields); each normalises the value it accepts (numpy integers become ``int``, numbers
+``float``), so a config built from a Parquet row or an Optuna sample holds plain Python values.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
 C = TypeVar("C", bound="ConfigFields")
@@ -21,7 +27,7 @@ def is_real(v: object) -> bool:
 
 
 class ConfigFields:
-    """Mixin of a frozen config dataclass: ``field_names``, ``from_dict``, ``to_dict`` and ``invalid``.
+    """Mixin of a frozen config dataclass: ``field_names``, ``from_dict``, ``to_dict`` and the field checks.
 
     ``REQUIRED`` names the fields ``from_dict`` insists on (those without a default).
     """
@@ -52,3 +58,47 @@ class ConfigFields:
     def invalid(self, name: str, allowed: str) -> ValueError:
         """The error for field ``name``: its value and what is allowed."""
         return ValueError(f"invalid {name}={getattr(self, name)!r}; allowed: {allowed}")
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)  # the dataclasses are frozen; normalising happens in __post_init__
+
+    def require_ints(self, names: Sequence[str], *, minimum: int = 1, optional: bool = False,
+                     allowed: str | None = None) -> None:
+        """Each field an integer >= ``minimum`` (None too when ``optional``); normalised to ``int``."""
+        for name in names:
+            v = getattr(self, name)
+            if v is None and optional:
+                continue
+            if not is_int(v) or v < minimum:
+                text = allowed or ("a positive integer" if minimum == 1 else f"an integer >= {minimum}")
+                raise self.invalid(name, text)
+            self._set(name, int(v))
+
+    def require_real(self, name: str, *, low: float, high: float | None = None, low_open: bool = True,
+                     optional: bool = False, allowed: str | None = None) -> None:
+        """The field a number in (low, high) (``low_open=False``: [low, high)); normalised to ``float``."""
+        v = getattr(self, name)
+        if v is None and optional:
+            return
+        ok = is_real(v) and (v > low if low_open else v >= low) and (high is None or v < high)
+        if not ok:
+            if allowed is None:
+                bound = f"> {low:g}" if low_open else f">= {low:g}"
+                allowed = f"a number {bound}" if high is None else f"a number in [{low:g}, {high:g})"
+            raise self.invalid(name, allowed)
+        self._set(name, float(v))
+
+    def require_choice(self, name: str, choices: Sequence[object], *, allowed: str | None = None) -> None:
+        """The field one of ``choices``."""
+        if getattr(self, name) not in choices:
+            raise self.invalid(name, allowed or ", ".join(map(str, choices)))
+
+    def require_bools(self, names: Sequence[str], *, allowed: str) -> None:
+        """Each field None, True or False (a numpy bool is normalised to ``bool``)."""
+        for name in names:
+            v = getattr(self, name)
+            if v is None or isinstance(v, bool):
+                continue
+            if type(v).__name__ != "bool_":
+                raise self.invalid(name, allowed)
+            self._set(name, bool(v))

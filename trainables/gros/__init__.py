@@ -1,7 +1,7 @@
 """Gros 2024, "Climbing the Complexity Ladder with Expressive Attention": NT tasks, the bilayer, training.
 
-Spec: shared/specs/gros2024.md; decisions and results: docs/gros2024.md. The family registers itself via
-``trainables.gros.family`` (imported by ``trainables.families._load``).
+``config`` (GrosConfig), ``tasks`` (NT series), ``model`` (the stacked bilayer), ``loop`` (SGD, greedy
+evaluation), ``family`` (what ``trainables.catalog`` registers). Decisions and results: docs/gros2024.md.
 """
 
 from trainables.gros.config import ATTENTIONS, WEIGHTS, GrosConfig

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainables.gros.tasks import GROS_TASKS
-from trainables.validation import ConfigFields, is_int, is_real
+from trainables.validation import ConfigFields
 
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")
@@ -79,54 +79,40 @@ class GrosConfig(ConfigFields):
     snapshot_seeds: int = 2
 
     def __post_init__(self) -> None:
-        bad = self.invalid
-        if self.task not in GROS_TASKS:
-            raise bad("task", ", ".join(GROS_TASKS))
-        minimum = {"basis": 2, "delay": 1, "n_context": 1, "n_heads": 1, "n_epochs": 1, "eval_every": 1,
-                   "batch_predictions": 1, "eval_series": 1, "eval_predictions": 1, "final_eval_series": 0,
-                   "snapshot_seeds": 0}
-        for name, low in minimum.items():
-            v = getattr(self, name)
-            if not is_int(v) or v < low:
-                raise bad(name, f"an integer >= {low}")
-            object.__setattr__(self, name, int(v))
-        if self.d_model is not None:
-            if not is_int(self.d_model) or self.d_model < self.basis:
-                raise bad("d_model", f"None (= basis) or an integer >= basis={self.basis}")
-            object.__setattr__(self, "d_model", int(self.d_model))
+        self.require_choice("task", GROS_TASKS)
+        for name, low in {"basis": 2, "delay": 1, "n_context": 1, "n_heads": 1, "n_epochs": 1, "eval_every": 1,
+                          "batch_predictions": 1, "eval_series": 1, "eval_predictions": 1, "final_eval_series": 0,
+                          "snapshot_seeds": 0}.items():
+            self.require_ints([name], minimum=low, allowed=f"an integer >= {low}")
+        self.require_ints(["d_model"], minimum=self.basis, optional=True,
+                          allowed=f"None (= basis) or an integer >= basis={self.basis}")
         if self.n_context < self.delay + 1:
-            raise bad("n_context", f"an integer >= delay + 1 = {self.delay + 1} (the rule's inputs)")
+            raise self.invalid("n_context", f"an integer >= delay + 1 = {self.delay + 1} (the rule's inputs)")
         if self.n_epochs % self.eval_every:
-            raise bad("n_epochs", f"a multiple of eval_every={self.eval_every}")
-        if self.attention not in ATTENTIONS:
-            raise bad("attention", ", ".join(ATTENTIONS))
-        if self.loss_reduction not in LOSS_REDUCTIONS:
-            raise bad("loss_reduction", ", ".join(LOSS_REDUCTIONS))
-        if self.optimizer_steps not in OPTIMIZER_STEPS:
-            raise bad("optimizer_steps", ", ".join(OPTIMIZER_STEPS))
-        if self.weights not in WEIGHTS:
-            raise bad("weights", ", ".join(WEIGHTS))
-        if self.mixer is not None:
-            from trainables.mixers import MIXERS
+            raise self.invalid("n_epochs", f"a multiple of eval_every={self.eval_every}")
+        for name, choices in (("attention", ATTENTIONS), ("loss_reduction", LOSS_REDUCTIONS),
+                              ("optimizer_steps", OPTIMIZER_STEPS), ("weights", WEIGHTS)):
+            self.require_choice(name, choices)
+        self._check_mixer()
+        for name in ("learning_rate", "beta", "lr_drop_factor"):
+            self.require_real(name, low=0)
+        self.require_real("momentum", low=0, high=1, low_open=False)
+        self.require_ints(["readout_lr_context"], optional=True, allowed="None or an integer >= 1")
+        drop_allowed = f"None or an integer in (0, n_epochs={self.n_epochs})"
+        self.require_ints(["lr_drop_epoch"], optional=True, allowed=drop_allowed)
+        if self.lr_drop_epoch is not None and self.lr_drop_epoch >= self.n_epochs:
+            raise self.invalid("lr_drop_epoch", drop_allowed)
 
-            if self.mixer not in MIXERS:
-                raise bad("mixer", "None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
-            if self.width % self.n_heads:
-                raise bad("n_heads", f"a divisor of the model width d={self.width}")
-        for name, positive in (("learning_rate", True), ("beta", True), ("lr_drop_factor", True),
-                               ("momentum", False)):
-            v = getattr(self, name)
-            if not is_real(v) or not (v > 0 if positive else 0 <= v < 1):
-                raise bad(name, "a number > 0" if positive else "a number in [0, 1)")
-            object.__setattr__(self, name, float(v))
-        if self.readout_lr_context is not None:
-            if not is_int(self.readout_lr_context) or self.readout_lr_context < 1:
-                raise bad("readout_lr_context", "None or an integer >= 1")
-            object.__setattr__(self, "readout_lr_context", int(self.readout_lr_context))
-        if self.lr_drop_epoch is not None:
-            if not is_int(self.lr_drop_epoch) or not 0 < self.lr_drop_epoch < self.n_epochs:
-                raise bad("lr_drop_epoch", f"None or an integer in (0, n_epochs={self.n_epochs})")
-            object.__setattr__(self, "lr_drop_epoch", int(self.lr_drop_epoch))
+    def _check_mixer(self) -> None:
+        """A registry mixer in place of the paper's head must exist and split the width into heads."""
+        if self.mixer is None:
+            return
+        from trainables.mixers import MIXERS
+
+        if self.mixer not in MIXERS:
+            raise self.invalid("mixer", "None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
+        if self.width % self.n_heads:
+            raise self.invalid("n_heads", f"a divisor of the model width d={self.width}")
 
     def resolved(self) -> dict[str, Any]:
         """Every field as the concrete value used in training (the Parquet hyperparameter columns).

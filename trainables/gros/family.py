@@ -1,13 +1,14 @@
-"""Registers the Gros 2024 family (NT / NT-S / NT-R / mixture on the expressive-attention bilayer)."""
+"""The Gros 2024 family (NT / NT-S / NT-R / mixture on the expressive-attention bilayer)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trainables.families import FAMILIES, Family, OnEval, TrialResult
+from trainables.families import Family
 from trainables.gros.config import GrosConfig
 from trainables.gros.loop import train_members
 from trainables.gros.tasks import GROS_TASKS
+from trainables.rows import OnEval, TrialResult
 
 
 def train(configs: Sequence[GrosConfig], seeds: Sequence[int], *, device: str = "cpu",
@@ -33,4 +34,4 @@ def train(configs: Sequence[GrosConfig], seeds: Sequence[int], *, device: str = 
     return TrialResult(rows, {"attention": snaps} if snaps else {})
 
 
-FAMILIES.add("gros2024", Family(name="gros2024", tasks=lambda: GROS_TASKS, config=GrosConfig, train=train))
+FAMILY = Family(name="gros2024", tasks=GROS_TASKS, config=GrosConfig, train=train)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -33,16 +33,13 @@ import torch.nn.functional as F
 from trainables.gros.config import GrosConfig
 from trainables.gros.model import StackedBilayer
 from trainables.gros.tasks import COMPONENTS, RULES, continue_series, initial_symbols
+from trainables.rows import OnEval, Row, SeedRows, stream_seed
+from trainables.stacked import member_view
 
-OnEval = Callable[[dict[str, Any]], None]
-_STREAM_TRAIN, _STREAM_VAL, _STREAM_FINAL = 1, 2, 3
+STREAM_TRAIN, STREAM_VAL, STREAM_FINAL = 1, 2, 3
+STREAM_SALT = 0x6705  # this family's data streams (changing it changes every result)
 #: Largest attention tensor (K x B x T x T floats) one evaluation chunk may allocate.
 EVAL_CHUNK_BYTES = 64 * 2**20
-
-
-def stream_seed(seed: int, stream: int) -> int:
-    """Seed of data stream ``stream`` for model seed ``seed`` (distinct from the init seed itself)."""
-    return (seed * 1_000_003 + stream * 7_919 + 0x6705) % (2**63)
 
 
 def _series(cfg: GrosConfig, gens: Sequence[torch.Generator], n: int, length: int, task: str) -> torch.Tensor:
@@ -98,90 +95,88 @@ def evaluate(model: StackedBilayer, gens: Sequence[torch.Generator], n_series: i
 
 
 def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
-                  on_eval: OnEval | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                  on_eval: OnEval | None = None) -> tuple[list[Row], list[Row]]:
     """Train every seed of ``cfg`` as one stacked model: (rows, attention-snapshot rows)."""
     start_time = time.perf_counter()
     seeds = list(seeds)
     model = StackedBilayer(cfg, seeds, device=device)
     k = model.k
-    n_params = model.n_params()
-    gens = {s: [torch.Generator(device=device).manual_seed(stream_seed(seed, s)) for seed in seeds]
-            for s in (_STREAM_TRAIN, _STREAM_VAL, _STREAM_FINAL)}
+    gens = {s: [torch.Generator(device=device).manual_seed(stream_seed(seed, s, STREAM_SALT)) for seed in seeds]
+            for s in (STREAM_TRAIN, STREAM_VAL, STREAM_FINAL)}
     readout = [model.params["wr"], model.params["br"]]
     body = [p for p in model.parameters() if all(p is not r for r in readout)]
     # The readout may step at a smaller rate (``readout_lr_context``); "lr_factor" scales every lr set below.
     optimizer = torch.optim.SGD([{"params": body, "lr_factor": 1.0},
                                  {"params": readout, "lr_factor": cfg.readout_lr_factor}],
                                 lr=cfg.learning_rate, momentum=cfg.momentum)
+    writers = [SeedRows(seed, n_params=model.n_params(), device=device, on_eval=on_eval, start=start_time)
+               for seed in seeds]
     active = torch.ones(k, dtype=torch.bool, device=device)
-    diverged = [False] * k
-    rows: list[list[dict[str, Any]]] = [[] for _ in seeds]
     loss_sum, correct_sum, n_batches = torch.zeros(k), torch.zeros(k), 0
-    mix_columns = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
-
-    def emit(i: int, epoch: int, metrics: dict[str, Any]) -> None:
-        row = {"seed": seeds[i], "step": epoch, "epoch": epoch, **metrics,
-               "status": "diverged" if diverged[i] else "ok", "wall_time_s": time.perf_counter() - start_time,
-               "n_params": n_params, "device": str(device)}
-        rows[i].append(row)
-        if on_eval is not None:
-            on_eval(row)
-
-    def freeze(i: int) -> None:
-        """Member i stops: no gradient, no momentum; its remaining evaluations score 0."""
-        diverged[i] = True
-        active[i] = False
-
-    def empty_metrics() -> dict[str, Any]:
-        return {"train_loss": math.nan, "train_accuracy": 0.0, "val_loss": math.nan, "val_accuracy": 0.0,
-                **{f"val_{c}": 0.0 for c in mix_columns}, "final_accuracy": None,
-                **{f"final_{c}": None for c in mix_columns}, "current_learning_rate": cfg.learning_rate}
-
     for epoch in range(cfg.n_epochs):
         lr = cfg.learning_rate_at(epoch)
         for group in optimizer.param_groups:
             group["lr"] = lr * group["lr_factor"]
-        windows, targets = training_batch(cfg, gens[_STREAM_TRAIN])
-        # One step on the whole batch, or one step per prediction (each window in order, a batch of one).
-        per_step = cfg.batch_predictions if cfg.optimizer_steps == "per_epoch" else 1
-        share = per_step / cfg.batch_predictions  # the epoch's loss and accuracy average its steps
-        for j in range(0, cfg.batch_predictions, per_step):
-            values, correct = sgd_step(model, optimizer, windows[:, j:j + per_step], targets[:, j:j + per_step],
-                                       active, cfg.loss_reduction)
-            for i in range(k):
-                if not diverged[i] and not math.isfinite(float(values[i])):
-                    freeze(i)
-            loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values)) * share
-            correct_sum += correct * share
+        losses, correct = _train_epoch(model, optimizer, gens[STREAM_TRAIN], active, writers)
+        loss_sum += losses
+        correct_sum += correct
         n_batches += 1
         done = epoch + 1
         if done % cfg.eval_every:
             continue
-        ev = evaluate(model, gens[_STREAM_VAL], cfg.eval_series)
-        final = evaluate(model, gens[_STREAM_FINAL], cfg.final_eval_series) \
+        ev = evaluate(model, gens[STREAM_VAL], cfg.eval_series)
+        final = evaluate(model, gens[STREAM_FINAL], cfg.final_eval_series) \
             if done == cfg.n_epochs and cfg.final_eval_series else None
-        for i in range(k):
-            if diverged[i]:
-                emit(i, done, empty_metrics())
-                continue
-            emit(i, done, {
+        for i, writer in enumerate(writers):
+            writer.emit(done, done, empty_metrics(cfg) if writer.diverged else {
                 "train_loss": float(loss_sum[i]) / n_batches,
                 "train_accuracy": float(correct_sum[i]) / n_batches,
-                "val_loss": ev["loss"][i], "val_accuracy": ev["accuracy"][i],
-                **{f"val_{c}": ev[c][i] for c in mix_columns},
-                "final_accuracy": final["accuracy"][i] if final else None,
-                **{f"final_{c}": (final[c][i] if final else None) for c in mix_columns},
-                "current_learning_rate": lr,
+                **_evaluation_metrics(cfg, i, ev, final), "current_learning_rate": lr,
             })
         loss_sum.zero_()
         correct_sum.zero_()
         n_batches = 0
-    if any(diverged):
-        for i in range(k):
-            if diverged[i]:
-                for row in rows[i]:
-                    row["status"] = "diverged"
-    return [row for member in rows for row in member], _snapshots(model, seeds, diverged)
+    diverged = [w.diverged for w in writers]
+    return [row for w in writers for row in w.finish()], _snapshots(model, seeds, diverged)
+
+
+def _train_epoch(model: StackedBilayer, optimizer: torch.optim.Optimizer, gens: Sequence[torch.Generator],
+                 active: torch.Tensor, writers: Sequence[SeedRows]) -> tuple[torch.Tensor, torch.Tensor]:
+    """One epoch's optimiser steps; (loss, accuracy) per member averaged over its steps. A member whose loss
+    is not finite is frozen (``active`` False, its writer told) and contributes 0 from then on."""
+    cfg = model.cfg
+    windows, targets = training_batch(cfg, gens)
+    # One step on the whole batch, or one step per prediction (each window in order, a batch of one).
+    per_step = cfg.batch_predictions if cfg.optimizer_steps == "per_epoch" else 1
+    share = per_step / cfg.batch_predictions  # the epoch's loss and accuracy average its steps
+    loss_sum, correct_sum = torch.zeros(model.k), torch.zeros(model.k)
+    for j in range(0, cfg.batch_predictions, per_step):
+        values, correct = sgd_step(model, optimizer, windows[:, j:j + per_step], targets[:, j:j + per_step],
+                                   active, cfg.loss_reduction)
+        for i, writer in enumerate(writers):
+            if not writer.diverged and not math.isfinite(float(values[i])):
+                writer.diverge()
+                active[i] = False
+        loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values)) * share
+        correct_sum += correct * share
+    return loss_sum, correct_sum
+
+
+def _evaluation_metrics(cfg: GrosConfig, i: int, ev: dict[str, list[float]],
+                        final: dict[str, list[float]] | None) -> dict[str, Any]:
+    """Member i's validation (and, after the last epoch, final) metrics."""
+    mix = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+    return {"val_loss": ev["loss"][i], "val_accuracy": ev["accuracy"][i], **{f"val_{c}": ev[c][i] for c in mix},
+            "final_accuracy": final["accuracy"][i] if final else None,
+            **{f"final_{c}": (final[c][i] if final else None) for c in mix}}
+
+
+def empty_metrics(cfg: GrosConfig) -> dict[str, Any]:
+    """The metrics of an evaluation a diverged (frozen) member does not get."""
+    mix = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+    return {"train_loss": math.nan, "train_accuracy": 0.0, "val_loss": math.nan, "val_accuracy": 0.0,
+            **{f"val_{c}": 0.0 for c in mix}, "final_accuracy": None, **{f"final_{c}": None for c in mix},
+            "current_learning_rate": cfg.learning_rate}
 
 
 def training_batch(cfg: GrosConfig, gens: Sequence[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -214,21 +209,15 @@ def sgd_step(model: StackedBilayer, optimizer: torch.optim.Optimizer, windows: t
 
 @torch.no_grad()
 def _zero_frozen(model: StackedBilayer, optimizer: torch.optim.Optimizer, active: torch.Tensor) -> None:
+    """Frozen members' slices of every gradient and momentum buffer become 0 (a NaN included)."""
     keep = active.to(torch.float32)
-    for p in model.params.values():
-        mask = keep.view(-1, *([1] * (p.dim() - 1))).to(p.dtype)
-        p.grad.mul_(mask).nan_to_num_(0.0)
+    for p in model.parameters():
+        mask = member_view(keep, p.dim()).to(p.dtype)
+        if p.grad is not None:
+            p.grad.mul_(mask).nan_to_num_(0.0)
         buf = optimizer.state.get(p, {}).get("momentum_buffer")
         if buf is not None:
             buf.mul_(mask).nan_to_num_(0.0)
-    for i, mixer in enumerate(model.mixers):
-        if not bool(active[i]):
-            for p in mixer.parameters():
-                if p.grad is not None:
-                    p.grad.zero_()
-                buf = optimizer.state.get(p, {}).get("momentum_buffer")
-                if buf is not None:
-                    buf.zero_()
 
 
 @torch.no_grad()

@@ -22,7 +22,9 @@ Choices the paper leaves open (named in ``docs/gros2024.md`` and the studies' ``
 * Init: PyTorch's ``nn.Linear`` default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for every matrix and bias.
 
 Members are stacked along a leading axis K: each has its own init (drawn from its own generator) and its
-gradients depend on its own loss only, so member k equals a K = 1 model of the same seed up to rounding.
+gradients depend on its own loss only, so member k equals a K = 1 model of the same seed up to rounding. A
+registry mixer in place of the paper's head (``mixer``) is built once per member and stacked the same way
+(:func:`trainables.stacked.stack_modules`): its own file's forward pass runs all members at once.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.gros.config import GrosConfig
+from trainables.mixers import build_mixer
 from trainables.mixers.expressive import expressive_weights
+from trainables.stacked import stack_modules
 
 FFN_FACTOR = 4
 
@@ -79,7 +83,7 @@ class StackedBilayer:
         self.cfg = cfg
         self.k = len(seeds)
         per_member: list[dict[str, torch.Tensor]] = []
-        self.mixers: list[nn.Module] = []
+        mixers: list[nn.Module] = []
         for seed in seeds:
             gen = torch.Generator().manual_seed(int(seed))
             params = {}
@@ -90,26 +94,23 @@ class StackedBilayer:
                 params[f"{ln}_gain"], params[f"{ln}_bias"] = torch.ones(cfg.width), torch.zeros(cfg.width)
             per_member.append(params)
             if cfg.mixer is not None:
-                from trainables.model import build_mixer
-
                 torch.manual_seed(int(seed))  # the mixer module initialises from the global RNG
                 # build_mixer passes a mixer the options it takes (bilinear: its fixed length = the context).
-                mixer = build_mixer(cfg.mixer, cfg.width, cfg.n_heads, hidden_norm=False, attention_gelu=False,
-                                    dropout=0.0, options={"seq_len": cfg.n_context})
-                self.mixers.append(mixer.to(device))
+                mixers.append(build_mixer(cfg.mixer, cfg.width, cfg.n_heads, hidden_norm=False, attention_gelu=False,
+                                          dropout=0.0, options={"seq_len": cfg.n_context}))
         self.params = {name: torch.stack([p[name] for p in per_member]).to(device).requires_grad_()
                        for name in per_member[0]}
+        self.mixer = stack_modules(mixers).to(device) if mixers else None  # every parameter (K, ...)
         t = cfg.n_context
         self.causal = torch.ones(t, t, dtype=torch.bool, device=device).tril()  # (T, T) key s <= query t
 
     def parameters(self) -> list[torch.Tensor]:
-        """Stacked tensors first, then every member's mixer parameters (member by member)."""
-        return [*self.params.values(), *(p for m in self.mixers for p in m.parameters())]
+        """Every stacked tensor (K, ...): the bilayer's, then the registry mixer's."""
+        return [*self.params.values(), *(self.mixer.parameters() if self.mixer is not None else ())]
 
     def n_params(self) -> int:
         """Trainable parameters of ONE member."""
-        own = sum(p[0].numel() for p in self.params.values())
-        return own + (sum(p.numel() for p in self.mixers[0].parameters()) if self.mixers else 0)
+        return sum(p[0].numel() for p in self.parameters())
 
     def _token_linear(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         """x (K, B, T, i) times w (K, T, i, j) per position, or (K, i, j) shared -> (K, B, T, j)."""
@@ -126,13 +127,11 @@ class StackedBilayer:
         """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights, or
         when ``weights_wanted`` is False: a registry mixer computes its weights a second time for them)."""
         cfg, p = self.cfg, self.params
-        if cfg.mixer is not None:
-            outs, weights = [], []
-            for k, mixer in enumerate(self.mixers):
-                outs.append(mixer(h[k]))  # (B, T, d)
-                if weights_wanted and hasattr(mixer, "attention_weights"):
-                    weights.append(mixer.attention_weights(h[k]).mean(dim=1))  # (B, T, T), mean over heads
-            return torch.stack(outs), (torch.stack(weights) if weights else None)
+        if self.mixer is not None:
+            weights = None
+            if weights_wanted and hasattr(self.mixer, "attention_weights"):
+                weights = self.mixer.attention_weights(h).mean(dim=2)  # (K, B, H, T, T) -> mean over heads
+            return self.mixer(h), weights  # (K, B, T, d)
         q = self._token_linear(h, p["wq"]) + p["bq"][:, None, None]  # (K, B, T, d)
         kk = self._token_linear(h, p["wk"]) + p["bk"][:, None, None]
         v = self._token_linear(h, p["wv"]) + p["bv"][:, None, None]

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from trainables.mixers.base import MIXERS, Mixer
+from trainables.stacked import dense
 
 
 @MIXERS.register("average")
@@ -35,5 +36,5 @@ class AverageAttention(Mixer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # mean_j (W_V x_j + b) = W_V mean_j x_j + b: average first, then project one vector per sequence.
-        o = self.value(x.mean(dim=1, keepdim=True))  # (B, 1, d)
-        return self.output(o).expand_as(x)  # (B, 1, d) -> (B, N, d)
+        o = dense(x.mean(dim=-2, keepdim=True), self.value)  # (..., B, 1, d)
+        return self.output(o).expand_as(x)  # (..., B, 1, d) -> (..., B, N, d)

@@ -1,8 +1,16 @@
-"""Shared interface of the token mixers (the "pooling" sub-module of a Transformer layer).
+"""The interface every token mixer implements (the "pooling" sub-module of a Transformer layer).
 
-Every mixer maps ``(B, N, d) -> (B, N, d)`` and is built as ``Mixer(d_model, n_heads, *, hidden_norm,
-attention_gelu, dropout)``. Multi-head mixers own the query/key/value projections and the mixing linear
-(Richter & Wattenhofer 2020, Sec. 2 and App. C); reduce mixers (sum, max, mean) have no parameters.
+A mixer maps ``(..., B, N, d) -> (..., B, N, d)`` and is built as ``Mixer(d_model, n_heads, *, hidden_norm,
+attention_gelu, dropout, **options)``; ``options`` are settings only some mixers take (``seq_len``,
+``conv_width``): :func:`trainables.mixers.build_mixer` passes a mixer those its constructor names. Multi-head
+mixers own the query/key/value projections and the mixing linear (Richter & Wattenhofer 2020, Sec. 2 and
+App. C); reduce mixers (sum, max, mean) have no parameters.
+
+**Leading dimensions.** The leading ``...`` is empty for one model and ``K`` for K members stacked by
+:func:`trainables.stacked.stack_modules` (every parameter then has a leading K axis too). A mixer is written
+once for both: layers through :func:`~trainables.stacked.dense` / :func:`~trainables.stacked.norm`, tensors
+indexed from the right (``dim=-2`` is the token axis), per-head parameters broadcast with
+``p[..., None, :, None, None]``. That one definition is what trains solo and packed.
 """
 
 from __future__ import annotations
@@ -14,12 +22,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.registry import Registry
+from trainables.stacked import dense, norm
 
 MIXERS: Registry[type[Mixer]] = Registry("mixer")
+LN_EPS = 1e-3  # every LayerNorm of the encoder (the Keras default of the authors' release)
 
 
 class Mixer(nn.Module):
-    """Base class: token mixing ``(B, N, d) -> (B, N, d)``."""
+    """Base class: token mixing ``(..., B, N, d) -> (..., B, N, d)``."""
 
     def __init__(
         self,
@@ -40,16 +50,16 @@ class Mixer(nn.Module):
         Called where the subclass creates W_O, so that parameter creation (and init RNG) order stays put.
         """
         self.mix = nn.Linear(self.d_model, self.d_model)  # W_O
-        self.hidden_norm = nn.LayerNorm(self.d_model, eps=1e-3) if hidden_norm else None
+        self.hidden_norm = nn.LayerNorm(self.d_model, eps=LN_EPS) if hidden_norm else None
         self.attention_gelu = attention_gelu
 
     def output(self, o: torch.Tensor) -> torch.Tensor:
         """The output step on mixed tokens (..., d): [hidden LayerNorm (MTE)] -> [GELU (MTE)] -> W_O."""
         if self.hidden_norm is not None:
-            o = self.hidden_norm(o)
+            o = norm(o, self.hidden_norm)
         if self.attention_gelu:
             o = F.gelu(o, approximate="tanh")
-        return self.mix(o)
+        return dense(o, self.mix)
 
 
 class MultiHeadMixer(Mixer):
@@ -84,34 +94,40 @@ class MultiHeadMixer(Mixer):
         self.dropout = dropout
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Queries, keys, values per head, each (B, H, N, d_h)."""
-        b, n, _ = x.shape
-        qkv = self.qkv(x).view(b, n, 3, self.n_heads, self.d_head)  # (B, N, 3, H, d_h)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, N, d_h)
+        """Queries, keys, values per head, each (..., B, H, N, d_h) (views of one qkv projection)."""
+        qkv = dense(x, self.qkv).unflatten(-1, (3, self.n_heads, self.d_head))  # (..., B, N, 3, H, d_h)
+        q, k, v = qkv.movedim(-3, 0).transpose(-3, -2).unbind(0)  # 3 x (..., B, H, N, d_h)
         return q, k, v
 
     def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """Attention weights (B, H, N_query, N_key) from q, k (B, H, N, d_h)."""
+        """Attention weights (..., H, N_query, N_key) from q, k (..., H, N, d_h)."""
         raise NotImplementedError
 
-    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Head outputs (B, H, N, d_h) = weights @ v (with attention dropout while training)."""
-        a = self.weights(q, k)  # (B, H, N, N)
+    def attend(self, a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Head outputs a @ v (..., H, N, d_h) with attention dropout on the weights a while training."""
         if self.training and self.dropout > 0:
             a = F.dropout(a, self.dropout)
-        return a @ v  # (B, H, N, d_h)
+        return a @ v
+
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Head outputs (..., H, N, d_h) = weights @ v."""
+        return self.attend(self.weights(q, k), v)
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
-        """The attention weights (B, H, N, N) this mixer uses on input x (B, N, d); for tests and plots."""
+        """The attention weights (..., B, H, N, N) this mixer uses on input x (..., B, N, d); for tests and plots."""
         q, k, _ = self.project(x)
         return self.weights(q, k)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, d = x.shape
         q, k, v = self.project(x)
-        o = self.pool(q, k, v)  # (B, H, N, d_h)
-        o = o.transpose(1, 2).reshape(b, n, d)  # (B, N, H * d_h) = (B, N, d), heads concatenated
-        return self.output(o)  # (B, N, d)
+        o = self.pool(q, k, v)  # (..., B, H, N, d_h)
+        o = o.transpose(-3, -2).flatten(-2)  # (..., B, N, H * d_h) = (..., B, N, d), heads concatenated
+        return self.output(o)  # (..., B, N, d)
+
+
+def per_head(p: torch.Tensor) -> torch.Tensor:
+    """A per-head parameter (H,) or stacked (K, H) viewed to broadcast against (..., B, H, N, x)."""
+    return p[..., None, :, None, None]  # (1, H, 1, 1) or (K, 1, H, 1, 1)
 
 
 def inverse_sqrt(n: int) -> float:

@@ -6,7 +6,7 @@ d x d output projection W_O, inside the usual residual + LayerNorm of the attent
 
 The parameters depend on the sequence length, so a model with this mixer runs only at the length it was
 built for: a different input length raises ValueError, and configs must validate at the training length
-(``val_seq_len = seq_len``; :class:`trainables.config.TrainConfig` enforces it).
+(``val_seq_len = seq_len``; :class:`trainables.richter.config.TrainConfig` enforces it).
 
 Choices the paper leaves open: W_P starts as a truncated normal with std 1/sqrt(N) (cut at 2 std; the output
 of a token keeps the input's variance); the architecture's hidden LayerNorm and GELU (MTE) sit before W_O as
@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.mixers.base import MIXERS, Mixer
+from trainables.stacked import mix_tokens
 
 
 @MIXERS.register("bilinear")
@@ -71,9 +72,8 @@ class BilinearProjection(Mixer):
             )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.check_length(x.shape[1])
-        w = self.seq_weight
+        self.check_length(x.shape[-2])
+        w = self.seq_weight  # (N, N), or (K, N, N) stacked
         if self.training and self.dropout > 0:
             w = F.dropout(w, self.dropout)
-        o = torch.matmul(w, x)  # (N, N) @ (B, N, d) -> (B, N, d)
-        return self.output(o)  # (B, N, d)
+        return self.output(mix_tokens(w, x))  # (..., B, N, d)

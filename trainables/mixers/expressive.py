@@ -34,5 +34,5 @@ class ExpressiveAttention(MultiHeadMixer):
     """Multi-head expressive attention; rows lie on the probability simplex like softmax's."""
 
     def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        z = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, N, N)
-        return expressive_weights(z)  # (B, H, N, N)
+        z = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (..., H, N, N)
+        return expressive_weights(z)

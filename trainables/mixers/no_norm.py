@@ -31,13 +31,12 @@ class NoNormAttention(MultiHeadMixer):
         super().__init__(d_model, n_heads, hidden_norm=False, attention_gelu=attention_gelu, dropout=dropout)
 
     def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        return q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, N, N)
+        return q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (..., H, N, N)
 
     def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         n = q.shape[-2]
-        scale = 1.0 / math.sqrt(self.d_head * n)
         if (self.training and self.dropout > 0) or self.d_head > n:
-            return super().pool(q, k, v) * (1.0 / math.sqrt(n))  # explicit weights, (B, H, N, d_h)
+            return super().pool(q, k, v) * (1.0 / math.sqrt(n))  # explicit weights, (..., H, N, d_h)
         # Without dropout the weighting is linear, so (Q K^T) V = Q (K^T V): O(N d_h^2) instead of O(N^2 d_h).
-        kv = k.transpose(-2, -1) @ v  # (B, H, d_h, d_h)
-        return (q @ kv) * scale  # (B, H, N, d_h)
+        kv = k.transpose(-2, -1) @ v  # (..., H, d_h, d_h)
+        return (q @ kv) * (1.0 / math.sqrt(self.d_head * n))  # (..., H, N, d_h)

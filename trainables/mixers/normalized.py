@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from trainables.mixers.base import MIXERS, MultiHeadMixer
+from trainables.mixers.base import MIXERS, MultiHeadMixer, per_head
 
 NORMALIZE_EPS = 1e-3  # added to the std, as in the authors' release
 
@@ -38,21 +38,18 @@ class NormalizedAttention(MultiHeadMixer):
         self.bias = nn.Parameter(torch.zeros(n_heads))  # (H,)
 
     def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        logits = q @ k.transpose(-2, -1)  # (B, H, N, N)
-        std, mean = torch.std_mean(logits, dim=-1, correction=0, keepdim=True)  # (B, H, N, 1) each
-        g = self.gain.view(1, -1, 1, 1)  # (1, H, 1, 1)
-        b = self.bias.view(1, -1, 1, 1)  # (1, H, 1, 1)
-        return g * (logits - mean) / (std + NORMALIZE_EPS) + b  # (B, H, N, N)
+        logits = q @ k.transpose(-2, -1)  # (..., H, N, N)
+        std, mean = torch.std_mean(logits, dim=-1, correction=0, keepdim=True)  # (..., H, N, 1) each
+        return per_head(self.gain) * (logits - mean) / (std + NORMALIZE_EPS) + per_head(self.bias)
 
     def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         n = q.shape[-2]
         if (self.training and self.dropout > 0) or self.d_head > n:
-            return super().pool(q, k, v)  # explicit weights (B, H, N, N)
-        kc = k - k.mean(dim=-2, keepdim=True)  # (B, H, N, d_h) centred keys
-        cov = kc.transpose(-2, -1) @ kc * (1.0 / n)  # (B, H, d_h, d_h)
-        var = ((q @ cov) * q).sum(dim=-1, keepdim=True)  # (B, H, N, 1) population variance of the logits
-        std = var.clamp_min(0).sqrt()  # (B, H, N, 1)
-        kv = kc.transpose(-2, -1) @ v  # (B, H, d_h, d_h)
-        g = self.gain.view(1, -1, 1, 1)  # (1, H, 1, 1)
-        b = self.bias.view(1, -1, 1, 1)  # (1, H, 1, 1)
-        return g * (q @ kv) / (std + NORMALIZE_EPS) + b * v.sum(dim=-2, keepdim=True)  # (B, H, N, d_h)
+            return super().pool(q, k, v)  # explicit weights (..., H, N, N)
+        kc = k - k.mean(dim=-2, keepdim=True)  # (..., H, N, d_h) centred keys
+        cov = kc.transpose(-2, -1) @ kc * (1.0 / n)  # (..., H, d_h, d_h)
+        var = ((q @ cov) * q).sum(dim=-1, keepdim=True)  # (..., H, N, 1) population variance of the logits
+        std = var.clamp_min(0).sqrt()  # (..., H, N, 1)
+        kv = kc.transpose(-2, -1) @ v  # (..., H, d_h, d_h)
+        g, b = per_head(self.gain), per_head(self.bias)
+        return g * (q @ kv) / (std + NORMALIZE_EPS) + b * v.sum(dim=-2, keepdim=True)  # (..., H, N, d_h)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainables.validation import ConfigFields, is_int, is_real
+from trainables.validation import ConfigFields
 
 TASKS = ("ctl",)
 DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)
@@ -66,7 +66,7 @@ class CTLConfig(ConfigFields):
         eval_every: steps between evaluations (the paper: 1000).
         eval_samples: evaluate on the first this many samples of each eval set; None = all.
         length_bucketed: length-bucketed batches (NDR) instead of uniform sampling with replacement.
-        grad_clip: gradient-norm clipping threshold.
+        grad_clip_norm: clip the global gradient norm (over all parameters) to this value.
         holdout_seed: seed of the IID valid/test hold-out (the release's is unseeded).
     """
 
@@ -89,52 +89,43 @@ class CTLConfig(ConfigFields):
     eval_every: int = 1000
     eval_samples: int | None = None
     length_bucketed: bool | None = None
-    grad_clip: float = 5.0
+    grad_clip_norm: float = 5.0
     holdout_seed: int = 0
 
     def __post_init__(self) -> None:
-        bad = self.invalid
-        if self.model not in VARIANTS:
-            raise bad("model", ", ".join(MODELS))
-        if self.task not in TASKS:
-            raise bad("task", ", ".join(TASKS))
-        if self.direction not in DIRECTIONS:
-            raise bad("direction", ", ".join(DIRECTIONS))
-        if self.mixer != OWN_MIXER:
-            from trainables.mixers import MIXERS
-
-            if self.mixer not in MIXERS:
-                raise bad("mixer", ", ".join([OWN_MIXER, *MIXERS.names()]))
-            if self.model != "Transformer":
-                raise bad("mixer", f"{OWN_MIXER} for model {self.model!r} (registry mixers replace the "
-                                   "Transformer's attention only)")
-        for name in ("d_model", "n_heads", "n_layers", "batch_size", "n_steps", "eval_every", "eval_samples"):
-            v = getattr(self, name)
-            if v is not None and (not is_int(v) or v <= 0):
-                raise bad(name, "None (model default) or a positive integer")
-            if v is not None:
-                object.__setattr__(self, name, int(v))
-        if self.d_ff is not None and (not is_int(self.d_ff) or self.d_ff < 0):
-            raise bad("d_ff", "None (model default) or an integer >= 0")
-        if not is_int(self.holdout_seed) or self.holdout_seed < 0:
-            raise bad("holdout_seed", "an integer >= 0")
-        for name in ("learning_rate", "grad_clip"):
-            v = getattr(self, name)
-            if v is not None and (not is_real(v) or not v > 0):
-                raise bad(name, "None (model default) or a number > 0")
-        if self.weight_decay is not None and (not is_real(self.weight_decay) or self.weight_decay < 0):
-            raise bad("weight_decay", "None (model default) or a number >= 0")
+        self.require_choice("model", MODELS)
+        self.require_choice("task", TASKS)
+        self.require_choice("direction", DIRECTIONS)
+        self._check_mixer()
+        self.require_ints(["d_model", "n_heads", "n_layers", "batch_size", "n_steps", "eval_every", "eval_samples"],
+                          optional=True, allowed="None (model default) or a positive integer")
+        self.require_ints(["d_ff"], minimum=0, optional=True, allowed="None (model default) or an integer >= 0")
+        self.require_ints(["holdout_seed"], minimum=0, allowed="an integer >= 0")
+        for name in ("learning_rate", "grad_clip_norm"):
+            self.require_real(name, low=0, optional=True, allowed="None (model default) or a number > 0")
+        self.require_real("weight_decay", low=0, low_open=False, optional=True,
+                          allowed="None (model default) or a number >= 0")
         for name in ("dropout", "att_dropout", "gate_dropout"):
-            v = getattr(self, name)
-            if v is not None and (not is_real(v) or not 0 <= v < 1):
-                raise bad(name, "None (model default) or a number in [0, 1)")
-        if self.length_bucketed is not None and not isinstance(self.length_bucketed, bool):
-            raise bad("length_bucketed", "None (model default), True or False")
+            self.require_real(name, low=0, high=1, low_open=False, optional=True,
+                              allowed="None (model default) or a number in [0, 1)")
+        self.require_bools(["length_bucketed"], allowed="None (model default), True or False")
         r = self.resolved()
         if r["layer"] != "lstm" and r["d_model"] % r["n_heads"]:
-            raise bad("d_model", f"a multiple of n_heads={r['n_heads']}")
+            raise self.invalid("d_model", f"a multiple of n_heads={r['n_heads']}")
         if r["n_steps"] % self.eval_every:
-            raise bad("n_steps", f"a multiple of eval_every={self.eval_every}")
+            raise self.invalid("n_steps", f"a multiple of eval_every={self.eval_every}")
+
+    def _check_mixer(self) -> None:
+        """A registry mixer replaces the plain Transformer's attention only."""
+        if self.mixer == OWN_MIXER:
+            return
+        from trainables.mixers import MIXERS
+
+        if self.mixer not in MIXERS:
+            raise self.invalid("mixer", ", ".join([OWN_MIXER, *MIXERS.names()]))
+        if self.model != "Transformer":
+            raise self.invalid("mixer", f"{OWN_MIXER} for model {self.model!r} (registry mixers replace the "
+                                        "Transformer's attention only)")
 
     def resolved(self) -> dict[str, Any]:
         """Every hyperparameter as the concrete value used (None -> the model's default), plus the model's
@@ -148,6 +139,6 @@ class CTLConfig(ConfigFields):
             out[name] = variant[name]
         if self.mixer != OWN_MIXER:
             out["attention"] = self.mixer
-        for name in ("learning_rate", "weight_decay", "dropout", "att_dropout", "gate_dropout", "grad_clip"):
+        for name in ("learning_rate", "weight_decay", "dropout", "att_dropout", "gate_dropout", "grad_clip_norm"):
             out[name] = float(out[name])
         return out

@@ -61,8 +61,7 @@ class RegistryMixer(nn.Module):
 
     def __init__(self, name: str, d_model: int, n_heads: int, *, dropout: float = 0.0) -> None:
         super().__init__()
-        from trainables.mixers import MIXERS
-        from trainables.model import build_mixer
+        from trainables.mixers import MIXERS, build_mixer
 
         # Mixers with parameters per position (bilinear: an N x N matrix) are built for the longest CTL input
         # and see every batch zero-padded to that length.

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from trainables.families import FAMILIES, Family, OnEval, Row, TrialResult
-from trainables.model import count_parameters
-from trainables.ndr.config import TASKS, CTLConfig
+from trainables.ndr.config import CTLConfig
 from trainables.ndr.ctl import TABLE_NAMES, Encoded, encoded_splits, length_bucketed_batches, uniform_batches
 from trainables.ndr.geometric import GeometricAttention
 from trainables.ndr.models import (
@@ -36,9 +33,16 @@ from trainables.ndr.models import (
     SharedLayerClassifier,
     SoftmaxAttention,
 )
+from trainables.rows import OnEval, Row, SeedRows, remaining_evaluations, stream_seed
+from trainables.stacked import count_parameters
 
 EVAL_SETS = {"iid": "iid_valid", "depth_val": "depth_valid", "test": "depth_test"}
 EVAL_BATCH = 1024
+STREAM_SALT = 17  # the batch order's stream (changing it changes every result)
+#: The metrics of an evaluation point a diverged seed did not reach.
+EMPTY_METRICS: dict[str, Any] = {"train_loss": math.nan, "train_accuracy": 0.0,
+                                 **{f"{p}_{m}": (0.0 if m == "accuracy" else math.nan)
+                                    for p in (*EVAL_SETS, "val") for m in ("accuracy", "loss")}}
 
 
 def build_model(cfg: CTLConfig) -> nn.Module:
@@ -132,8 +136,8 @@ def train_seed(cfg: CTLConfig, seed: int, *, device: str = "cpu", on_eval: OnEva
                ) -> tuple[list[Row], list[Row], list[Row]]:
     """Train one seed; returns (rows, attention probe rows, gate probe rows).
 
-    A non-finite training loss stops the seed: its rows are marked ``diverged`` and the remaining evaluation
-    points get accuracy 0 and NaN losses.
+    A non-finite training loss stops the seed: the row writer fills its remaining evaluation points (accuracy 0,
+    NaN losses) and marks it ``diverged``; a diverged seed has no probe rows.
     """
     start = time.perf_counter()
     r = cfg.resolved()
@@ -141,84 +145,56 @@ def train_seed(cfg: CTLConfig, seed: int, *, device: str = "cpu", on_eval: OnEva
     train = splits["train"]
     torch.manual_seed(seed)
     model = build_model(cfg).to(device)
-    n_params = count_parameters(model)
-    if r["optimizer"] == "adam":
-        optimizer: torch.optim.Optimizer = torch.optim.Adam(model.parameters(), lr=r["learning_rate"])
-    else:
-        optimizer = torch.optim.AdamW(model.parameters(), lr=r["learning_rate"], betas=(0.9, 0.999), eps=1e-8,
-                                      weight_decay=r["weight_decay"])
-    generator = torch.Generator().manual_seed(1_000_003 * seed + 17)
+    writer = SeedRows(seed, n_params=count_parameters(model), device=device, on_eval=on_eval, start=start)
+    optimizer = _optimizer(model, r)
+    generator = torch.Generator().manual_seed(stream_seed(seed, 0, STREAM_SALT))
     batches = (length_bucketed_batches(train.lengths, r["batch_size"], generator) if r["length_bucketed"]
                else uniform_batches(len(train), r["batch_size"], generator))
-    rows: list[Row] = []
-    diverged = False
     loss_sum, correct_sum, seen = 0.0, 0.0, 0
-
-    def emit(step: int, metrics: dict[str, Any]) -> None:
-        row: Row = {"seed": seed, "step": step, "epoch": step // cfg.eval_every, **metrics,
-                    "status": "diverged" if diverged else "ok", "wall_time_s": time.perf_counter() - start,
-                    "n_params": n_params, "device": str(device)}
-        rows.append(row)
-        if on_eval is not None:
-            on_eval(row)
-
     model.train()
     step = 0
     while step < r["n_steps"]:
-        tokens, lengths, labels = train.batch(next(batches))
-        tokens, lengths, labels = tokens.to(device), lengths.to(device), labels.to(device)
+        tokens, lengths, labels = (t.to(device) for t in train.batch(next(batches)))
         logits = model(tokens, lengths)
         loss = F.cross_entropy(logits, labels)
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
-            diverged = True
-            break
+            writer.diverge()
+            writer.fill(remaining_evaluations(step, cfg.eval_every, r["n_steps"]), EMPTY_METRICS,
+                        lambda s: s // cfg.eval_every)
+            return writer.finish(), [], []
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), r["grad_clip"])
+        torch.nn.utils.clip_grad_norm_(model.parameters(), r["grad_clip_norm"])
         optimizer.step()
         step += 1
         loss_sum += loss_value
         correct_sum += float((logits.detach().argmax(-1) == labels).float().mean())
         seen += 1
         if step % cfg.eval_every == 0:
-            model.eval()
-            metrics: dict[str, Any] = {"train_loss": loss_sum / seen, "train_accuracy": correct_sum / seen}
-            for prefix, split in EVAL_SETS.items():
-                acc, lss = evaluate(model, splits[split], cfg.eval_samples, device)
-                metrics[f"{prefix}_accuracy"], metrics[f"{prefix}_loss"] = acc, lss
-            metrics["val_accuracy"], metrics["val_loss"] = metrics["iid_accuracy"], metrics["iid_loss"]
-            model.train()
-            emit(step, metrics)
+            writer.emit(step, step // cfg.eval_every, _evaluate_all(model, splits, cfg, device,
+                                                                    loss_sum / seen, correct_sum / seen))
             loss_sum, correct_sum, seen = 0.0, 0.0, 0
-    if diverged:
-        first_missing = (step // cfg.eval_every + 1) * cfg.eval_every
-        for missing in range(first_missing, r["n_steps"] + 1, cfg.eval_every):
-            emit(missing, {"train_loss": math.nan, "train_accuracy": 0.0,
-                           **{f"{p}_{m}": (0.0 if m == "accuracy" else math.nan)
-                              for p in (*EVAL_SETS, "val") for m in ("accuracy", "loss")}})
-        for row in rows:
-            row["status"] = "diverged"
-        return rows, [], []
     attention_rows, gate_rows = probe(model, splits["depth_test"], seed, device)
-    return rows, attention_rows, gate_rows
+    return writer.finish(), attention_rows, gate_rows
 
 
-def train(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "cpu",
-          on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
-    """All seeds of one configuration, one after another (``packed`` is not supported and ignored)."""
-    if len(configs) != 1:
-        raise ValueError(f"invalid number of configs={len(configs)}; allowed: 1 (ctl does not pack learning rates)")
-    rows: list[Row] = []
-    attention: list[Row] = []
-    gates: list[Row] = []
-    for seed in seeds:
-        r, a, g = train_seed(configs[0], seed, device=device, on_eval=on_eval)
-        rows.extend(r)
-        attention.extend(a)
-        gates.extend(g)
-    artifacts = {k: v for k, v in (("attention", attention), ("gates", gates)) if v}
-    return TrialResult(rows, artifacts)
+def _optimizer(model: nn.Module, r: dict[str, Any]) -> torch.optim.Optimizer:
+    """Adam for the LSTM, AdamW (the model's weight decay) for every Transformer variant."""
+    if r["optimizer"] == "adam":
+        return torch.optim.Adam(model.parameters(), lr=r["learning_rate"])
+    return torch.optim.AdamW(model.parameters(), lr=r["learning_rate"], betas=(0.9, 0.999), eps=1e-8,
+                             weight_decay=r["weight_decay"])
 
 
-FAMILIES.add("csordas2021", Family(name="csordas2021", tasks=lambda: TASKS, config=CTLConfig, train=train))
+def _evaluate_all(model: nn.Module, splits: dict[str, Encoded], cfg: CTLConfig, device: str, train_loss: float,
+                  train_accuracy: float) -> dict[str, Any]:
+    """The metrics of one evaluation: training means since the last one, then every evaluation set."""
+    model.eval()
+    metrics: dict[str, Any] = {"train_loss": train_loss, "train_accuracy": train_accuracy}
+    for prefix, split in EVAL_SETS.items():
+        acc, lss = evaluate(model, splits[split], cfg.eval_samples, device)
+        metrics[f"{prefix}_accuracy"], metrics[f"{prefix}_loss"] = acc, lss
+    metrics["val_accuracy"], metrics["val_loss"] = metrics["iid_accuracy"], metrics["iid_loss"]
+    model.train()
+    return metrics

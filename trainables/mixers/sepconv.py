@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.mixers.base import MIXERS, Mixer
+from trainables.stacked import dense
 
 DEFAULT_CONV_WIDTH = 31
 
@@ -128,13 +129,13 @@ class SeparableConvolution(Mixer):
         self.dropout = dropout
 
     def taps(self) -> torch.Tensor:
-        """The normalised filters (H, k): softmax over the taps (with weight dropout while training)."""
-        w = self.filters.softmax(dim=-1)  # (H, k)
+        """The normalised filters (..., H, k): softmax over the taps (with weight dropout while training)."""
+        w = self.filters.softmax(dim=-1)  # (..., H, k)
         if self.training and self.dropout > 0:
             w = F.dropout(w, self.dropout)
         return w
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        u = F.glu(self.glu(x), dim=-1)  # (B, N, 2d) -> (B, N, d)
-        o = shared_filter_conv(u, self.taps())  # (B, N, d)
-        return self.output(o)  # (B, N, d)
+        u = F.glu(dense(x, self.glu), dim=-1)  # (..., B, N, 2d) -> (..., B, N, d)
+        o = shared_filter_conv(u, self.taps())  # (..., B, N, d)
+        return self.output(o)  # (..., B, N, d)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from trainables.tasks.base import TASKS, Head, Task
+from trainables.richter.tasks.base import TASKS, Head, Task
 
 
 @TASKS.register("mode")

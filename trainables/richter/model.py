@@ -1,5 +1,8 @@
 """Encoder model shared by all architectures (Richter & Wattenhofer 2020, Sec. 4 and App. C).
 
+Written over leading dimensions like the mixers (``trainables.stacked``): the same module runs one model on
+tokens (B, N) or, stacked by :func:`trainables.stacked.stack_modules`, K members on tokens (K, B, N).
+
 Each layer may use its own mixer (``TrainConfig.mixer_stack``: Yun et al. 2020's hybrid stacks, e.g.
 convolution in the bottom layers and softmax attention above).
 
@@ -19,7 +22,6 @@ biases 0, LN gain 1 / bias 0, NAP gain 1 / bias 0.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,13 +29,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from trainables.architectures import ARCHITECTURES
-from trainables.config import TrainConfig
-from trainables.mixers import MIXERS
-from trainables.tasks import TASKS
-from trainables.tasks.base import Head
-
-LN_EPS = 1e-3
+from trainables.mixers import build_mixer
+from trainables.mixers.base import LN_EPS
+from trainables.richter.architectures import ARCHITECTURES
+from trainables.richter.config import TrainConfig
+from trainables.richter.tasks import TASKS
+from trainables.richter.tasks.base import Head
+from trainables.stacked import dense, embed, norm
 
 
 class FeedForward(nn.Module):
@@ -46,23 +48,10 @@ class FeedForward(nn.Module):
         self.down = nn.Linear(hidden, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.up(x)  # (B, N, hidden)
+        h = dense(x, self.up)  # (..., B, N, hidden)
         if self.norm is not None:
-            h = self.norm(h)
-        return self.down(F.gelu(h, approximate="tanh"))  # (B, N, d)
-
-
-def build_mixer(name: str, d_model: int, n_heads: int, *, hidden_norm: bool, attention_gelu: bool,
-                dropout: float, options: Mapping[str, Any] | None = None) -> nn.Module:
-    """The mixer ``name``; of ``options`` (e.g. ``seq_len``, ``conv_width``) it gets those its constructor takes.
-
-    Mixer-specific settings (the bilinear projection's fixed length, the convolution's filter length) travel
-    this way so that every other mixer keeps the common ``Mixer(d_model, n_heads, ...)`` interface.
-    """
-    cls = MIXERS.get(name)
-    accepted = inspect.signature(cls).parameters
-    extra = {k: v for k, v in (options or {}).items() if k in accepted}
-    return cls(d_model, n_heads, hidden_norm=hidden_norm, attention_gelu=attention_gelu, dropout=dropout, **extra)
+            h = norm(h, self.norm)
+        return dense(F.gelu(h, approximate="tanh"), self.down)  # (..., B, N, d)
 
 
 class Layer(nn.Module):
@@ -92,10 +81,10 @@ class Layer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.pre_residual:
-            x = x + self.drop(self.norm1(self.mixer(x)))
-            return x + self.drop(self.norm2(self.ffn(x)))
-        x = self.norm1(x + self.drop(self.mixer(x)))
-        return self.norm2(x + self.drop(self.ffn(x)))
+            x = x + self.drop(norm(self.mixer(x), self.norm1))
+            return x + self.drop(norm(self.ffn(x), self.norm2))
+        x = norm(x + self.drop(self.mixer(x)), self.norm1)
+        return norm(x + self.drop(self.ffn(x)), self.norm2)
 
 
 class Model(nn.Module):
@@ -170,23 +159,23 @@ class Model(nn.Module):
         return [m.weight for m in self.modules() if isinstance(m, nn.Linear)]
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits for tokens (B, N): (B, N) for position heads, (B, vocab) for the class head."""
-        n = tokens.shape[1]
-        x = self.tok_emb(tokens)  # (B, N, d)
+        """Logits for tokens (..., B, N): (..., B, N) for position heads, (..., B, vocab) for the class head."""
+        n = tokens.shape[-1]
+        x = embed(tokens, self.tok_emb)  # (..., B, N, d)
         if self.pos_emb is not None:
             if n > self.max_seq_len:
                 raise ValueError(f"sequence length {n} exceeds max_seq_len={self.max_seq_len}")
-            x = x + self.pos_emb[:n]  # (B, N, d) + (N, d)
+            x = x + self.pos_emb[..., :n, :].unsqueeze(-3)  # (..., B, N, d) + (..., 1, N, d)
         x = self.emb_drop(x)
         for layer in self.layers:
-            x = layer(x)  # (B, N, d)
+            x = layer(x)  # (..., B, N, d)
         if self.head_kind == "per_token":
-            return self.head(x).squeeze(-1)  # (B, N, 1) -> (B, N)
-        out = self.head(x[:, 0])  # (B, out_dim) from the first token
+            return dense(x, self.head).squeeze(-1)  # (..., B, N, 1) -> (..., B, N)
+        out = dense(x[..., 0, :], self.head)  # (..., B, out_dim) from the first token
         if self.head_kind == "first_token_positions":
             if n > self.max_seq_len:
                 raise ValueError(f"sequence length {n} exceeds max_seq_len={self.max_seq_len}")
-            out = out[:, :n]  # (B, N): slice to the actual length
+            out = out[..., :n]  # (..., B, N): slice to the actual length
         return out
 
 
@@ -215,8 +204,3 @@ def build_model(cfg: TrainConfig) -> Model:
 def mixer_options(cfg: TrainConfig) -> dict[str, Any]:
     """Settings that some mixers need: the training length (bilinear) and the filter length (sepconv)."""
     return {"seq_len": cfg.seq_len, "conv_width": cfg.conv_width}
-
-
-def count_parameters(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)

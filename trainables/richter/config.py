@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainables.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.mixers import MIXERS
-from trainables.mixers.separable_conv import DEFAULT_CONV_WIDTH
-from trainables.tasks import TASKS, parse_case_mix
-from trainables.validation import ConfigFields, is_int, is_real
+from trainables.mixers.sepconv import DEFAULT_CONV_WIDTH
+from trainables.richter.architectures import ARCHITECTURES, LN_PLACEMENTS
+from trainables.richter.tasks import TASKS, parse_case_mix
+from trainables.validation import ConfigFields
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,69 +73,41 @@ class TrainConfig(ConfigFields):
     conv_width: int = DEFAULT_CONV_WIDTH
 
     def __post_init__(self) -> None:
-        bad = self.invalid
-        if self.architecture not in ARCHITECTURES:
-            raise bad("architecture", ", ".join(ARCHITECTURES.names()))
-        if self.task not in TASKS:
-            raise bad("task", ", ".join(TASKS.names()))
-        positive = [
-            "d_model",
-            "n_layers",
-            "n_heads",
-            "batch_size",
-            "n_steps",
-            "seq_len",
-            "eval_every",
-            "eval_batches",
-            "case_eval_per_case",
-            "conv_width",
-        ]
-        for name in positive:
-            v = getattr(self, name)
-            if not is_int(v) or v <= 0:
-                raise bad(name, "a positive integer")
-            object.__setattr__(self, name, int(v))  # normalise numpy integers
-        for name in ("val_seq_len", "vocab_size"):
-            v = getattr(self, name)
-            if v is not None:
-                if not is_int(v) or v <= 0:
-                    raise bad(name, "None (task default) or a positive integer")
-                object.__setattr__(self, name, int(v))
+        self.require_choice("architecture", ARCHITECTURES.names())
+        self.require_choice("task", TASKS.names())
+        self.require_ints(["d_model", "n_layers", "n_heads", "batch_size", "n_steps", "seq_len", "eval_every",
+                           "eval_batches", "case_eval_per_case", "conv_width"])
+        self.require_ints(["val_seq_len", "vocab_size"], optional=True,
+                          allowed="None (task default) or a positive integer")
         if self.d_model % self.n_heads:
-            raise bad("d_model", f"a multiple of n_heads={self.n_heads}")
+            raise self.invalid("d_model", f"a multiple of n_heads={self.n_heads}")
         if self.n_steps % self.eval_every:
-            raise bad("n_steps", f"a multiple of eval_every={self.eval_every}")
-        if not is_real(self.learning_rate) or not self.learning_rate > 0:
-            raise bad("learning_rate", "a number > 0")
-        if not is_real(self.dropout) or not 0 <= self.dropout < 1:
-            raise bad("dropout", "a number in [0, 1)")
-        if not is_real(self.l2_weight) or not self.l2_weight >= 0:
-            raise bad("l2_weight", "a number >= 0")
-        if not is_real(self.init_scale) or not self.init_scale > 0:
-            raise bad("init_scale", "a number > 0")
-        for name in ("learning_rate", "dropout", "l2_weight", "init_scale"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        for name in ("warmup", "grad_clip", "attention_gelu"):
-            v = getattr(self, name)
-            if v is not None and not isinstance(v, bool):
-                if type(v).__name__ == "bool_":  # numpy bool
-                    object.__setattr__(self, name, bool(v))
-                else:
-                    raise bad(name, "None (architecture default), True or False")
-        if self.ln_placement is not None and self.ln_placement not in LN_PLACEMENTS:
-            raise bad("ln_placement", "None (architecture default), " + ", ".join(LN_PLACEMENTS))
+            raise self.invalid("n_steps", f"a multiple of eval_every={self.eval_every}")
+        self.require_real("learning_rate", low=0)
+        self.require_real("dropout", low=0, high=1, low_open=False)
+        self.require_real("l2_weight", low=0, low_open=False)
+        self.require_real("init_scale", low=0)
+        self.require_bools(["warmup", "grad_clip", "attention_gelu"],
+                           allowed="None (architecture default), True or False")
+        if self.ln_placement is not None:
+            self.require_choice("ln_placement", LN_PLACEMENTS,
+                                allowed="None (architecture default), " + ", ".join(LN_PLACEMENTS))
+        self._check_task_options()
+        self._check_mixers()
+
+    def _check_task_options(self) -> None:
+        """vocab_size and case_mix suit the task."""
         task_cls = TASKS.get(self.task)
         if self.vocab_size is not None:
             problem = task_cls.check_vocab_size(self.vocab_size)
             if problem:
                 raise ValueError(problem)
         if not isinstance(self.case_mix, str):
-            raise bad("case_mix", "'natural' or 'a,f,m'")
+            raise self.invalid("case_mix", "'natural' or 'a,f,m'")
         if self.case_mix != "natural":
             if not task_cls.has_cases:
-                raise bad("case_mix", f"'natural' (task {self.task!r} has no cases)")
+                raise self.invalid("case_mix", f"'natural' (task {self.task!r} has no cases)")
             parse_case_mix(self.case_mix)
-        self._check_mixers()
 
     def _check_mixers(self) -> None:
         """mixer / mixer_stack name registered mixers (one per layer); fixed-length mixers validate at N."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from trainables.tasks.base import TASKS, Head, Task
+from trainables.richter.tasks.base import TASKS, Head, Task
 
 ARGMIN_TOKEN = 64
 FIRST_TOKEN = 50

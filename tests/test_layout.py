@@ -1,0 +1,115 @@
+"""The shape of the tree: no import cycles, small modules and functions (the seams issue's limits).
+
+Imports are read from the source (module level and inside functions alike: a lazy import is a dependency
+too), between the project's own packages.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("trainables", "study", "search_spaces", "analysis")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+SIZE_CHECKED = ("trainables",)  # analysis joins when its report is split (issue 15.5)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """The project modules ``path`` imports (a ``from package import name`` counts ``package.name`` when that is
+    a module, else ``package``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                found.add(target if target in known else node.module)
+    return {m for m in found if m in known}
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    known = set(files)
+    return {name: _imports(path, known) - {name} for name, path in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_modules_import_each_other() -> None:
+    graph = _graph()
+    assert len(graph) > 50  # the walk found the tree
+    assert "trainables.catalog" in graph["study.trainable"]  # and reads lazy imports
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_arrows_point_one_way() -> None:
+    """trainables import neither study nor analysis; analysis imports neither trainables nor study."""
+    graph = _graph()
+    for module, targets in graph.items():
+        top = module.split(".")[0]
+        forbidden = {"trainables": ("study", "analysis", "search_spaces"), "analysis": ("trainables", "study")}
+        bad = [t for t in targets if t.split(".")[0] in forbidden.get(top, ())]
+        assert not bad, f"{module} imports {bad}"
+
+
+@pytest.mark.parametrize("package", SIZE_CHECKED)
+def test_modules_and_functions_stay_small(package: str) -> None:
+    too_long: list[str] = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        source = path.read_text()
+        lines = len(source.splitlines())
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {length} lines")
+    assert too_long == []

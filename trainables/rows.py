@@ -1,0 +1,104 @@
+"""The row writer: how every model family turns (seed, step, metrics, status) into Parquet rows.
+
+``docs/results.md`` is the contract this module implements. A family's training loop owns one
+:class:`SeedRows` per seed (per packed member) and calls :meth:`SeedRows.emit` at every evaluation; the
+bookkeeping columns (seed, step, epoch, status, wall time, parameter count, device) and the handling of a
+divergence are written here once:
+
+* a seed whose training loss becomes NaN/inf is *diverged*: :meth:`SeedRows.diverge` records it, every
+  evaluation point it does not reach gets the family's "no model" metrics (accuracy 0, NaN losses), and
+  :meth:`SeedRows.finish` marks every row of that seed ``diverged``, the rows before the divergence included;
+* rows reach the caller's ``on_eval`` as they are produced (so a row produced before the divergence still
+  says ``ok`` there); the finished rows are the record.
+
+The Tune adapter (``study/trainable.py``) adds the hyperparameter and label columns and the trial's
+identity (study, trial key, code version, node, precision).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Row = dict[str, Any]
+OnEval = Callable[[Row], None]
+
+
+@dataclass
+class TrialResult:
+    """What training one configuration for all its seeds produced.
+
+    Attributes:
+        rows: one dict per (seed, evaluation step) (the hyperparameter columns are added by the caller).
+        artifacts: named extra tables (lists of row dicts), each stored as
+            ``<study>/artifacts/<name>/<trial_key>.parquet``.
+    """
+
+    rows: list[Row]
+    artifacts: dict[str, list[Row]] = field(default_factory=dict)
+
+
+def stream_seed(seed: int, stream: int, salt: int) -> int:
+    """Seed of data stream ``stream`` for model seed ``seed``: distinct from the init seed and between streams.
+
+    ``salt`` is the family's own constant (part of its results' identity: changing it changes every run).
+    """
+    return (seed * 1_000_003 + stream * 7_919 + salt) % (2**63)
+
+
+def remaining_evaluations(done: int, eval_every: int, last: int) -> range:
+    """The evaluation points after ``done`` completed steps (or epochs): multiples of ``eval_every`` up to ``last``."""
+    return range((done // eval_every + 1) * eval_every, last + 1, eval_every)
+
+
+class SeedRows:
+    """The rows of one seed (one packed member), in the order they are produced.
+
+    Args:
+        seed: the model seed.
+        n_params: trainable parameters of the model.
+        device: where it trains (recorded as given, e.g. ``cpu``, ``cuda:0``).
+        on_eval: called with every row as it is produced.
+        start: ``time.perf_counter()`` at which this seed's training started (wall_time_s counts from it).
+        extra: columns appended to every row after the bookkeeping ones (e.g. a packed member's learning rate).
+    """
+
+    def __init__(self, seed: int, *, n_params: int, device: object, on_eval: OnEval | None = None,
+                 start: float | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        self.seed = seed
+        self.n_params = n_params
+        self.device = str(device)
+        self.on_eval = on_eval
+        self.start = time.perf_counter() if start is None else start
+        self.extra = dict(extra or {})
+        self.rows: list[Row] = []
+        self.diverged = False
+
+    def emit(self, step: int, epoch: int, metrics: Mapping[str, Any]) -> Row:
+        """Record the evaluation after ``step`` optimiser steps (``epoch`` in the family's unit)."""
+        row: Row = {"seed": self.seed, "step": step, "epoch": epoch, **metrics,
+                    "status": "diverged" if self.diverged else "ok",
+                    "wall_time_s": time.perf_counter() - self.start, "n_params": self.n_params,
+                    "device": self.device, **self.extra}
+        self.rows.append(row)
+        if self.on_eval is not None:
+            self.on_eval(row)
+        return row
+
+    def diverge(self) -> None:
+        """The training loss is no longer finite: from now on this seed's rows are ``diverged``."""
+        self.diverged = True
+
+    def fill(self, steps: Iterable[int], empty: Mapping[str, Any], epoch_of: Callable[[int], int]) -> None:
+        """Rows with the "no model" metrics ``empty`` at the evaluation points ``steps`` a diverged seed skips."""
+        for step in steps:
+            self.emit(step, epoch_of(step), empty)
+
+    def finish(self) -> list[Row]:
+        """The seed's rows; a diverged seed's are all marked ``diverged``."""
+        if self.diverged:
+            for row in self.rows:
+                row["status"] = "diverged"
+        return self.rows
