@@ -164,6 +164,26 @@ def rate(step: Callable[[], None], n_steps: int) -> float:
     return n_steps / (time.perf_counter() - t)
 
 
+Variant = tuple[int, Callable[[], None], Callable[[], None]]  # (members, step, sampling-only step)
+
+
+def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
+    """The steppers timed for one d: one model at a time, packed K, K in train_packed's packs, compiled K."""
+    variants: dict[str, Variant] = {"one at a time": (1, solo_stepper(cfg), packed_stepper(cfg, 1, sample_only=True))}
+    for k in args.packs:
+        variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
+    for k in args.auto:
+        size = members_per_pack(cfg) or k
+        variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
+    for k in args.compile:
+        t = time.perf_counter()
+        step = packed_stepper(cfg, k, compile=True)
+        step()
+        print(f"d={cfg.d_model}: torch.compile of packed K={k}: {time.perf_counter() - t:.1f} s (compile + 1 step)")
+        variants[f"packed K={k} compiled"] = (k, step, packed_stepper(cfg, k, sample_only=True))
+    return variants
+
+
 def main() -> None:
     """Print a Markdown table of trial-steps/s, speed-ups and GFLOP/s."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -197,20 +217,7 @@ def main() -> None:
         peak = max(peak, matmul_peak_gflops())
         cfg = TrainConfig(architecture=args.architecture, task=args.task, d_model=d, n_steps=10**6)
         flops = step_flops(cfg)
-        variants: dict[str, tuple[int, Callable[[], None], Callable[[], None]]] = {
-            "one at a time": (1, solo_stepper(cfg), packed_stepper(cfg, 1, sample_only=True))
-        }
-        for k in args.packs:
-            variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
-        for k in args.auto:
-            size = members_per_pack(cfg) or k
-            variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
-        for k in args.compile:
-            t = time.perf_counter()
-            step = packed_stepper(cfg, k, compile=True)
-            step()
-            print(f"d={d}: torch.compile of packed K={k}: {time.perf_counter() - t:.1f} s (compile + 1 step)")
-            variants[f"packed K={k} compiled"] = (k, step, packed_stepper(cfg, k, sample_only=True))
+        variants = _variants(cfg, args)
         rates: dict[str, list[float]] = {name: [] for name in variants}
         sample_rates: dict[str, list[float]] = {name: [] for name in variants}
         for _name, (_k, step, _) in variants.items():  # warm-up (allocator, kernels)

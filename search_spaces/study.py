@@ -160,14 +160,10 @@ class Study:
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.sampler not in SAMPLERS:
-            raise _fail(f"sampler of study {self.name}", self.sampler, ", ".join(SAMPLERS))
-        if self.mode not in MODES:
-            raise _fail(f"mode of study {self.name}", self.mode, ", ".join(MODES))
-        if self.kind not in KINDS:
-            raise _fail(f"kind of study {self.name}", self.kind, ", ".join(KINDS))
-        if self.scale not in SCALES:
-            raise _fail(f"scale of study {self.name}", self.scale, ", ".join(SCALES))
+        for field_name, value, allowed in (("sampler", self.sampler, SAMPLERS), ("mode", self.mode, MODES),
+                                           ("kind", self.kind, KINDS), ("scale", self.scale, SCALES)):
+            if value not in allowed:
+                raise _fail(f"{field_name} of study {self.name}", value, ", ".join(allowed))
         for scale in self.scales:
             if scale not in SCALES[1:]:
                 raise _fail(f"scales key of study {self.name}", scale, ", ".join(SCALES[1:]))
@@ -177,6 +173,13 @@ class Study:
         if overlap:
             raise _fail(f"hyperparameters of study {self.name}", sorted(overlap),
                         "each name in exactly one of scientific / nuisance / fixed")
+        self._check_sampler()
+        for key, axis in self.axes.items():
+            if isinstance(axis, tuple) and not axis:
+                raise _fail(f"axis {key} of study {self.name}", axis, "at least one value")
+
+    def _check_sampler(self) -> None:
+        """The sampler fits the axes: grids need categorical axes, the others a budget; packed rates a grid."""
         continuous = [k for k, a in self.axes.items() if isinstance(a, Distribution)]
         if self.sampler == "grid" and continuous:
             raise _fail(f"sampler of study {self.name}", "grid",
@@ -189,9 +192,6 @@ class Study:
             if self.sampler != "grid" or not isinstance(rates, tuple) or self.learning_rates_per_trial < 1:
                 raise _fail(f"learning_rates_per_trial of study {self.name}", self.learning_rates_per_trial,
                             "1, or more with the grid sampler and a learning_rate axis of values")
-        for key, axis in self.axes.items():
-            if isinstance(axis, tuple) and not axis:
-                raise _fail(f"axis {key} of study {self.name}", axis, "at least one value")
 
     @property
     def axes(self) -> dict[str, Axis]:

@@ -43,39 +43,23 @@ def _graph() -> dict[str, set[str]]:
     return {name: _imports(path, known) - {name} for name, path in files.items()}
 
 
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        v = todo.pop()
+        if v not in seen:
+            seen.add(v)
+            todo.extend(graph.get(v, ()))
+    return seen
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                out.append(sorted(component))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return out
+    """The groups of modules that import each other (directly or in a loop), each sorted."""
+    reach = {v: _reach(graph, v) for v in graph}
+    groups = {frozenset({v} | {u for u in reach[v] if v in reach[u]}) for v in graph if v in reach[v]}
+    return sorted(sorted(g) for g in groups)
 
 
 def test_no_modules_import_each_other() -> None:

@@ -123,76 +123,88 @@ def _unique(n: int, draw: Callable[[], tuple[int, tuple[int, ...]]], kind: str) 
     return [Sample(arg, cmd, kind) for arg, cmd in seen]
 
 
-@functools.lru_cache(maxsize=4)
-def generate(holdout_seed: int = 0) -> CTLData:
-    """All CTL splits; deterministic (the draws follow the release's order on one seeded RandomState)."""
-    rs = np.random.RandomState(GENERATOR_SEED)
-    tables = np.stack([rs.permutation(N_SYMBOLS) for _ in range(N_TABLES)])
-
-    def ints(high: int, size: int) -> list[int]:
-        return [int(v) for v in rs.randint(high, size=[size])]
-
-    # 1. Reserved compositions: per depth 0..5, until the set has grown by min(200, 0.25 * 9^d) (rounds up).
+def _reserved_compositions(rs: np.random.RandomState) -> set[tuple[int, ...]]:
+    """Step 1: per depth 0..5, compositions until the set has grown by min(200, 0.25 * 9^d) (rounds up)."""
     reserved: set[tuple[int, ...]] = set()
     for d in range(MAX_DEPTH + 1):
         target = len(reserved) + min(200, N_COMPOSED**d * 0.25)
         while len(reserved) < target:
-            reserved.add(tuple(ints(N_COMPOSED, d)))
-    # 2. Pool size: 8 * sum_{d=2..5} 9^d sequences, a tenth of them for IID training.
-    n_compositions = sum(N_COMPOSED**d for d in range(2, MAX_DEPTH + 1))
-    n_iid_train = N_SYMBOLS * n_compositions // 10
-    n_test = min(n_iid_train, 4000)
-    # 3. Basic samples: every function on every argument.
-    basic = [Sample(a, (t,), "basic") for t in range(N_TABLES) for a in range(N_SYMBOLS)]
+            reserved.add(tuple(int(v) for v in rs.randint(N_COMPOSED, size=[d])))
+    return reserved
 
-    # 4. IID pool: 5 indices, truncated to a length in 2..5; redraw reserved ones; then the argument.
-    def draw_iid() -> tuple[int, tuple[int, ...]]:
+
+def _iid_draw(rs: np.random.RandomState, reserved: set[tuple[int, ...]]) -> Callable[[], tuple[int, tuple[int, ...]]]:
+    """Step 4's draw: 5 indices, truncated to a length in 2..5; reserved ones redrawn; then the argument."""
+    def draw() -> tuple[int, tuple[int, ...]]:
         while True:
             full = rs.randint(N_COMPOSED, size=[MAX_DEPTH])
             cmd = tuple(int(v) for v in full[:rs.randint(2, MAX_DEPTH + 1)])
             if cmd not in reserved:
                 return int(rs.randint(N_SYMBOLS)), cmd
 
-    pool = _unique(n_iid_train + 2 * n_test, draw_iid, "iid")
-    # 5. IID hold-out: our seeded RNG instead of the release's unseeded global one (module docstring).
-    held = np.random.RandomState(holdout_seed).choice(len(pool), 2 * n_test, replace=False)
-    held_set = set(int(i) for i in held)
-    iid_train = [s for i, s in enumerate(pool) if i not in held_set]
-    iid_test = [pool[int(i)] for i in held[:n_test]]
-    iid_valid = [pool[int(i)] for i in held[n_test:]]
+    return draw
 
-    # 6. new_primitive_1: functions 0..9 with one position forced to j.
-    def draw_np1() -> tuple[int, tuple[int, ...]]:
+
+def _new_primitive_1_draw(rs: np.random.RandomState) -> Callable[[], tuple[int, tuple[int, ...]]]:
+    """Step 6's draw: functions 0..9 with one position forced to j."""
+    def draw() -> tuple[int, tuple[int, ...]]:
         arg = int(rs.randint(N_SYMBOLS))
         cmd = [int(v) for v in rs.randint(N_TABLES - 1, size=[MAX_DEPTH])[:rs.randint(2, MAX_DEPTH + 1)]]
         cmd[rs.randint(len(cmd))] = N_TABLES - 2
         return arg, tuple(cmd)
 
-    np1 = _unique(1000, draw_np1, "new_primitive_1")
+    return draw
 
-    # 7. new_primitive_2: j replaced by k, one position forced to k; 1,000 of 3,000 go to test.
-    def draw_np2() -> tuple[int, tuple[int, ...]]:
+
+def _new_primitive_2_draw(rs: np.random.RandomState) -> Callable[[], tuple[int, tuple[int, ...]]]:
+    """Step 7's draw: j replaced by k, one position forced to k."""
+    def draw() -> tuple[int, tuple[int, ...]]:
         arg = int(rs.randint(N_SYMBOLS))
         cmd = rs.randint(N_TABLES - 1, size=[MAX_DEPTH])[:rs.randint(2, MAX_DEPTH + 1)]
         cmd[cmd == N_TABLES - 2] = N_TABLES - 1
         cmd[rs.randint(len(cmd))] = N_TABLES - 1
         return arg, tuple(int(v) for v in cmd)
 
-    np2 = _unique(3000, draw_np2, "new_primitive_2")
+    return draw
+
+
+def _deeper_draw(rs: np.random.RandomState, low: int, high: int) -> Callable[[], tuple[int, tuple[int, ...]]]:
+    """Steps 8 and 9's draw: the argument first, then the indices, then the length."""
+    def draw() -> tuple[int, tuple[int, ...]]:
+        arg = int(rs.randint(N_SYMBOLS))
+        full = rs.randint(N_COMPOSED, size=[high])
+        return arg, tuple(int(v) for v in full[:rs.randint(low, high + 1)])
+
+    return draw
+
+
+@functools.lru_cache(maxsize=4)
+def generate(holdout_seed: int = 0) -> CTLData:
+    """All CTL splits; deterministic (the draws follow the release's order on one seeded RandomState)."""
+    rs = np.random.RandomState(GENERATOR_SEED)
+    tables = np.stack([rs.permutation(N_SYMBOLS) for _ in range(N_TABLES)])
+    reserved = _reserved_compositions(rs)
+    # 2. Pool size: 8 * sum_{d=2..5} 9^d sequences, a tenth of them for IID training.
+    n_compositions = sum(N_COMPOSED**d for d in range(2, MAX_DEPTH + 1))
+    n_iid_train = N_SYMBOLS * n_compositions // 10
+    n_test = min(n_iid_train, 4000)
+    # 3. Basic samples: every function on every argument.
+    basic = [Sample(a, (t,), "basic") for t in range(N_TABLES) for a in range(N_SYMBOLS)]
+    pool = _unique(n_iid_train + 2 * n_test, _iid_draw(rs, reserved), "iid")
+    # 5. IID hold-out: our seeded RNG instead of the release's unseeded global one (module docstring).
+    held = np.random.RandomState(holdout_seed).choice(len(pool), 2 * n_test, replace=False)
+    held_set = set(int(i) for i in held)
+    iid_train = [s for i, s in enumerate(pool) if i not in held_set]
+    iid_test = [pool[int(i)] for i in held[:n_test]]
+    iid_valid = [pool[int(i)] for i in held[n_test:]]
+    np1 = _unique(1000, _new_primitive_1_draw(rs), "new_primitive_1")
+    # 7. new_primitive_2: 1,000 of 3,000 go to test.
+    np2 = _unique(3000, _new_primitive_2_draw(rs), "new_primitive_2")
     np2_test_idx = np.random.RandomState(holdout_seed + 1).choice(len(np2), 1000, replace=False)
     np2_test = [np2[int(i)] for i in np2_test_idx]
-
-    # 8./9. Deeper sets: the argument first, then the indices, then the length.
-    def deeper(low: int, high: int) -> Callable[[], tuple[int, tuple[int, ...]]]:
-        def draw() -> tuple[int, tuple[int, ...]]:
-            arg = int(rs.randint(N_SYMBOLS))
-            full = rs.randint(N_COMPOSED, size=[high])
-            return arg, tuple(int(v) for v in full[:rs.randint(low, high + 1)])
-
-        return draw
-
-    depth_valid = _unique(1000, deeper(MAX_DEPTH + 1, MAX_DEPTH + N_MORE_DEPTH_VALID), "deeper_val")
-    depth_test = _unique(1000, deeper(MAX_DEPTH + 1 + N_MORE_DEPTH_VALID, MAX_DEPTH + N_MORE_DEPTH), "deeper")
+    depth_valid = _unique(1000, _deeper_draw(rs, MAX_DEPTH + 1, MAX_DEPTH + N_MORE_DEPTH_VALID), "deeper_val")
+    depth_test = _unique(1000, _deeper_draw(rs, MAX_DEPTH + 1 + N_MORE_DEPTH_VALID, MAX_DEPTH + N_MORE_DEPTH),
+                         "deeper")
     # 10. new_composition: one random argument per reserved composition, in set iteration order.
     new_composition = [Sample(int(rs.randint(N_SYMBOLS)), cmd, "new_composition") for cmd in reserved]
     # 11. j and k x 8 arguments x 30 repeats, appended to train.
