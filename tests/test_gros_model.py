@@ -230,3 +230,21 @@ def test_family_registration_and_from_dict() -> None:
     assert len(result.rows) == 4 and set(result.artifacts) == {"attention"}
     with pytest.raises(ValueError, match="does not pack learning rates"):
         family.train([_tiny(), _tiny(learning_rate=0.1)], [0])
+
+
+def test_the_unstated_choices_are_hyperparameters_with_the_paper_reading_as_default() -> None:
+    """init_scale, qkv_bias and ln_affine (gros2024.ablation): defaults are the model every figure ran."""
+    base = _tiny(basis=4, n_context=6)
+    d = 4
+    n = StackedBilayer(base, [0]).n_params()
+    assert StackedBilayer(_tiny(basis=4, n_context=6, qkv_bias=False), [0]).n_params() == n - 3 * d
+    assert StackedBilayer(_tiny(basis=4, n_context=6, ln_affine=False), [0]).n_params() == n - 4 * d
+    wide, narrow = StackedBilayer(_tiny(basis=4, init_scale=2.0), [0]), StackedBilayer(base, [0])
+    torch.testing.assert_close(wide.params["wq"], 2 * narrow.params["wq"])  # the same draws, twice the bound
+    assert float(narrow.params["wq"].detach().abs().max()) <= 1 / math.sqrt(d)
+    for kw, message in (({"qkv_bias": "no"}, "invalid qkv_bias='no'; allowed: True or False"),
+                        ({"init_scale": 0}, "invalid init_scale=0; allowed: a number > 0")):
+        with pytest.raises(ValueError, match=message):
+            _tiny(**kw)
+    rows, _ = train_members(_tiny(basis=4, n_context=6, qkv_bias=False, ln_affine=False), [0, 1])
+    assert all(r["status"] == "ok" for r in rows)

@@ -8,7 +8,7 @@ Gros bilayer (paper heads and registry mixers, stacked and one seed at a time) a
 
 from __future__ import annotations
 
-from search_spaces import Study
+from search_spaces import Linked, Study
 
 _RICHTER = {"d_model": 8, "n_heads": 2, "seq_len": 8, "n_steps": 20, "eval_every": 10, "eval_batches": 2,
             "case_eval_per_case": 10, "batch_size": 8, "learning_rate": 0.003}
@@ -51,6 +51,12 @@ GROS_EXTRA = Study(
     nuisance={"learning_rate": (0.02, 1e30)},
     fixed={**_GROS, "n_heads": 2, "readout_lr_context": 3}, seeds=(0, 1),
 )
+GROS_ABLATION = Study(
+    name="golden.gros_ablation", goal="the Gros bilayer's unstated choices as hyperparameters", task="nt",
+    scientific={"variant": Linked(options={"init x0.5": {"init_scale": 0.5}, "no qkv bias": {"qkv_bias": False},
+                                           "no LN affine": {"ln_affine": False}})},
+    fixed=_GROS, seeds=(0, 1),
+)
 CTL = Study(
     name="golden.ctl", goal="the CTL models and registry mixers in the Transformer", task="ctl",
     scientific={"model": ("Transformer", "NDR", "LSTM", "+ rel + gate", "+ abs/rel + gate", "+ geom. att.")},
@@ -74,6 +80,7 @@ RUNS: tuple[tuple[Study, bool | None], ...] = (
     (GROS, False),
     (GROS_EXTRA, None),
     (GROS_EXTRA, False),
+    (GROS_ABLATION, None),
     (CTL, None),
     (CTL_MIXERS, None),
 )

@@ -36,6 +36,12 @@ class GrosConfig(ConfigFields):
             (summed over the N outputs, averaged over the batch: N times the gradient); the paper does not say.
         optimizer_steps: ``per_epoch`` (the epoch's ``batch_predictions`` predictions are one batch, one SGD step)
             or ``per_prediction`` (one SGD step per prediction, in order along the series).
+        init_scale: factor on every initial weight and bias bound (PyTorch's U(-1/sqrt(fan_in), 1/sqrt(fan_in)));
+            1 = PyTorch's default (the paper does not state its initialisation).
+        qkv_bias: whether the attention's query, key and value projections have biases (the paper names Q, K
+            and V only; True = nn.Linear's default).
+        ln_affine: whether the two LayerNorms have a learned gain and bias (True = PyTorch's default; False:
+            plain standardisation).
         readout_lr_context: None (the readout steps at ``learning_rate``, the paper's literal setting) or C: the
             readout's learning rate is ``learning_rate * min(1, C / n_context)``. The readout is linear over all
             N_con x d activations, so its curvature grows with N_con; this keeps its step stable at long contexts.
@@ -65,6 +71,9 @@ class GrosConfig(ConfigFields):
     beta: float = 1.0
     loss_reduction: str = "mean"
     optimizer_steps: str = "per_epoch"
+    init_scale: float = 1.0
+    qkv_bias: bool = True
+    ln_affine: bool = True
     readout_lr_context: int | None = None
     learning_rate: float = 0.02
     momentum: float = 0.8
@@ -94,9 +103,12 @@ class GrosConfig(ConfigFields):
                               ("optimizer_steps", OPTIMIZER_STEPS), ("weights", WEIGHTS)):
             self.require_choice(name, choices)
         self._check_mixer()
-        for name in ("learning_rate", "beta", "lr_drop_factor"):
+        for name in ("learning_rate", "beta", "lr_drop_factor", "init_scale"):
             self.require_real(name, low=0)
         self.require_real("momentum", low=0, high=1, low_open=False)
+        for name in ("qkv_bias", "ln_affine"):
+            if not isinstance(getattr(self, name), bool):
+                raise self.invalid(name, "True or False")
         self.require_ints(["readout_lr_context"], optional=True, allowed="None or an integer >= 1")
         drop_allowed = f"None or an integer in (0, n_epochs={self.n_epochs})"
         self.require_ints(["lr_drop_epoch"], optional=True, allowed=drop_allowed)

@@ -59,7 +59,9 @@ def parameter_shapes(cfg: GrosConfig) -> dict[str, tuple[int, ...]]:
     pos = (t,) if cfg.weights == "per_token" else ()
     shapes: dict[str, tuple[int, ...]] = {}
     if cfg.mixer is None:
-        shapes.update(wq=(*pos, d, d), wk=(*pos, d, d), wv=(*pos, d, d), bq=(d,), bk=(d,), bv=(d,))
+        shapes.update(wq=(*pos, d, d), wk=(*pos, d, d), wv=(*pos, d, d))
+        if cfg.qkv_bias:
+            shapes.update(bq=(d,), bk=(d,), bv=(d,))
     shapes.update(w1=(*pos, d, FFN_FACTOR * d), b1=(FFN_FACTOR * d,), w2=(*pos, FFN_FACTOR * d, d), b2=(d,),
                   wr=(t * d, n), br=(n,))
     return shapes
@@ -88,9 +90,9 @@ class StackedBilayer:
             gen = torch.Generator().manual_seed(int(seed))
             params = {}
             for name, shape in parameter_shapes(cfg).items():
-                bound = 1.0 / math.sqrt(_fan_in(name, cfg))
+                bound = cfg.init_scale / math.sqrt(_fan_in(name, cfg))
                 params[name] = (torch.rand(shape, generator=gen) * 2 - 1) * bound
-            for ln in ("ln1", "ln2"):  # LayerNorm affine: gain 1, bias 0 (PyTorch's init)
+            for ln in ("ln1", "ln2") if cfg.ln_affine else ():  # LayerNorm affine: gain 1, bias 0 (PyTorch's)
                 params[f"{ln}_gain"], params[f"{ln}_bias"] = torch.ones(cfg.width), torch.zeros(cfg.width)
             per_member.append(params)
             if cfg.mixer is not None:
@@ -119,22 +121,27 @@ class StackedBilayer:
         return torch.einsum("kbti,kij->kbtj", x, w)
 
     def _layer_norm(self, x: torch.Tensor, name: str) -> torch.Tensor:
-        """LayerNorm over d with each member's gain and bias: x (K, B, T, d)."""
+        """LayerNorm over d with each member's gain and bias (none with ``ln_affine=False``): x (K, B, T, d)."""
+        if not self.cfg.ln_affine:
+            return F.layer_norm(x, (x.shape[-1],))
         g, b = self.params[f"{name}_gain"][:, None, None], self.params[f"{name}_bias"][:, None, None]
         return torch.addcmul(b, F.layer_norm(x, (x.shape[-1],)), g)
+
+    def _projection(self, h: torch.Tensor, name: str) -> torch.Tensor:
+        """Q, K or V (``name`` q, k, v) of the attention: h (K, B, T, d) -> (K, B, T, d), with its bias if any."""
+        out = self._token_linear(h, self.params[f"w{name}"])
+        return out + self.params[f"b{name}"][:, None, None] if self.cfg.qkv_bias else out
 
     def mix(self, h: torch.Tensor, *, weights_wanted: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights, or
         when ``weights_wanted`` is False: a registry mixer computes its weights a second time for them)."""
-        cfg, p = self.cfg, self.params
+        cfg = self.cfg
         if self.mixer is not None:
             weights = None
             if weights_wanted and hasattr(self.mixer, "attention_weights"):
                 weights = self.mixer.attention_weights(h).mean(dim=2)  # (K, B, H, T, T) -> mean over heads
             return self.mixer(h), weights  # (K, B, T, d)
-        q = self._token_linear(h, p["wq"]) + p["bq"][:, None, None]  # (K, B, T, d)
-        kk = self._token_linear(h, p["wk"]) + p["bk"][:, None, None]
-        v = self._token_linear(h, p["wv"]) + p["bv"][:, None, None]
+        q, kk, v = (self._projection(h, name) for name in "qkv")  # (K, B, T, d) each
         z = q @ kk.transpose(-2, -1)  # (K, B, T, T), z_ts = Q_t . K_s
         a = attention_weights(z, cfg.attention, cfg.beta, self.causal)
         return a @ v, a  # (K, B, T, d)
