@@ -75,7 +75,9 @@ def validate(study: Study) -> None:
             hyper, _ = split_config(study, point)
             member_configs(hyper)
         except ValueError as error:
-            raise StudyError(f"study {study.name}: {error}") from None
+            message = str(error)  # one line that names the study, once
+            raise StudyError(message if f"study {study.name}" in message else f"study {study.name}: {message}") \
+                from None
 
 
 def _categories(axis: Any) -> tuple[Any, ...]:

@@ -142,7 +142,7 @@ def test_unknown_names_are_refused_and_declared_labels_are_columns() -> None:
     tiny = {"n_steps": 100, "eval_every": 100, "d_model": 8, "seq_len": 8}
     typo = Study(name="t.typo", goal="g", task="mode", scientific={"architecture": ("sum",)},
                  fixed={**tiny, "learnig_rate": 0.1})
-    with pytest.raises(StudyError, match=r"study t.typo: invalid hyperparameter 'learnig_rate' in study t.typo "
+    with pytest.raises(StudyError, match=r"^invalid hyperparameter 'learnig_rate' in study t.typo "
                                          r"\(task 'mode'\): not a field of the richter2020 family's config nor a "
                                          r"label of the study; allowed: architecture, task, d_model"):
         validate(typo)

@@ -122,7 +122,7 @@ def test_a_misspelt_hyperparameter_fails_before_anything_runs(command: str, tmp_
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(errors) == 1, result.stderr
-    assert errors[0].startswith("Error: study test.typo: invalid hyperparameter 'learnig_rate' in study test.typo")
+    assert errors[0].startswith("Error: invalid hyperparameter 'learnig_rate' in study test.typo (task 'mode')")
     assert "allowed: architecture, task, d_model" in errors[0] and "learning_rate" in errors[0]
     assert "ray:" not in result.stdout and not (tmp_path / "results").exists()
     assert time.time() - started < 30
