@@ -117,9 +117,7 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
         lr = cfg.learning_rate_at(epoch)
         for group in optimizer.param_groups:
             group["lr"] = lr * group["lr_factor"]
-        losses, correct = _train_epoch(model, optimizer, gens[STREAM_TRAIN], active, writers)
-        loss_sum += losses
-        correct_sum += correct
+        _train_epoch(model, optimizer, gens[STREAM_TRAIN], active, writers, loss_sum, correct_sum)
         n_batches += 1
         done = epoch + 1
         if done % cfg.eval_every:
@@ -141,15 +139,16 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
 
 
 def _train_epoch(model: StackedBilayer, optimizer: torch.optim.Optimizer, gens: Sequence[torch.Generator],
-                 active: torch.Tensor, writers: Sequence[SeedRows]) -> tuple[torch.Tensor, torch.Tensor]:
-    """One epoch's optimiser steps; (loss, accuracy) per member averaged over its steps. A member whose loss
-    is not finite is frozen (``active`` False, its writer told) and contributes 0 from then on."""
+                 active: torch.Tensor, writers: Sequence[SeedRows], loss_sum: torch.Tensor,
+                 correct_sum: torch.Tensor) -> None:
+    """One epoch's optimiser steps; adds each member's loss and accuracy, averaged over the epoch's steps, to
+    ``loss_sum`` and ``correct_sum`` (K,). A member whose loss is not finite is frozen (``active`` False, its
+    writer told) and adds 0 from then on."""
     cfg = model.cfg
     windows, targets = training_batch(cfg, gens)
     # One step on the whole batch, or one step per prediction (each window in order, a batch of one).
     per_step = cfg.batch_predictions if cfg.optimizer_steps == "per_epoch" else 1
     share = per_step / cfg.batch_predictions  # the epoch's loss and accuracy average its steps
-    loss_sum, correct_sum = torch.zeros(model.k), torch.zeros(model.k)
     for j in range(0, cfg.batch_predictions, per_step):
         values, correct = sgd_step(model, optimizer, windows[:, j:j + per_step], targets[:, j:j + per_step],
                                    active, cfg.loss_reduction)
@@ -159,7 +158,6 @@ def _train_epoch(model: StackedBilayer, optimizer: torch.optim.Optimizer, gens: 
                 active[i] = False
         loss_sum += torch.where(active.cpu(), values, torch.zeros_like(values)) * share
         correct_sum += correct * share
-    return loss_sum, correct_sum
 
 
 def _evaluation_metrics(cfg: GrosConfig, i: int, ev: dict[str, list[float]],
