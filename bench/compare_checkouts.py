@@ -1,0 +1,61 @@
+"""Is a change slower? ``bench/throughput.py`` of two checkouts, run alternately in one session.
+
+Each round runs the old checkout's benchmark, then the new one's (each in its own virtualenv, as a separate
+process), so drifting load on a shared machine hits both alike; the table gives, per (d, variant), the
+median trial-steps/s of each checkout over the rounds and the median of the per-round ratios new / old.
+
+    .venv/bin/python bench/compare_checkouts.py --old /path/to/old/checkout --new . --rounds 5 \\
+        -- --d-model 16 128 --packs 5 --auto --runs 1 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+ROW = re.compile(r"^\| (\d+) \| ([^|]+?) \| ([\d.]+) \|")
+
+
+def run_once(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
+    """{(d, variant): median trial-steps/s} of one run of ``checkout``'s bench/throughput.py."""
+    out = subprocess.run([str(checkout / ".venv/bin/python"), str(checkout / "bench/throughput.py"), *bench_args],
+                         capture_output=True, text=True, check=True, cwd=checkout).stdout
+    rates = {}
+    for line in out.splitlines():
+        m = ROW.match(line)  # the main table's rows; the "% of peak" rows end in "%" and do not match
+        if m:
+            rates[(int(m.group(1)), m.group(2).strip())] = float(m.group(3))
+    if not rates:
+        raise SystemExit(f"no result rows in the output of {checkout}:\n{out}")
+    return rates
+
+
+def main() -> None:
+    """Alternate the two checkouts for ``--rounds`` rounds and print the comparison as Markdown."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--old", type=Path, required=True, help="checkout with .venv/ (the baseline)")
+    parser.add_argument("--new", type=Path, required=True, help="checkout with .venv/ (the change)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("bench_args", nargs="*", help="arguments for bench/throughput.py (after --)")
+    args = parser.parse_args()
+    runs: dict[str, list[dict[tuple[int, str], float]]] = {"old": [], "new": []}
+    for i in range(args.rounds):
+        for name in ("old", "new"):
+            runs[name].append(run_once(getattr(args, name).resolve(), args.bench_args))
+        print(f"round {i + 1}/{args.rounds} done", flush=True)
+    print("\n| d | variant | old steps/s (median) | new steps/s (median) | new / old (median of rounds) | rounds |")
+    print("|---|---|---|---|---|---|")
+    for key in runs["old"][0]:
+        old = [r[key] for r in runs["old"]]
+        new = [r[key] for r in runs["new"]]
+        ratio = statistics.median(n / o for n, o in zip(new, old, strict=True))
+        pairs = ", ".join(f"{o:.1f}/{n:.1f}" for o, n in zip(old, new, strict=True))
+        print(f"| {key[0]} | {key[1]} | {statistics.median(old):.1f} | {statistics.median(new):.1f} | "
+              f"{ratio:.3f} | {pairs} |")
+
+
+if __name__ == "__main__":
+    main()
