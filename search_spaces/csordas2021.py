@@ -1,10 +1,10 @@
 """Csordás, Irie & Schmidhuber 2021, "The Neural Data Router" (arXiv:2110.07732), on compositional table lookup.
 
 ``csordas2021.table1`` is the paper's Table 1: seven models (the DNC row is not implemented) x two
-presentation orders x 5 seeds, each model with its own hyperparameters (spec 1.6.2, ``trainables.ndr.config``).
+presentation orders x 5 seeds, each model with its own hyperparameters (docs/csordas2021.md, ``trainables.ndr.config``).
 ``csordas2021.ndr_tpe`` tunes NDR's learning rate, weight decay, dropout and depth with Optuna's TPE on the
-depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps for this). Spec:
-shared/specs/csordas2021.md; implementation: ``trainables.ndr``; report sections: ``analysis.ndr``.
+depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps for this). Decisions and
+results: docs/csordas2021.md; implementation: ``trainables.ndr``; report sections: ``analysis.ndr``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ COMMON_DEVIATIONS = (
     "release's order on RandomState(0x12345678): 608 reserved compositions, 53,704 training samples, "
     "depth-valid 6-8 (330/327/343), depth test 9-10 (514/486).",
     "Every Transformer baseline uses depth-valid 6-8 / depth test 9-10 (the release's vanilla, +rel and "
-    "+geom. att. sweeps used 6-7 / 8-10, spec 1.1.4): one test set for all rows.",
+    "+geom. att. sweeps used 6-7 / 8-10, docs/csordas2021.md): one test set for all rows.",
     "Trained in fp32 (the release uses fp16 AMP for NDR and the gate variants); seeds are explicit "
     "(torch.manual_seed(seed) for the init, a per-seed generator for the batches) where the release left "
     "them unset.",

@@ -2,10 +2,10 @@
 arXiv:1912.10077), Sec. 5 and App. D: cheaper token mixers and hybrid stacks.
 
 The paper pre-trains 12-layer BERT models (MLM on Wikipedia + BooksCorpus, 16 TPUs for 2 days) and fine-tunes
-them on MNLI and SQuAD; that data and budget are out of reach here. What carries over (spec:
-shared/specs/yun2020.md) is the **hybrid** question on this project's synthetic tasks: with L = 4 layers,
+them on MNLI and SQuAD; that data and budget are out of reach here. What carries over (docs/yun2020.md)
+is the **hybrid** question on this project's synthetic tasks: with L = 4 layers,
 does replacing the bottom k layers' self-attention by the depth-wise separable convolution (GLU + shared
-filters, ``trainables/mixers/separable_conv.py``) help, and what does it save in parameters and time?
+filters, ``trainables/mixers/sepconv.py``) help, and what does it save in parameters and time?
 Paper finding (Fig. 1): 1-2 convolution layers at the bottom beat the all-attention stack.
 
 The cheap mixers themselves (bilinear, sepconv, average) are compared with every other mixer on every task
@@ -33,7 +33,7 @@ CONV_LAYERS = Linked(options={k: {"mixer_stack": hybrid_stack(k)} for k in range
 
 HYBRID_DEVIATIONS = (
     "Synthetic tasks (cases, mode of Richter & Wattenhofer 2020) instead of BERT pre-training + MNLI / SQuAD "
-    "fine-tuning, and L = 4 layers instead of 12 (spec: shared/specs/yun2020.md).",
+    "fine-tuning, and L = 4 layers instead of 12 (docs/yun2020.md).",
     "BERT recipe as in the paper's baseline (post-LN, warm-up, per-tensor clipping; Adam eps 1e-7, linear "
     "decay), trained from scratch on fresh batches (no pre-training / fine-tuning split).",
     "Convolution layer (Wu et al. 2019 style, App. D): GLU input projection d -> 2d -> d, H = n_heads "

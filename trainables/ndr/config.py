@@ -1,4 +1,4 @@
-"""The CTL trial configuration and the per-model hyperparameters of the paper (spec 1.6.2).
+"""The CTL trial configuration and the per-model hyperparameters of the paper (docs/csordas2021.md).
 
 Every field left at ``None`` takes the value of the model's row in the spec's hyperparameter table;
 :meth:`CTLConfig.resolved` returns the concrete values, which are the Parquet hyperparameter columns.
@@ -21,7 +21,7 @@ _GATED = {"d_model": 256, "d_ff": 1024, "n_heads": 1, "n_layers": 14, "batch_siz
           "learning_rate": 2e-4, "weight_decay": 0.01, "dropout": 0.5, "att_dropout": 0.1,
           "gate_dropout": 0.0, "n_steps": 30000, "length_bucketed": False, "optimizer": "adamw"}
 
-#: Table 1 rows -> (attention, layer, embedding init) and their hyperparameters (spec 1.6.2).
+#: Table 1 rows -> (attention, layer, embedding init) and their hyperparameters (docs/csordas2021.md).
 VARIANTS: dict[str, dict[str, Any]] = {
     "LSTM": {"attention": "none", "layer": "lstm", "embedding_init": "default", "d_model": 200, "d_ff": 0,
              "n_heads": 1, "n_layers": 1, "batch_size": 256, "learning_rate": 1e-3, "weight_decay": 0.0,

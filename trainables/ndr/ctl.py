@@ -1,8 +1,8 @@
-"""Compositional table lookup (CTL), as in Csordás, Irie & Schmidhuber 2021 (spec: shared/specs/csordas2021.md, 1.1).
+"""Compositional table lookup (CTL), as in Csordás, Irie & Schmidhuber 2021 (docs/csordas2021.md, "Task ctl").
 
 Eight symbols 0..7 (3-bit strings ``000``..``111``), eleven seeded random bijections ``a``..``k`` of which the
 first nine are composed. A sample is an argument x and a list of functions ``cmd = [c0, ..., c_{n-1}]``; its
-label is ``c0(c1(...c_{n-1}(x)))``. Worked example (the generator's own, spec 1.1.6): cmd = [g, b, g, c, d],
+label is ``c0(c1(...c_{n-1}(x)))``. Worked example (the generator's own): cmd = [g, b, g, c, d],
 x = 0 gives d(0)=4, c(4)=0, g(0)=5, b(5)=0, g(0)=5, so the label is 5 (``101``).
 
 * **forward** (the release's ``reversed=1``, "→" in Table 1): input ``000 d c g b g`` (argument first,

@@ -1,4 +1,4 @@
-"""Geometric attention (Csordás et al. 2021, Sec. 3; spec 1.4): attend to the *closest* matching key.
+"""Geometric attention (Csordás et al. 2021, Sec. 3; docs/csordas2021.md): attend to the *closest* matching key.
 
 Per head, with match probabilities P_ij = sigmoid(l_ij) and the diagonal and padded keys masked,
 
@@ -81,7 +81,7 @@ def _my_init(weight: torch.Tensor, d_model: int, d_head: int) -> None:
 
 
 class GeometricAttention(nn.Module):
-    """Multi-head geometric attention with the directional term (spec 1.4).
+    """Multi-head geometric attention with the directional term (docs/csordas2021.md).
 
     logits_ij = alpha * (q_i + u)^T Drop(k_j) + beta * D_ij + gamma, with D_ij = s_i^right for j > i and
     s_i^left for j < i (a Linear d -> 2 per head), alpha/beta/gamma learned scalars shared by the heads

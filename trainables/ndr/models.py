@@ -1,4 +1,4 @@
-"""The CTL models of Csordás et al. 2021's Table 1 (spec 1.2-1.5): one layer applied n_layers times.
+"""The CTL models of Csordás et al. 2021's Table 1 (docs/csordas2021.md): one layer applied n_layers times.
 
 * ``Transformer``: softmax attention, absolute sinusoidal positions (+ dropout 0.1), post-LN layer;
 * ``+ rel``: Transformer-XL-style relative attention, post-LN layer;
@@ -83,7 +83,7 @@ class RegistryMixer(nn.Module):
 
 
 class RelativeAttention(nn.Module):
-    """Transformer-XL-style relative attention (spec 1.5), optionally with the per-head abs/rel switch.
+    """Transformer-XL-style relative attention (docs/csordas2021.md), optionally with the per-head abs/rel switch.
 
     logits_ij = s * [(q_i + u)^T Drop(k_j) + (q_i + v)^T Drop(W_r PE(j - i))], s learned (init 1/sqrt(d_h)).
     With ``abs_gate`` the position term is r_i * rel + (1 - r_i) * (q_i + v)^T W_r PE(j) with
@@ -157,7 +157,7 @@ class PostLNLayer(nn.Module):
 
 
 class GatedLayer(nn.Module):
-    """The copy-gated layer (spec 1.3): h' = g * u + (1 - g) * h, no residual around the update FFN.
+    """The copy-gated layer (docs/csordas2021.md): h' = g * u + (1 - g) * h, no residual around the update FFN.
 
     z = LN1(h + Drop(attention(h))); u = LN2(FFN_data(z)) (``update="ln"``, NDR) or tanh(FFN_data(z))
     (``update="tanh"``, the "+ gate" rows); g = sigmoid(FFN_gate(z)) with its output bias at -3; gate dropout
