@@ -1,4 +1,4 @@
-"""Training loop of the CTL family (docs/csordas2021.md): AdamW, clipping, constant LR, evaluation every eval_every steps.
+"""Training loop of the CTL family (docs/csordas2021.md): AdamW, clipping, constant LR, evaluation every eval_every.
 
 Rows (one per seed and evaluation): ``train_loss``/``train_accuracy`` (means over the batches since the
 previous evaluation), ``iid_accuracy``/``iid_loss`` (valid/iid, depth 2-5), ``depth_val_accuracy``/
