@@ -86,4 +86,30 @@ HYBRID = Study(
 )
 
 
-STUDIES = (HYBRID,)
+#: Step budgets for the all-attention stack, each evaluated 8 times over its run.
+BUDGETS = Linked(options={n: {"n_steps": n, "eval_every": n // 8} for n in (800, 1600, 3200, 6400)})
+
+BUDGET = Study(
+    name="yun2020.budget",
+    task="cases",
+    goal="At the cpu scale of yun2020.hybrid (d = 32, N = 32), what is the smallest step budget at which the "
+         "all-attention stack (k = 0) reaches >= 90% best mean validation accuracy on cases, so that the hybrid "
+         "question is asked of trained stacks?",
+    scientific={"budget": BUDGETS},
+    nuisance={"learning_rate": tuple(0.3**k for k in (3, 4, 5, 6))},
+    fixed={"architecture": "BERT", "n_layers": N_LAYERS, "mixer_stack": hybrid_stack(0), "d_model": 32,
+           "n_heads": 4, "seq_len": 32, "val_seq_len": 32, "batch_size": 32, "eval_batches": 8,
+           "case_eval_per_case": 200},
+    seeds=(0, 1, 2),
+    plot=Plot(panel="task", x="budget", y="learning_rate"),
+    deviations=HYBRID_DEVIATIONS + (
+        "Not a paper experiment: the budget search behind the hybrid study's cpu scale; k = 0 only, 8 "
+        "evaluations per run (every n_steps / 8 steps), the linear decay spans each budget.",),
+    scales={"smoke": {"scientific": {"budget": Linked(options={40: {"n_steps": 40, "eval_every": 20}})},
+                      "fixed": {"d_model": 8, "n_heads": 2, "seq_len": 8, "val_seq_len": 8, "batch_size": 4,
+                                "eval_batches": 2, "case_eval_per_case": 4},
+                      "nuisance": {"learning_rate": (0.3**3,)}, "seeds": (0,)}},
+)
+
+
+STUDIES = (HYBRID, BUDGET)
