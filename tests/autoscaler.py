@@ -194,7 +194,7 @@ class LocalAutoscalingCluster:
         if self.watcher is not None and self.watcher.poll() is None:
             self.watcher.kill()
             self.watcher.wait()
-        for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 10.0)):
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
             for pid in session_pids(self.head.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, sig)

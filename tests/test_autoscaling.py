@@ -232,11 +232,11 @@ def test_scale_up_from_zero_share_gpus_lose_a_worker_and_scale_down(cluster: Loc
     started = time.time()
     driver = _study_run(cluster, SIXTEEN, tmp_path, *RUN_OPTIONS, "--simulated-gpus")
     victim, before, killed_at = None, {}, 0.0
-    try:  # Kill the node of the first finished trial: its other trials are running.
+    try:  # Half-way, kill the node of the latest finished trial: its actor has moved on to the next trial.
         while victim is None and driver.poll() is None and time.time() < started + 180:
             files = list((study_dir / "trials").glob("*.parquet"))
-            if files:
-                victim = _node_of(files[0])
+            if len(files) >= 8:
+                victim = _node_of(max(files, key=lambda f: f.stat().st_mtime))
                 assert cluster.kill_node(victim), f"no process of node {victim}"
                 killed_at = time.time()
                 before = {f.name: f.stat().st_mtime_ns for f in (study_dir / "trials").glob("*.parquet")}
