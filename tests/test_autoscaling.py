@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,6 +129,12 @@ def test_a_request_no_node_can_hold_is_one_line() -> None:
         "invalid --cpus-per-trial 64: the Ray cluster has 0 CPUs and its autoscaler (cluster.yaml)")
     assert _no_room(head, autoscaler, Resources(cpus_per_trial=8, gpus_per_trial=2)).startswith(
         "invalid --cpus-per-trial 8 with --gpus-per-trial 2: no node of the Ray cluster and its autoscaler")
+
+
+def test_peak_overlap_counts_trials_running_at_the_same_moment() -> None:
+    assert _peak_overlap([(0, 2), (1, 3), (2, 4)]) == 2  # one ending as the next starts: not together
+    assert _peak_overlap([(0, 10), (1, 2), (3, 4), (3.5, 5)]) == 3
+    assert _peak_overlap([]) == 0
 
 
 # ---------------------------------------------------------------- a real autoscaler (slow)
@@ -312,3 +319,20 @@ def test_a_gpu_trial_on_a_node_without_cuda_fails_with_one_line(cluster: LocalAu
     assert json.loads(failed.read_text())["error"].strip().splitlines()[-1].endswith(reason)
     assert "0/1 trials finished, 1 failed" in output
     assert "Traceback" not in output  # Tune's log of each failed attempt keeps the error's last line only
+
+
+@pytest.mark.slow
+def test_a_failing_test_leaves_no_ray_process_behind() -> None:
+    """The harness stops its own cluster, the workers the autoscaler launched included, however the block ends."""
+    from tests.autoscaler import session_pids
+
+    with pytest.raises(RuntimeError, match="a test failing"), \
+            local_autoscaling_cluster(idle_timeout_minutes=IDLE_TIMEOUT_MINUTES) as running:
+        ask = ("import ray; from ray.autoscaler.sdk import request_resources; "
+               f"ray.init(address={running.address!r}, logging_level='ERROR'); "
+               "request_resources(bundles=[{'GPU': 1}])")
+        subprocess.run([sys.executable, "-c", ask], env=ray_env(), check=True, timeout=60, capture_output=True)
+        running.wait_for("a GPU worker", lambda: bool(running.workers()), 60)
+        assert len(running.raylets()) == 2  # the head's and the worker's
+        raise RuntimeError("a test failing")
+    assert not session_pids(running.head.pid) and not running.directory.exists()
