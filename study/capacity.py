@@ -48,14 +48,13 @@ class Autoscaler:
     def from_config(cls, config: Mapping[str, Any], source: str) -> Autoscaler:
         """From a Ray autoscaler configuration (cluster.yaml, or the head's bootstrap copy of it)."""
         head = config.get("head_node_type")
+        cap = int(config.get("max_workers", 2))  # Ray's default for the cluster, and for a type without one
         types = tuple(
             NodeType(name=name, resources={k: float(v) for k, v in (spec.get("resources") or {}).items()},
-                     min_workers=int(spec.get("min_workers", 0)), max_workers=int(spec.get("max_workers", 0)))
+                     min_workers=int(spec.get("min_workers", 0)), max_workers=int(spec.get("max_workers", cap)))
             for name, spec in (config.get("available_node_types") or {}).items() if name != head
         )
-        cap = config.get("max_workers")
-        return cls(source=source, node_types=types,
-                   max_workers=int(cap) if cap is not None else sum(t.max_workers for t in types))
+        return cls(source=source, node_types=types, max_workers=cap)
 
     def capacity(self, cpus_per_trial: float, gpus_per_trial: float) -> int:
         """Trials at once with every worker it may add: the roomiest types first, up to `max_workers` nodes."""
@@ -87,10 +86,20 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
     bootstrap file), or None when there is none."""
     import yaml
 
+    from search_spaces.study import StudyError
+
     location = Path(os.path.expanduser(path or os.environ.get(AUTOSCALER_CONFIG_ENV) or DEFAULT_AUTOSCALER_CONFIG))
     if not location.is_file():
         return None
-    return Autoscaler.from_config(yaml.safe_load(location.read_text()) or {}, str(location))
+    try:
+        config = yaml.safe_load(location.read_text())
+        if not isinstance(config, dict):
+            raise ValueError("not a mapping")
+        return Autoscaler.from_config(config, str(location))
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StudyError(f"invalid autoscaler config {location}: {reason}; allowed: a Ray cluster YAML "
+                         f"(available_node_types with resources)") from None
 
 
 @dataclasses.dataclass(frozen=True)

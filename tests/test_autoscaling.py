@@ -112,6 +112,12 @@ def test_the_autoscaler_config_is_read_where_it_lies(tmp_path: Path, monkeypatch
     monkeypatch.setenv(AUTOSCALER_CONFIG_ENV, str(tmp_path / "bootstrap.yaml"))
     found = read_autoscaler()
     assert found is not None and found.source == str(tmp_path / "bootstrap.yaml") and found.max_workers == 16
+    (tmp_path / "broken.yaml").write_text("available_node_types: [unclosed\n")
+    with pytest.raises(StudyError, match=rf"^invalid autoscaler config {tmp_path}/broken.yaml: .*; allowed: a Ray"):
+        read_autoscaler(str(tmp_path / "broken.yaml"))
+    # A node type without max_workers may grow to the cluster's cap, as Ray reads it.
+    loose = {"max_workers": 3, "available_node_types": {"gpu": {"resources": {"CPU": 4, "GPU": 1}}}}
+    assert Autoscaler.from_config(loose, "loose").capacity(1.0, 0.25) == 3 * 4
 
 
 def test_a_request_no_node_can_hold_is_one_line() -> None:
