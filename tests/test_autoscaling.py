@@ -70,6 +70,23 @@ def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
     assert packing(False, 0.25) is False and packing(True, 0.0) is True
 
 
+def test_tunes_log_of_a_failed_attempt_keeps_the_errors_last_line() -> None:
+    import logging
+    import sys
+
+    from study.runner import _OneLineTrialErrors
+
+    try:
+        raise DeviceError("remote traceback, then\nstudy.devices.DeviceError: trial asked for 0.25 GPU ...")
+    except DeviceError:
+        record = logging.LogRecord("ray.tune", logging.ERROR, __file__, 1, "Trial task failed for trial %s",
+                                   ("t_00000",), sys.exc_info())
+    assert _OneLineTrialErrors().filter(record)
+    assert record.getMessage() == "Trial task failed for trial t_00000: study.devices.DeviceError: trial asked " \
+                                  "for 0.25 GPU ..."
+    assert record.exc_info is None and "\n" not in logging.Formatter().format(record)
+
+
 def test_simulated_gpus_need_a_gpu_request() -> None:
     from study.runner import Resources
 
