@@ -17,6 +17,8 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ray import tune
+
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
 from study.identity import software_versions, trial_key
 from study.progress import StudyProgress
@@ -235,8 +237,38 @@ class _OneLineTrialErrors(logging.Filter):
         return True
 
 
+class _LostTrials(tune.Callback):
+    """The points of trials that Tune gave up on because their worker process or node died (not their own error).
+
+    Tune retries such a trial (FailureConfig), but not always: when a Ray node was killed mid-study here, one
+    trial's actor logged two failures at the same moment and Tune marked the trial ERROR without its retries.
+    run_study gives these trials one more pass; a trial's own exception (a bug, DeviceError) gets none."""
+
+    def __init__(self) -> None:
+        self.points: list[dict[str, Any]] = []
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if _lost_with_its_process(getattr(trial, "pickled_error_file", None)):
+            self.points.append(trial.config.get("point", trial.config))
+
+
+def _lost_with_its_process(pickled_error: str | None) -> bool:
+    """Whether the error Tune pickled for a trial is the loss of its actor, worker process or node."""
+    from ray import cloudpickle
+    from ray.exceptions import NodeDiedError, RayActorError, WorkerCrashedError
+
+    if not pickled_error or not os.path.exists(pickled_error):
+        return False
+    try:
+        with open(pickled_error, "rb") as handle:
+            error = cloudpickle.load(handle)
+    except Exception:  # an error that cannot be unpickled here is not one of Ray's
+        return False
+    return isinstance(error, RayActorError | NodeDiedError | WorkerCrashedError)
+
+
 def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
-         storage: StudyStorage) -> None:
+         storage: StudyStorage, lost: _LostTrials | None = None) -> None:
     from ray import tune
 
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
@@ -247,7 +279,7 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
         name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
-        callbacks=[progress],
+        callbacks=[progress] if lost is None else [progress, lost],
         verbose=0,
     )
     tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
@@ -313,13 +345,20 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     if study.sampler == "grid":
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]
-            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage)
+            lost = _LostTrials()
+            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, lost)
+            if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
+                echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
+                progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
+                _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage)
             chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
             if chunk_keys - storage.finished_keys() - storage.failed_keys():
                 break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
     else:
         _fit(entry, {}, tune_config, progress, storage)
     progress.close()
-    finished = len(storage.finished_keys() & set(trial_points(study))) if study.sampler == "grid" \
-        else len(storage.finished_keys())
-    return {"finished": finished, "failed": progress.failed, "total": total}
+    if study.sampler != "grid":
+        return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
+    keys, finished = set(trial_points(study)), storage.finished_keys()
+    # Failed for good: a failed/ record and no result (a lost trial that its second pass finished is not).
+    return {"finished": len(finished & keys), "failed": len(storage.failed_keys() & keys - finished), "total": total}

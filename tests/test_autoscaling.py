@@ -87,6 +87,31 @@ def test_tunes_log_of_a_failed_attempt_keeps_the_errors_last_line() -> None:
     assert record.exc_info is None and "\n" not in logging.Formatter().format(record)
 
 
+def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_raised(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from ray import cloudpickle
+    from ray.exceptions import ActorUnavailableError, RayTaskError
+
+    from study.runner import _LostTrials
+
+    def trial(name: str, error: Exception | None) -> SimpleNamespace:
+        path = tmp_path / f"{name}.pkl"
+        if error is not None:
+            path.write_bytes(cloudpickle.dumps(error))
+        return SimpleNamespace(pickled_error_file=str(path), config={"point": {"name": name}})
+
+    try:
+        raise DeviceError("trial asked for 0.25 GPU but CUDA is unavailable")
+    except DeviceError as error:
+        raised = RayTaskError("train", "Traceback ...", error)
+    lost = _LostTrials()
+    for t in (trial("node_lost", ActorUnavailableError("Socket closed", None)), trial("raised", raised),
+              trial("no_file", None)):
+        lost.on_trial_error(0, [], t)
+    assert lost.points == [{"name": "node_lost"}]
+
+
 def test_simulated_gpus_need_a_gpu_request() -> None:
     from study.runner import Resources
 
