@@ -112,9 +112,13 @@ def show(name: str, scale: str) -> None:
               help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
               help="bf16: train and evaluate under bf16 autocast (for GPUs); recorded in every row.")
+@click.option("--simulated-gpus", is_flag=True,
+              help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
+                   "where CUDA is missing instead of failing; rows record device cpu.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
 def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_per_trial: float,
-        gpus_per_trial: float, address: str | None, packing: str, precision: str, report: bool) -> None:
+        gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
+        report: bool) -> None:
     """Run (or resume) a study: trials already on disk are not run again."""
     from study.ray_env import ray_environment
 
@@ -129,7 +133,7 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
         validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
                               max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
-                              precision=precision)
+                              precision=precision, simulated_gpus=simulated_gpus)
         with StudyLock(target):
             counts = run_study(study, target, resources, address=address, echo=click.echo)
     except (StudyError, StudyLocked) as error:

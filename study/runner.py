@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import os
 import time
+import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
 from study.identity import software_versions, trial_key
 from study.progress import StudyProgress
 from study.storage import StudyStorage
 from study.trainable import objective
+
+if TYPE_CHECKING:
+    from study.capacity import Autoscaler
 
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
@@ -34,9 +41,10 @@ class Resources:
 
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
-    max_concurrent: int | None = None  # None: as many as the cluster's CPUs allow
-    packed: bool | None = None  # seeds as one packed model; None: on GPUs only (see trainables.richter.family)
+    max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
+    packed: bool | None = None  # seeds as one packed model; None: on for GPU trials (study.devices.packing)
     precision: str = "fp32"  # "bf16": training under torch.autocast(bfloat16); recorded in every row
+    simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.devices)
 
     def __post_init__(self) -> None:
         if self.cpus_per_trial <= 0:
@@ -47,6 +55,9 @@ class Resources:
             raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
         if self.max_concurrent is not None and self.max_concurrent < 1:
             raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
+        if self.simulated_gpus and self.gpus_per_trial <= 0:
+            raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
+                             "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
 
 
 def trial_points(study: Study) -> dict[str, dict[str, Any]]:
@@ -156,52 +167,128 @@ def start_ray(address: str | None, echo: Echo) -> None:
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
 
 
-def check_resources(resources: Resources) -> int:
-    """Fail fast when the cluster cannot ever place a trial; returns the default concurrency."""
+def check_resources(resources: Resources, *, address: str | None = None, echo: Echo = print) -> int:
+    """Fail fast when the cluster can never place a trial; returns the default concurrency.
+
+    Counted node by node (a trial needs its CPUs and its GPU fraction on one node). With `address`, an
+    autoscaler's configuration on this machine (study.capacity) adds the workers it may launch: a study
+    then starts on a cluster with no GPU node yet, and its default concurrency is that of full scale.
+    """
     import ray
 
-    cluster = ray.cluster_resources()
-    cpus, gpus = cluster.get("CPU", 0.0), cluster.get("GPU", 0.0)
-    if resources.gpus_per_trial > 0 and gpus < resources.gpus_per_trial:
-        raise StudyError(f"invalid --gpus-per-trial {resources.gpus_per_trial:g}: the Ray cluster has "
-                         f"{gpus:g} GPUs; allowed: 0 here (trials would wait forever)")
-    if resources.cpus_per_trial > cpus:
-        raise StudyError(f"invalid --cpus-per-trial {resources.cpus_per_trial:g}: the Ray cluster has "
-                         f"{cpus:g} CPUs; allowed: at most {cpus:g}")
-    by_cpu = int(cpus // resources.cpus_per_trial)
-    by_gpu = int(gpus // resources.gpus_per_trial) if resources.gpus_per_trial > 0 else by_cpu
-    return max(1, min(by_cpu, by_gpu))
+    from study.capacity import cluster_capacity, read_autoscaler
+
+    nodes = [{k: float(v) for k, v in n["Resources"].items()} for n in ray.nodes() if n["Alive"]]
+    autoscaler = read_autoscaler() if address else None
+    cpus, gpus = resources.cpus_per_trial, resources.gpus_per_trial
+    capacity = cluster_capacity(nodes, autoscaler, cpus, gpus)
+    if capacity.at_full_scale == 0:
+        raise StudyError(_no_room(nodes, autoscaler, resources))
+    if autoscaler is not None:
+        echo(f"ray: room for {capacity.now} trials on the nodes alive now, {capacity.at_full_scale} at full scale "
+             f"({autoscaler.describe()})")
+    return capacity.at_full_scale
+
+
+def _no_room(nodes: list[dict[str, float]], autoscaler: Autoscaler | None, resources: Resources) -> str:
+    """The one-line reason why no node (alive, or of the autoscaler's types) can hold a trial."""
+    shapes = nodes + [dict(t.resources) for t in (autoscaler.node_types if autoscaler else ())]
+    also = f" and its {autoscaler.describe()}" if autoscaler else ""
+    total_gpus = sum(n.get("GPU", 0.0) for n in nodes)
+    total_cpus = sum(n.get("CPU", 0.0) for n in nodes)
+    most_gpus = max((n.get("GPU", 0.0) for n in shapes), default=0.0)
+    most_cpus = max((n.get("CPU", 0.0) for n in shapes), default=0.0)
+    if resources.gpus_per_trial > most_gpus:
+        allowed = "0 here (trials would wait forever)" if most_gpus == 0 else f"at most {most_gpus:g} (one node's)"
+        return (f"invalid --gpus-per-trial {resources.gpus_per_trial:g}: the Ray cluster has {total_gpus:g} GPUs"
+                f"{also}; allowed: {allowed}")
+    if resources.cpus_per_trial > most_cpus:
+        return (f"invalid --cpus-per-trial {resources.cpus_per_trial:g}: the Ray cluster has {total_cpus:g} CPUs"
+                f"{also}; allowed: at most {most_cpus:g} (one node's)")
+    return (f"invalid --cpus-per-trial {resources.cpus_per_trial:g} with --gpus-per-trial "
+            f"{resources.gpus_per_trial:g}: no node of the Ray cluster{also} has both; allowed: what one node has")
 
 
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float, packed: bool | None, precision: str) -> None:
+                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False) -> None:
     """What a Ray worker runs for one trial."""
     import ray
     import torch
     from ray import tune
 
+    from study.devices import packing, trial_device
     from study.trainable import run_trial
 
     torch.set_num_threads(max(1, int(cpus)))
-    device = "cuda" if gpus > 0 and torch.cuda.is_available() else "cpu"
+    context = ray.get_runtime_context()
+    # No silent CPU fallback: a GPU trial without CUDA fails here with one line (study.devices.DeviceError).
+    device = trial_device(gpus, simulated_gpus=simulated_gpus,
+                          where=f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})")
     point = config.get("point", config)
-    run_trial(study, storage, point, device=device, report=tune.report,
-              node_id=ray.get_runtime_context().get_node_id(), packed=packed, precision=precision)
+    run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
+              packed=packing(packed, gpus), precision=precision)
 
 
 def _trial_dirname(trial: Any) -> str:
     return trial.trial_id  # Tune's default name spells out the whole configuration
 
 
+class _OneLineTrialErrors(logging.Filter):
+    """Tune logs every failed attempt of a trial with the whole remote traceback; keep only its last line (the
+    error itself). The full text stays in Tune's error file, and in failed/<key>.json once retries run out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            last = "".join(traceback.format_exception_only(error)).strip().splitlines()[-1].strip()
+            record.msg, record.args = f"{record.getMessage()}: {last}", ()
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+class _LostTrials(tune.Callback):
+    """The points of trials that Tune gave up on because their worker process or node died (not their own error).
+
+    Tune retries such a trial (FailureConfig), but not always: when a Ray node was killed mid-study here, one
+    trial's actor logged two failures at the same moment and Tune marked the trial ERROR without its retries.
+    run_study gives these trials one more pass; a trial's own exception (a bug, DeviceError) gets none."""
+
+    def __init__(self) -> None:
+        self.points: list[dict[str, Any]] = []
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if _lost_with_its_process(getattr(trial, "pickled_error_file", None)):
+            self.points.append(trial.config.get("point", trial.config))
+
+
+def _lost_with_its_process(pickled_error: str | None) -> bool:
+    """Whether the error Tune pickled for a trial is the loss of its actor, worker process or node."""
+    from ray import cloudpickle
+    from ray.exceptions import NodeDiedError, RayActorError, WorkerCrashedError
+
+    if not pickled_error or not os.path.exists(pickled_error):
+        return False
+    try:
+        with open(pickled_error, "rb") as handle:
+            error = cloudpickle.load(handle)
+    except Exception:  # an error that cannot be unpickled here is not one of Ray's
+        return False
+    return isinstance(error, RayActorError | NodeDiedError | WorkerCrashedError)
+
+
 def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
-         storage: StudyStorage) -> None:
+         storage: StudyStorage, lost: _LostTrials | None = None) -> None:
     from ray import tune
+
+    tune_log = logging.getLogger("ray.tune.execution.tune_controller")
+    if not any(isinstance(f, _OneLineTrialErrors) for f in tune_log.filters):
+        tune_log.addFilter(_OneLineTrialErrors())
 
     run_config = tune.RunConfig(
         name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
-        callbacks=[progress],
+        callbacks=[progress] if lost is None else [progress, lost],
         verbose=0,
     )
     tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
@@ -236,13 +323,14 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         return {"finished": n_done, "failed": 0, "total": total}
 
     start_ray(address, echo)
-    default_concurrency = check_resources(resources)
+    default_concurrency = check_resources(resources, address=address, echo=echo)
     from ray import tune
 
     entry = tune.with_resources(
         tune.with_parameters(_trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
-                             packed=resources.packed, precision=resources.precision),
+                             packed=resources.packed, precision=resources.precision,
+                             simulated_gpus=resources.simulated_gpus),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency
@@ -266,13 +354,20 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     if study.sampler == "grid":
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]
-            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage)
+            lost = _LostTrials()
+            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, lost)
+            if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
+                echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
+                progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
+                _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage)
             chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
             if chunk_keys - storage.finished_keys() - storage.failed_keys():
                 break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
     else:
         _fit(entry, {}, tune_config, progress, storage)
     progress.close()
-    finished = len(storage.finished_keys() & set(trial_points(study))) if study.sampler == "grid" \
-        else len(storage.finished_keys())
-    return {"finished": finished, "failed": progress.failed, "total": total}
+    if study.sampler != "grid":
+        return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
+    keys, finished = set(trial_points(study)), storage.finished_keys()
+    # Failed for good: a failed/ record and no result (a lost trial that its second pass finished is not).
+    return {"finished": len(finished & keys), "failed": len(storage.failed_keys() & keys - finished), "total": total}

@@ -41,6 +41,18 @@ RATES_ALONE = Study(
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
 
+# The local autoscaling cluster (tests/test_autoscaling.py): 16 tiny trials, two waves of fractional-GPU trials
+# on the simulated GPU nodes that the autoscaler launches; and one trial for the misconfigured-node check.
+AUTOSCALE = Study(
+    name="test.autoscale", goal="fractional-GPU trials on a cluster the autoscaler grows and shrinks", task="mode",
+    scientific={"architecture": ("sum", "NAP")},
+    nuisance={"learning_rate": (0.03, 0.01, 0.006, 0.003, 0.001, 0.0006, 0.0003, 0.0001)}, fixed=_TINY, seeds=(0, 1),
+)
+ONE_GPU_TRIAL = Study(
+    name="test.one_gpu_trial", goal="a GPU trial on a node without CUDA fails with one line", task="mode",
+    scientific={"architecture": ("sum",)}, fixed={**_TINY, "n_steps": 100}, seeds=(0,),
+)
+
 # A misspelt hyperparameter: refused by `study show` and `study run`, never trained at the default rate.
 TYPO = Study(
     name="test.typo", goal="a misspelt hyperparameter must not train at its default", task="mode",
