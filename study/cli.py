@@ -69,7 +69,7 @@ def list_studies() -> None:
 @scale_option
 def show(name: str, scale: str) -> None:
     """The search space of a study and its trial count per scale (after checking every configuration)."""
-    from study.runner import validate
+    from study.validate import validate
 
     study = _study(name, scale)
     try:
@@ -124,7 +124,8 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
-    from study.runner import Resources, run_study, validate
+    from study.runner import Resources, run_study
+    from study.validate import validate
 
     study = _study(name, scale)
     target = _storage(study, storage)

@@ -24,6 +24,7 @@ from study.identity import software_versions, trial_key
 from study.progress import StudyProgress
 from study.storage import StudyStorage
 from study.trainable import objective
+from study.validate import validate
 
 if TYPE_CHECKING:
     from study.capacity import Autoscaler
@@ -68,41 +69,6 @@ def trial_points(study: Study) -> dict[str, dict[str, Any]]:
         point = {n: config[n] for n in names}
         points[trial_key(study.name, config, study.seeds)] = point
     return points
-
-
-def validate(study: Study) -> None:
-    """Fail before Ray starts if any configuration of the study is invalid (names field and value)."""
-    from study.trainable import member_configs, split_config
-
-    if study.kind != "training":
-        return
-    if study.sampler == "grid":
-        points = [{n: c[n] for n in study.axes} for c in study.grid()]
-    else:  # every categorical value once (the others at their first value): unknown names, bad choices
-        corner = {n: _first_value(a) for n, a in study.axes.items()}
-        points = [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in _categories(a)]
-    for point in points:
-        try:
-            hyper, _ = split_config(study, point)
-            member_configs(hyper)
-        except ValueError as error:
-            message = str(error)  # one line that names the study, once
-            raise StudyError(message if f"study {study.name}" in message else f"study {study.name}: {message}") \
-                from None
-
-
-def _categories(axis: Any) -> tuple[Any, ...]:
-    if isinstance(axis, Linked):
-        return tuple(axis.options)
-    return axis if isinstance(axis, tuple) else ()
-
-
-def _first_value(axis: Any) -> Any:
-    if isinstance(axis, tuple):
-        return axis[0]
-    if isinstance(axis, Linked):
-        return next(iter(axis.options))
-    return axis.low
 
 
 def _optuna_space(study: Study) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 
 from search_spaces import get_study
 from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
-from study.runner import validate
+from study.validate import validate
 from tests.cli import run_cli
 
 
