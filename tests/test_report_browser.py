@@ -245,7 +245,10 @@ def test_report_page_loads_cleanly_and_renders(report_dir: Path, tmp_path: Path)
 def test_report_html_is_self_contained(report_dir: Path) -> None:
     text = (report_dir / "index.html").read_text()
     assert not re.search(r"(?i)\b(?:https?|ftp):|//[a-z0-9.-]+\.[a-z]{2,}/", text), "an external URL"
-    assert not re.search(r"(?i)<(?:link|script|iframe|object|embed)\b", text), "an external resource tag"
+    assert not re.search(r"(?i)<(?:link|iframe|object|embed)\b", text), "an external resource tag"
+    assert not re.search(r"(?i)<script\b[^>]*\bsrc\s*=", text), "a script from outside the page"
+    # inline scripts only: the interactive grids' one script and their JSON data
+    assert re.findall(r"(?i)<script\b[^>]*>", text).count("<script>") == 1
     srcs = re.findall(r"""(?i)\bsrc\s*=\s*["']([^"']*)""", text)
     assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
     assert "url(" not in text
