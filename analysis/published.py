@@ -15,7 +15,7 @@ import polars as pl
 
 from analysis.compare import approx_in
 from analysis.plots import order_panels
-from analysis.reference import load_reference
+from analysis.reference import load_reference, load_reference_file
 from analysis.stats import best_config, rgb_from_step_stats, step_stats
 from analysis.training import Axes, describe
 
@@ -27,6 +27,7 @@ class PublishedGrid:
     name: str
     columns: tuple[str, ...]
     rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> restricted RGB
+    full_rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> RGB of the whole published grid
     full_best: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> best per panel, full grid
     note: str = ""  # e.g. that no axis value was shared and the full grid is drawn
 
@@ -65,11 +66,14 @@ def _at(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Series:
 def published_grid(reference: str, steps: pl.DataFrame, axes: Axes, metrics: Sequence[str]) -> PublishedGrid:
     """The published results ``reference`` on the study's grid (see the module docstring).
 
+    ``reference`` is a shipped name (``richter2020/mode__var_dim``) or the path of a ``.parquet`` file in the
+    release's schema (more of the release than the package ships).
+
     Raises:
         FileNotFoundError: the reference is not shipped (the message lists the shipped ones).
         ValueError: the reference lacks the study's panel, x or y column (naming each).
     """
-    ref = load_reference(reference)
+    ref = load_reference_file(reference) if reference.endswith(".parquet") else load_reference(reference)
     ref_cols = ref.collect_schema().names()
     missing = [c for c in (axes.panel, axes.x, axes.y) if c not in ref_cols]
     if missing:
@@ -88,11 +92,12 @@ def published_grid(reference: str, steps: pl.DataFrame, axes: Axes, metrics: Seq
         note = (f"The published grid shares none of this study's {axes.panel} / {axes.x} / {axes.y} values; "
                 "it is drawn whole.")
         sub_steps = full_steps
+    full_rgb = {m: rgb_from_step_stats(full_steps.lazy(), m, by).collect() for m in ref_metrics}
     return PublishedGrid(
         name=reference,
         columns=tuple(ref_cols),
         rgb={m: rgb_from_step_stats(sub_steps.lazy(), m, by).collect() for m in ref_metrics},
-        full_best={m: best_config(rgb_from_step_stats(full_steps.lazy(), m, by), axes.panel).collect()
-                   for m in ref_metrics},
+        full_rgb=full_rgb,
+        full_best={m: best_config(frame.lazy(), axes.panel).collect() for m, frame in full_rgb.items()},
         note=note,
     )

@@ -19,7 +19,6 @@ from analysis.coverage import Coverage
 from analysis.meta import StudyMeta
 from analysis.page import Page
 from analysis.plots import CASE_CAPTION, format_value, order_panels, pooling_scale_figure, rgb_grid
-from analysis.published import PublishedGrid, published_grid
 from analysis.sections import ReportContext, section
 from analysis.tables import to_html
 from analysis.training import TrainingStats, facet_filter
@@ -173,12 +172,6 @@ def _interactive_grid(page: Page, ctx: ReportContext, stats: TrainingStats, metr
     return interactive.grid_html(page.figure(grid.fig, name, f"RGB grid {title}"), payload, f"cells-{name}")
 
 
-def _published(ctx: ReportContext, stats: TrainingStats) -> PublishedGrid | None:
-    if not ctx.meta.reference:
-        return None
-    return published_grid(ctx.meta.reference, stats.steps, stats.axes, stats.metrics.grids)
-
-
 @section("grids")
 def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     """The RGB grids per facet and metric (interactive), the published grid beside them, the case grids."""
@@ -186,7 +179,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     if stats.empty:
         page.p("No finished (non-failed) trial data yet.")
         return []
-    reference = _published(ctx, stats)
+    reference = ctx.published
     page.h(2, "Hyperparameter grids")
     page.raw(coverage_warning(ctx.coverage) + _rgb_legend())
     if reference is not None:

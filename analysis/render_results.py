@@ -16,7 +16,7 @@ from analysis.findings import NOT_CHECKED, PASS, UNDECIDED, Verdict, evaluate_fi
 from analysis.page import Page
 from analysis.plots import learning_curve_figure, robustness_figure
 from analysis.sections import ReportContext, section
-from analysis.tables import to_html, to_markdown
+from analysis.tables import per_x_table, to_html, to_markdown
 from analysis.training import TrainingStats, describe
 
 _ROBUST_PERCENT = ["best_g", "median_g", "share_g_at_least_50", "share_within_5pp_of_best"]
@@ -92,6 +92,11 @@ def _per_x_table(page: Page, ctx: ReportContext, stats: TrainingStats) -> list[s
     page.p(f"One cell per ({', '.join(keys)}, {', '.join(by)}): the best G (mean over seeds, maximised over "
            f"training) over the other axes ({stats.axes.y}), in %.{_note(ctx)}", "note")
     page.table(to_html(table, percent_columns=values))
+    published = ctx.published
+    if published is not None and stats.metrics.select in published.full_rgb:
+        pub = per_x_table(published.full_rgb[stats.metrics.select], [stats.axes.panel], by)
+        page.p(f"The same statistic of the published results ({published.name}, their whole grid):", "note")
+        page.table(to_html(pub, percent_columns=[c for c in pub.columns if c != stats.axes.panel]))
     lines = [f"  {stats.metrics.select} G per {', '.join(by)} ({' / '.join(v.partition('=')[2] for v in values)}):"]
     for row in table.iter_rows(named=True):
         cells = " / ".join("–" if row[v] is None else f"{100 * row[v]:.1f}" for v in values)

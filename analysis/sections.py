@@ -26,6 +26,7 @@ import polars as pl
 from analysis.coverage import Coverage, study_coverage
 from analysis.dataset import TrialScan, open_trials
 from analysis.meta import StudyMeta, parse_meta
+from analysis.published import PublishedGrid, published_grid
 from analysis.stats import model_status
 from analysis.training import TrainingStats, training_stats
 
@@ -75,6 +76,14 @@ class ReportContext:
     def training(self) -> TrainingStats:
         """The training statistics (one scan of the rows)."""
         return training_stats(self.lf, self.meta)
+
+    @cached_property
+    def published(self) -> PublishedGrid | None:
+        """The study's published grid on its cells (None when it names no reference or has no data)."""
+        if not self.meta.reference or self.meta.kind != "training" or self.training.empty:
+            return None
+        return published_grid(self.meta.reference, self.training.steps, self.training.axes,
+                              self.training.metrics.grids)
 
     @cached_property
     def counts(self) -> pl.DataFrame:
