@@ -81,14 +81,15 @@ def _state(relation: str, holds: bool, value: float | None, complete: bool, best
 
 
 def evaluate_findings(meta: StudyMeta, best_by_panel: Mapping[str, pl.DataFrame], panel: str,
-                      select_metric: str, complete: set[str], missing_note: str = "") -> list[Verdict]:
+                      select_metric: str, complete: set[str] | None, missing_note: str = "") -> list[Verdict]:
     """The :class:`Verdict` of every finding of ``meta``.
 
     Args:
         best_by_panel: metric -> best configuration per panel value (:func:`analysis.stats.best_config`).
         panel: the panel column the findings name values of.
         select_metric: the metric of a finding that names none.
-        complete: the panel values (as strings) whose every grid cell has data with every seed.
+        complete: the panel values (as strings) whose every grid cell has data with every seed; None when the
+            whole study is complete (then a panel value without data fails).
         missing_note: what is missing (e.g. ``1 unreadable``), quoted in an UNDECIDED verdict.
     """
     verdicts = []
@@ -104,7 +105,8 @@ def evaluate_findings(meta: StudyMeta, best_by_panel: Mapping[str, pl.DataFrame]
         best_is_max = "loss" not in metric
         checks = tuple(
             Check(r["panel_value"], r["relation"], r["threshold"], r["value"],
-                  _state(r["relation"], r["holds"], r["value"], r["panel_value"] in complete, best_is_max))
+                  _state(r["relation"], r["holds"], r["value"], complete is None or r["panel_value"] in complete,
+                         best_is_max))
             for r in rows
         )
         verdicts.append(_verdict(finding, metric, checks, missing_note))

@@ -107,9 +107,10 @@ def _per_x_table(page: Page, ctx: ReportContext, stats: TrainingStats) -> list[s
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
     """The findings' verdicts on this study's numbers (UNDECIDED where missing cells could change them)."""
     stats = ctx.training
-    if stats.empty and ctx.meta.findings:
-        complete: set[str] = set()
-    else:
+    complete: set[str] | None = None  # the whole study: every bound decided
+    if stats.empty:
+        complete = set()
+    elif not ctx.coverage.complete:
         complete = complete_panels(stats.select_rgb, ctx.meta, stats.axes.panel, stats.axes.by, ctx.coverage)
     return evaluate_findings(ctx.meta, stats.best_by_panel, stats.axes.panel, stats.metrics.select, complete,
                              ctx.coverage.missing_text())

@@ -102,6 +102,8 @@ class Finding:
     metric: str = "val_accuracy"
     below: Mapping[str, float] = field(default_factory=dict)
     above: Mapping[str, float] = field(default_factory=dict)
+    #: Scales at which the claim can show; elsewhere the report says "not checked at this scale".
+    scales: tuple[str, ...] = ("paper", "cpu")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +133,7 @@ class Study:
         sections: extra report sections by name (``analysis.sections``), after the generic grids.
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
+        table_by: columns the paper's table is per, beside the panel (e.g. ``("vocab_size",)`` for Table 5).
     """
 
     name: str
@@ -154,6 +157,7 @@ class Study:
     sections: tuple[str, ...] = ()
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    table_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:
@@ -282,6 +286,7 @@ class Study:
             "aliases": list(self.aliases),
             "learning_rates_per_trial": self.learning_rates_per_trial,
             "sections": list(self.sections),
+            "table_by": list(self.table_by),
         }
 
 

@@ -211,3 +211,21 @@ def test_paper_table_in_the_papers_shape_per_vocabulary_size(tmp_path: Path) -> 
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", table)
     assert cells[:5] == ["NAP", *(f"{100 * pub[('NAP', s)]:.1f}" for s in [2, 4, 8, 16])]
     assert "vocabulary S = 16" in table  # human headers, one column per vocabulary size
+
+
+def test_an_unreadable_trial_file_is_shown_as_such_and_every_number_says_so(study: Path, tmp_path: Path) -> None:
+    victim = sorted((study / "trials").glob("*.parquet"))[0]
+    lost = pl.read_parquet(victim).row(0, named=True)
+    victim.write_bytes(victim.read_bytes()[:100])  # a disk that lost the end of the file
+    report = build_report(study, tmp_path / "out")
+    text = report.index_html.read_text()
+    assert "<b>17 of 18 trials done</b> (readable), 1 unreadable, 0 failed, 0 pending" in text
+    assert f"unreadable: <code>{victim}</code>" in text
+    assert "Every number in this report is computed from 17 of 18 trials (1 unreadable)" in text
+    assert "class='bar-bad' style='width:5.56%'" in text and "class='bar-ok' style='width:100.00%'" not in text
+    lines = report.summary.splitlines()
+    assert lines[0] == "synthetic.study: INCOMPLETE, computed from 17 of 18 trials (1 unreadable)"
+    # the lost trial's panel is incomplete: "BERT cannot learn (<= 20%)" already fails (certain), and
+    # "NAP learns (>= 50%)" already holds (certain) -- neither can be changed by a missing cell
+    assert "  PASS: NAP learns" in lines and "  FAIL: BERT cannot learn" in lines
+    assert lost["architecture"] in ("BERT", "NAP")
