@@ -19,6 +19,8 @@ from analysis.sections import ReportContext, section
 from analysis.tables import per_x_table, to_html, to_markdown
 from analysis.training import TrainingStats, describe
 
+#: At most this many unreadable files / failed trials are named in the text summary (the page lists all).
+MAX_LISTED = 10
 _ROBUST_PERCENT = ["best_g", "median_g", "share_g_at_least_50", "share_within_5pp_of_best"]
 _VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", NOT_CHECKED: "unchecked"}
 
@@ -160,6 +162,8 @@ def summary_lines(ctx: ReportContext, extra: Sequence[str]) -> list[str]:
     """The text summary (``summary.txt``, echoed by the CLI): coverage, best G per panel, verdicts, extras."""
     note = ctx.coverage.note()
     lines = [f"{ctx.name}: INCOMPLETE, {note}"] if note else []
+    lines += [f"  unreadable trial file: {p}" for p in ctx.coverage.unreadable[:MAX_LISTED]]
+    lines += [f"  failed trial: {k} (failed/{k}.json)" for k in ctx.coverage.failed[:MAX_LISTED]]
     if ctx.meta.kind == "training":
         stats, a = ctx.training, ctx.training.axes
         if stats.empty:

@@ -25,7 +25,7 @@ import polars as pl
 
 from analysis.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
-from study.storage import StudyStorage
+from study.storage import StorageError, StudyStorage
 
 PUBLISHED = "published"
 
@@ -87,6 +87,10 @@ def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = No
     target = StudyStorage(storage=storage, directory=study.directory)
     if not target.is_local:
         raise CompareError(f"invalid --storage {storage!r} for compare; allowed: a local directory")
+    try:
+        target.check_readable()
+    except StorageError as error:
+        raise CompareError(str(error)) from None
     study_dir = target.local_path()
     if not (study_dir / "trials").is_dir():
         raise CompareError(

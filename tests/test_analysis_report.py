@@ -98,7 +98,8 @@ def test_write_report(study: Path, tmp_path: Path) -> None:
     assert f"<td>{100 * published.get_column('g').max():.1f}</td>" in text
     # the failed/*.json record is a trial without data: the summary says what the numbers lack first
     assert report.summary.splitlines()[0] == "synthetic.study: INCOMPLETE, computed from 18 of 19 trials (1 failed)"
-    assert report.summary.splitlines()[1].startswith("synthetic.study: best val_accuracy G")
+    assert report.summary.splitlines()[1] == "  failed trial: 0123456789abcdef (failed/0123456789abcdef.json)"
+    assert report.summary.splitlines()[2].startswith("synthetic.study: best val_accuracy G")
     assert "NAP" in report.summary and (out / "summary.txt").read_text().strip() == report.summary
 
 
@@ -225,6 +226,7 @@ def test_an_unreadable_trial_file_is_shown_as_such_and_every_number_says_so(stud
     assert "class='bar-bad' style='width:5.56%'" in text and "class='bar-ok' style='width:100.00%'" not in text
     lines = report.summary.splitlines()
     assert lines[0] == "synthetic.study: INCOMPLETE, computed from 17 of 18 trials (1 unreadable)"
+    assert lines[1] == f"  unreadable trial file: {victim}"
     # the lost trial's panel is incomplete: "BERT cannot learn (<= 20%)" already fails (certain), and
     # "NAP learns (>= 50%)" already holds (certain) -- neither can be changed by a missing cell
     assert "  PASS: NAP learns" in lines and "  FAIL: BERT cannot learn" in lines
