@@ -26,7 +26,8 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
     # A relative --storage, as a user types it: Ray workers run elsewhere and must still find it.
     result = run_cli("run", "richter2020.fig3", "--scale", "smoke", "--storage", "out", "--report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
-    assert "[8/8 100%] best val_accuracy" in result.stdout
+    assert "[8/8 100%] running 0 | best val_accuracy" in result.stdout
+    assert "[0/8 0%] running 1 | best - | elapsed" in result.stdout  # the first line: when the first trial starts
     assert "8/8 trials finished, 0 failed" in result.stdout
     study_dir = tmp_path / "out" / "richter2020.fig3.smoke"
     df = rows(study_dir)
