@@ -44,7 +44,7 @@ margin:.5em 0}
 table.data{border-collapse:collapse;font-size:.8em;margin:.5em 0;font-variant-numeric:tabular-nums}
 table.data td,table.data th{border:1px solid #d0d7de;padding:.2em .45em;text-align:right}
 table.data td{white-space:nowrap}
-table.data th{background:#f6f8fa;font-weight:600;vertical-align:bottom;min-width:3.5em;max-width:9em}
+table.data th{background:#f6f8fa;font-weight:600;vertical-align:bottom;min-width:3.5em}
 table.data tbody tr:nth-child(even){background:#fafbfc}
 table.data td.l{text-align:left}
 .scroll{overflow-x:auto;max-width:100%}

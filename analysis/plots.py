@@ -111,8 +111,10 @@ class GridFigure:
         height = self.fig.bbox.height
         out = []
         for pv, ax in zip(self.panels, self.axes, strict=True):
-            (x0, y0), (x1, y1) = ax.transData.transform([(-0.5, len(self.ys) - 0.5), (len(self.xs) - 0.5, -0.5)])
-            box = [round(float(v), 2) for v in (x0, height - y0, x1, height - y1)]
+            # imshow(origin="upper"): row 0 (the highest y) is at the top; flip display y to image y
+            (x0, ya), (x1, yb) = ax.transData.transform([(-0.5, -0.5), (len(self.xs) - 0.5, len(self.ys) - 0.5)])
+            top, bottom = sorted((height - ya, height - yb))
+            box = [round(float(v), 2) for v in (min(x0, x1), top, max(x0, x1), bottom)]
             out.append({"panel": str(pv), "box": box})
         return out
 

@@ -98,10 +98,13 @@ def header_html(page: Page, meta: StudyMeta, name: str) -> tuple[int, int]:
     return toc, glance
 
 
-def coverage_warning(coverage: Coverage) -> str:
-    """A red box saying what the numbers below are computed without (empty when complete)."""
+def coverage_warning(coverage: Coverage, *, detail: bool = True) -> str:
+    """A red box saying what the numbers below are computed without (empty when complete); ``detail``: the
+    files and trials by name (once, in the progress section)."""
     if coverage.complete:
         return ""
+    if not detail:
+        return f"<div class='warn'><b>Incomplete.</b> These grids are {html.escape(coverage.note())}.</div>"
     files = "".join(f"<li>unreadable: <code>{html.escape(str(p))}</code></li>" for p in coverage.unreadable)
     files += "".join(f"<li>failed for good: {html.escape(k)} (failed/{html.escape(k)}.json)</li>"
                      for k in coverage.failed)
@@ -181,7 +184,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
         return []
     reference = ctx.published
     page.h(2, "Hyperparameter grids")
-    page.raw(coverage_warning(ctx.coverage) + _rgb_legend())
+    page.raw(coverage_warning(ctx.coverage, detail=False) + _rgb_legend())
     if reference is not None:
         page.p(f"Beside each reproduced grid: the published results ({reference.name}), restricted to the "
                f"architectures and axis values this study ran. {reference.note}", "note")
