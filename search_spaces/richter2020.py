@@ -3,7 +3,7 @@
 One study per published figure or table, at the paper's exact scale (3200 steps of batch 32, Adam,
 10 learning rates 0.3^k for k = 1..10, 5 seeds), each with a ``cpu`` scale (a meaningful fraction
 that a 2-core laptop finishes in minutes to an hour) and a ``smoke`` scale (seconds, for tests).
-Spec: shared/specs/richter2020.md. Figures that share their runs (Fig. 5 / Fig. 14, Fig. 16 /
+Notes: docs/richter2020.md. Figures that share their runs (Fig. 5 / Fig. 14, Fig. 16 /
 Table 5, Fig. 9 / Table 1) are one study with aliases, so the models are trained once.
 """
 
