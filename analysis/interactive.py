@@ -119,13 +119,14 @@ def script() -> str:
 
 
 def grid_payload(grid: GridFigure, cells: dict[tuple, dict[str, Any]], *, x: str, y: str, metric: str,
-                 dpi: float = 100.0) -> dict[str, Any]:
+                 dpi: float = 100.0, draw: bool = True) -> dict[str, Any]:
     """The JSON of one interactive grid: axes labels, per panel its pixel box and its cells (row = y, top first).
 
-    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.cells.cell_data`.
+    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.cells.cell_data`;
+    ``draw=False`` when the figure was just saved at ``dpi`` (its layout is reused, not drawn again).
     """
     panels = []
-    for geo, pv in zip(grid.geometry(dpi), grid.panels, strict=True):
+    for geo, pv in zip(grid.geometry(dpi, draw=draw), grid.panels, strict=True):
         rows = [[cells.get((pv, xv, yv)) for xv in grid.xs] for yv in grid.ys]
         panels.append({**geo, "cells": rows})
     return {"metric": metric, "x": x, "y": y, "xs": [format_value(v, x) for v in grid.xs],

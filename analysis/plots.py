@@ -98,16 +98,18 @@ class GridFigure:
     xs: list[object]
     ys: list[object]
 
-    def geometry(self, dpi: float = 100.0) -> list[dict[str, Any]]:
+    def geometry(self, dpi: float = 100.0, *, draw: bool = True) -> list[dict[str, Any]]:
         """Per panel, the pixel box ``[x0, y0, x1, y1]`` (origin top-left) of its cells in a PNG saved at ``dpi``.
 
         Cell ``(i, j)`` (``xs[i]``, ``ys[j]``) spans ``1/len(xs)`` of the box width and ``1/len(ys)`` of its
-        height; the interactive report maps a mouse position to a cell with this.
+        height; the interactive report maps a mouse position to a cell with this. ``draw=False`` reuses the
+        layout of the last draw (right after ``savefig(dpi=dpi)``: no second rendering).
         """
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        self.fig.set_dpi(dpi)
-        FigureCanvasAgg(self.fig).draw()
+        if draw:
+            self.fig.set_dpi(dpi)
+            FigureCanvasAgg(self.fig).draw()
         height = self.fig.bbox.height
         out = []
         for pv, ax in zip(self.panels, self.axes, strict=True):

@@ -170,9 +170,10 @@ def _interactive_grid(page: Page, ctx: ReportContext, stats: TrainingStats, metr
     table = facet_filter(cell_table(stats.rgb[metric], stats.per_seed, stats.steps, metric, a.by), facet)
     sub_curves = facet_filter(curves, facet) if curves is not None else None
     cells = interactive.rekey(cell_data(table, sub_curves, metric, a.by))
-    payload = interactive.grid_payload(grid, cells, x=a.x, y=a.y, metric=metric)
+    img = page.figure(grid.fig, name, f"RGB grid {title}")  # saved at 100 dpi: its layout gives the boxes
+    payload = interactive.grid_payload(grid, cells, x=a.x, y=a.y, metric=metric, draw=False)
     page.interactive = True
-    return interactive.grid_html(page.figure(grid.fig, name, f"RGB grid {title}"), payload, f"cells-{name}")
+    return interactive.grid_html(img, payload, f"cells-{name}")
 
 
 @section("grids")

@@ -17,7 +17,7 @@ from analysis.page import Page
 from analysis.plots import learning_curve_figure, robustness_figure
 from analysis.sections import ReportContext, section
 from analysis.tables import per_x_table, to_html, to_markdown
-from analysis.training import TrainingStats, describe
+from analysis.training import TrainingStats, describe, in_paper_order
 
 #: At most this many unreadable files / failed trials are named in the text summary (the page lists all).
 MAX_LISTED = 10
@@ -148,7 +148,7 @@ def glance_html(ctx: ReportContext) -> str:
         stats, a = ctx.training, ctx.training.axes
         parts.append(f"<p><b>Best {html.escape(stats.metrics.select)} G</b> (mean over seeds, best combination):"
                      "</p><ul>")
-        for row in stats.best[stats.metrics.select].sort(a.keys).iter_rows(named=True):
+        for row in in_paper_order(stats.best[stats.metrics.select], a.keys).iter_rows(named=True):
             parts.append(f"<li>{html.escape(describe(row, a.keys))}: <b>{100 * row['g']:.1f}%</b> "
                          f"<span class='note'>at {html.escape(describe(row, [a.x, a.y]))}</span></li>")
         parts.append("</ul>")
@@ -169,7 +169,7 @@ def summary_lines(ctx: ReportContext, extra: Sequence[str]) -> list[str]:
         if stats.empty:
             return [*lines, f"{ctx.name}: no data yet", *extra]
         lines.append(f"{ctx.name}: best {stats.metrics.select} G per {a.panel}")
-        for row in stats.best[stats.metrics.select].sort(a.keys).iter_rows(named=True):
+        for row in in_paper_order(stats.best[stats.metrics.select], a.keys).iter_rows(named=True):
             lines.append(f"  {describe(row, a.keys)}: {100 * row['g']:.1f}% at {describe(row, [a.x, a.y])}")
     for v in ctx.verdicts:
         lines += v.lines()

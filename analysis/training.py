@@ -127,6 +127,12 @@ def facet_filter(frame: pl.DataFrame, facet: dict[str, Any]) -> pl.DataFrame:
     return frame
 
 
+def in_paper_order(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """``frame`` sorted by its panel column (``keys[0]``) in the paper's order, then by the other ``keys``."""
+    order = {v: i for i, v in enumerate(order_panels(frame.get_column(keys[0]).to_list()))}
+    return frame.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:])
+
+
 def describe(row: dict[str, Any], columns: Sequence[str]) -> str:
     """``d_model=16, learning_rate=8.1e-03`` with tick-label formatting."""
     return ", ".join(f"{c}={format_value(row[c], c)}" for c in columns)
@@ -189,7 +195,8 @@ class TrainingStats:
         if self.seed_stats is not None:
             table = table.join(self.seed_stats.select(*by, "best_mean", "n_seeds", "n_diverged"), on=by, how="left",
                                nulls_equal=True).rename({"best_mean": f"{self.metrics.select}_seed_best_mean"})
-        return table.select([c for c in table.columns if c not in a.facet_candidates or c in a.varying])
+        table = table.select([c for c in table.columns if c not in a.facet_candidates or c in a.varying])
+        return in_paper_order(table, a.keys)
 
     def per_x_table(self, table_by: Sequence[str]) -> pl.DataFrame:
         """The paper's table per ``table_by`` (e.g. vocabulary size): best G over the other axes."""

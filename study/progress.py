@@ -8,7 +8,8 @@ per finished trial, throttled). The estimate of the time left accounts for trial
     time left = remaining work x mean trial duration / trials running at once
 
 The mean trial duration comes from the trials finished in this run, or (before the first one finishes)
-from how far the running trials are (evaluations reported / evaluations a trial makes).
+from the running trials: their start-up time plus their remaining evaluations at the rate measured since
+their first one (evaluations a trial makes: from its budget, ``n_steps / eval_every`` x seeds).
 """
 
 from __future__ import annotations
@@ -58,16 +59,34 @@ def evaluations_per_trial(study: Study, point: dict[str, Any]) -> int | None:
     return max(1, steps // every) * len(study.seeds) * n_rates
 
 
+#: Evaluations a running trial must have reported before its duration is extrapolated from them.
+MIN_REPORTS_TO_EXTRAPOLATE = 3
+
+
 class _Running:
     """One running trial: its key, when it started, how many evaluations it reported and will report."""
 
     def __init__(self, key: str, started: float, expected: int | None) -> None:
         self.key, self.started, self.expected, self.reported = key, started, expected, 0
+        self.first_report: float | None = None
+
+    def report(self, now: float) -> None:
+        self.reported += 1
+        if self.first_report is None:
+            self.first_report = now
 
     def fraction(self) -> float | None:
         if not self.expected:
             return None
         return min(1.0, self.reported / self.expected)
+
+    def projected_duration(self, now: float) -> float | None:
+        """Start-up (start to first evaluation) plus the remaining evaluations at the rate since the first one;
+        None until :data:`MIN_REPORTS_TO_EXTRAPOLATE` evaluations are in."""
+        if not self.expected or self.first_report is None or self.reported < MIN_REPORTS_TO_EXTRAPOLATE:
+            return None
+        per_eval = (now - self.first_report) / (self.reported - 1)
+        return (self.first_report - self.started) + per_eval * (self.expected - 1)
 
 
 class StudyProgress(tune.Callback):
@@ -112,8 +131,7 @@ class StudyProgress(tune.Callback):
         now = self.clock()
         durations = list(self._durations)
         if not durations:  # before the first trial finishes: extrapolate the running ones
-            durations = [(now - t.started) / f for t in self._trials.values()
-                         if (f := t.fraction()) is not None and f >= 0.05]
+            durations = [d for t in self._trials.values() if (d := t.projected_duration(now)) is not None]
         if not durations:
             return math.inf
         mean = sum(durations) / len(durations)
@@ -187,7 +205,7 @@ class StudyProgress(tune.Callback):
         # Keeps `updated` fresh during long trials: `study status` on another host trusts a recent file only.
         running = self._trials.get(trial.trial_id)
         if running is not None and int(result.get("step", -1)) > 0:
-            running.reported += 1
+            running.report(self.clock())
         self._write()
         if self.live and self.clock() - self._last_echo >= 1.0:  # redraw at most once a second
             self._last_echo = self.clock()

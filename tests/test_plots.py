@@ -50,6 +50,7 @@ def test_grid_geometry_points_at_each_cell_and_cells_not_run_are_hatched(tmp_pat
     grid = rgb_grid(rgb, "architecture", "d_model", "learning_rate", "t")  # (32, 0.001) not run
     (geo,) = grid.geometry()
     grid.fig.savefig(tmp_path / "g.png", dpi=100)
+    assert grid.geometry(draw=False) == [geo]  # right after saving: the same boxes without drawing again
     img = imread(tmp_path / "g.png")[..., :3]
     x0, y0, x1, y1 = geo["box"]
     assert grid.ys == [0.1, 0.01, 0.001]  # the highest learning rate is the top row

@@ -84,12 +84,13 @@ def test_time_left_accounts_for_trials_running_at_once(tmp_path: Path) -> None:
     first, second = _trial("a", 0.01), _trial("b", 0.003)
     progress.on_trial_start(0, [], first)
     progress.on_trial_start(0, [], second)
-    # halfway through (INTERRUPTIBLE: 2 seeds x 3 evaluations = 6 results per trial), before any finishes
-    clock.now += 30.0
+    # INTERRUPTIBLE: 2 seeds x 3 evaluations = 6 results per trial. 10 s of start-up, then one result every
+    # 10 s: after 30 s three results are in (at 10, 20, 30 s), a trial is projected at 10 + 5 x 10 = 60 s
     for _ in range(3):
+        clock.now += 10.0
         progress.on_trial_result(0, [], first, {"objective": 0.4, "seed": 0, "step": 10})
         progress.on_trial_result(0, [], second, {"objective": 0.4, "seed": 0, "step": 10})
-    # a trial takes 60 s; 8 pending + 2 x 1/2 running = 9 trials of work, 2 at a time: 270 s
+    # 8 pending + 2 x 1/2 running = 9 trials of work, 60 s each, 2 at a time: 270 s
     assert progress.remaining_seconds() == pytest.approx(270.0)
     clock.now += 30.0
     progress.on_trial_complete(0, [], first)
@@ -118,4 +119,4 @@ def test_a_terminal_gets_a_live_bar_and_a_log_gets_plain_lines(tmp_path: Path) -
     clock.now += 31.0
     plain.on_trial_result(0, [], trial, {"objective": 0.4, "seed": 1, "step": 10})  # a heartbeat line
     assert stream.getvalue() == "" and len(lines) == 2 and all("\r" not in line for line in lines)
-    assert lines[1].startswith("[0/4 0%] running 1 | best - | elapsed 36s | ~")
+    assert lines[1] == "[0/4 0%] running 1 | best - | elapsed 36s | time left: estimating"  # 2 results: too few

@@ -86,7 +86,7 @@ def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> No
 
     report = run_cli("report", "demo", "--scale", "smoke", "--storage", str(tmp_path))
     assert report.returncode == 0, report.stderr
-    assert "demo.smoke: INCOMPLETE, computed from 8 of 9 trials (1 unreadable)" in report.stdout
+    assert "demo: INCOMPLETE, computed from 8 of 9 trials (1 unreadable)" in report.stdout
     assert f"unreadable trial file: {victim}" in report.stdout
 
     rerun = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path))
