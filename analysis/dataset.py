@@ -52,7 +52,8 @@ def open_trials(study_dir: str | Path) -> TrialScan:
     """
     files = trial_files(study_dir)
     schema, good, conflicts = _union_schema(files)
-    bad = tuple(f for f in files if f not in set(good))
+    readable = set(good)
+    bad = tuple(f for f in files if f not in readable)
     if not good:
         return TrialScan(None, (), bad)
     if conflicts:  # one column typed differently by two families (e.g. grad_clip: a switch vs a norm)

@@ -110,17 +110,22 @@ def importances(lf: pl.LazyFrame, meta: StudyMeta, *, panel: str, metric: str | 
     Columns: ``panel, hyperparameter, importance, n_configurations, evaluator, note``; a panel value with too
     few configurations gets one row with a null importance and the reason in ``note``.
     """
-    if evaluator not in EVALUATORS:
-        raise ValueError(f"invalid evaluator {evaluator!r}; allowed: {', '.join(EVALUATORS)}")
     metric = metric or meta.metric
     columns = lf.collect_schema().names()
     if metric not in columns:
         raise ValueError(f"invalid metric {metric!r}; allowed: columns of the results such as val_accuracy")
     params = param_names(meta, columns, panel)
-    values = configuration_values(lf, panel, params, metric)
+    return importance_table(configuration_values(lf, panel, params, metric), panel, params, meta.mode, evaluator)
+
+
+def importance_table(values: pl.DataFrame, panel: str, params: Sequence[str], mode: str = "max",
+                     evaluator: str = "ped-anova") -> pl.DataFrame:
+    """:func:`importances` from one row per configuration (``panel, *params, g``, e.g. an RGB frame)."""
+    if evaluator not in EVALUATORS:
+        raise ValueError(f"invalid evaluator {evaluator!r}; allowed: {', '.join(EVALUATORS)}")
     rows = []
     for pv in order_panels(values.get_column(panel).to_list()):
-        out = _one_panel(values.filter(pl.col(panel) == pv), params, evaluator, meta.mode)
+        out = _one_panel(values.filter(pl.col(panel) == pv), params, evaluator, mode)
         ranked = sorted(out["importances"].items(), key=lambda kv: -kv[1])
         for name, value in ranked or [(None, None)]:
             rows.append({"panel": str(pv), "hyperparameter": name,
@@ -150,7 +155,9 @@ def importance_section(page: Any, ctx: ReportContext) -> list[str]:
     if stats.empty:
         return []
     panel, metric = stats.axes.panel, stats.metrics.select
-    table = importances(ctx.lf, ctx.meta, panel=panel, metric=metric)
+    # the G per configuration is the report's own RGB frame (no second scan of the rows)
+    params = [c for c in stats.axes.by if c != panel and c in ctx.meta.axes]
+    table = importance_table(stats.select_rgb, panel, params, ctx.meta.mode)
     page.h(2, "Which hyperparameter matters")
     page.p(f"Per {panel}: Optuna's PED-ANOVA importance of each hyperparameter for reaching the best G of {metric} "
            f"(each configuration is one trial with value G; importances sum to 1 per {panel}; at least "

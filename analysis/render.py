@@ -161,13 +161,13 @@ def _safe(text: object) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(text))
 
 
-def _interactive_grid(page: Page, ctx: ReportContext, stats: TrainingStats, metric: str,
+def _interactive_grid(page: Page, stats: TrainingStats, metric: str, cells_of_metric: pl.DataFrame,
                       facet: dict[str, Any], curves: pl.DataFrame | None, title: str, name: str) -> str:
-    """One reproduced RGB grid with its hover / click data."""
+    """One reproduced RGB grid with its hover / click data (``cells_of_metric``: :func:`cell_table`)."""
     a = stats.axes
     frame = facet_filter(stats.rgb[metric], facet)
     grid = rgb_grid(frame, a.panel, a.x, a.y, title)
-    table = facet_filter(cell_table(stats.rgb[metric], stats.per_seed, stats.steps, metric, a.by), facet)
+    table = facet_filter(cells_of_metric, facet)
     sub_curves = facet_filter(curves, facet) if curves is not None else None
     cells = interactive.rekey(cell_data(table, sub_curves, metric, a.by))
     img = page.figure(grid.fig, name, f"RGB grid {title}")  # saved at 100 dpi: its layout gives the boxes
@@ -191,6 +191,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
                f"architectures and axis values this study ran. {reference.note}", "note")
     n_rows = stats.steps.height * max(1, len(ctx.meta.seeds) or int(stats.steps.get_column("n_seeds").max()))
     curves = seed_curves(ctx.lf, stats.metrics.grids, a.by, n_rows)
+    cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.steps, m, a.by) for m in stats.metrics.grids}
     for facet in stats.facets:
         suffix = "" if not facet else " · " + ", ".join(f"{k}={format_value(v, k)}" for k, v in facet.items())
         tag = "" if not facet else "_" + "_".join(f"{k}-{_safe(v)}" for k, v in facet.items())
@@ -198,7 +199,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
             page.h(3, suffix.removeprefix(" · "))
         for m in stats.metrics.grids:
             title = f"{ctx.name} · {m}{suffix}"
-            imgs = [_interactive_grid(page, ctx, stats, m, facet, curves, title, f"grid_{m}{tag}")]
+            imgs = [_interactive_grid(page, stats, m, cells[m], facet, curves, title, f"grid_{m}{tag}")]
             if reference is not None and m in reference.rgb and not reference.restricts(facet):
                 grid = rgb_grid(reference.rgb[m], a.panel, a.x, a.y, f"published · {m}")
                 imgs.append(page.figure(grid.fig, f"published_{m}{tag}", f"published grid {m}"))

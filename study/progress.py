@@ -9,7 +9,10 @@ per finished trial, throttled). The estimate of the time left accounts for trial
 
 The mean trial duration comes from the trials finished in this run, or (before the first one finishes)
 from the running trials: their start-up time plus their remaining evaluations at the rate measured since
-their first one (evaluations a trial makes: from its budget, ``n_steps / eval_every`` x seeds).
+their first one (evaluations a trial makes: from its budget, ``n_steps / eval_every`` x seeds). Once
+twice as many trials have finished as run at once, the measured completion rate after the first round
+replaces the duration / concurrency ratio: it also counts what happens between trials (scheduling,
+writing), which dominates when trials are short.
 """
 
 from __future__ import annotations
@@ -110,6 +113,7 @@ class StudyProgress(tune.Callback):
         self.live = self.stream.isatty() if live is None else live
         self._trials: dict[str, _Running] = {}
         self._durations: list[float] = []
+        self._completed_at: list[float] = []  # clock time of each completion in this run
         self._peak_running = 0
         self._last_write = -math.inf
         self._last_echo = -math.inf
@@ -140,7 +144,13 @@ class StudyProgress(tune.Callback):
             f = t.fraction()
             running_left += 1.0 - (f if f is not None else min(1.0, (now - t.started) / mean))
         pending = max(0, self.total - self.already_done - self.finished - self.failed - len(self._trials))
-        return (pending + running_left) * mean / max(1, self._peak_running)
+        work = pending + running_left
+        slots = max(1, self._peak_running)
+        if len(self._completed_at) >= 2 * slots:  # steady state: the measured rate includes every overhead
+            window = self._completed_at[-1] - self._completed_at[slots - 1]
+            if window > 0:
+                return work * window / (len(self._completed_at) - slots)
+        return work * mean / slots
 
     def line(self) -> str:
         """The one-line progress summary."""
@@ -218,6 +228,7 @@ class StudyProgress(tune.Callback):
         running = self._trials.pop(trial.trial_id, None)
         if running is not None:
             self._durations.append(self.clock() - running.started)
+        self._completed_at.append(self.clock())
         self.finished += 1
         _, point = self._key(trial)
         value = float((trial.last_result or {}).get("objective", math.nan))

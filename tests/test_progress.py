@@ -120,3 +120,16 @@ def test_a_terminal_gets_a_live_bar_and_a_log_gets_plain_lines(tmp_path: Path) -
     plain.on_trial_result(0, [], trial, {"objective": 0.4, "seed": 1, "step": 10})  # a heartbeat line
     assert stream.getvalue() == "" and len(lines) == 2 and all("\r" not in line for line in lines)
     assert lines[1] == "[0/4 0%] running 1 | best - | elapsed 36s | time left: estimating"  # 2 results: too few
+
+
+def test_short_trials_are_estimated_from_the_measured_completion_rate(tmp_path: Path) -> None:
+    progress, _, clock, _ = _timed(tmp_path, live=False, total=1000)
+    # 10 ms of work per trial, one at a time, but a trial finishes only every 30 ms (scheduling, writing)
+    for k in range(10):
+        trial = _trial(f"t{k}", 0.01)
+        progress.on_trial_start(0, [], trial)
+        clock.now += 0.01
+        progress.on_trial_complete(0, [], trial)
+        clock.now += 0.02
+    # 990 left at one per 30 ms: ~29.7 s (duration / concurrency alone would say 990 x 10 ms / 1)
+    assert progress.remaining_seconds() == pytest.approx(990 * 0.03, rel=0.01)
