@@ -109,7 +109,9 @@ class StudyProgress(tune.Callback):
         self.started = clock()
         self.min_interval_s = min_interval_s
         self.plain_interval_s = plain_interval_s
-        self.stream = stream or sys.stdout
+        # Tune pickles its callbacks with the experiment state: keep no reference to sys.stdout (under pytest's
+        # capture it is not picklable); resolve it when writing.
+        self._stream = stream
         self.live = self.stream.isatty() if live is None else live
         self._trials: dict[str, _Running] = {}
         self._durations: list[float] = []
@@ -118,6 +120,11 @@ class StudyProgress(tune.Callback):
         self._last_write = -math.inf
         self._last_echo = -math.inf
         self._drawn = False  # a live line is on screen (to clear before other output)
+
+    @property
+    def stream(self) -> TextIO:
+        """Where the live bar goes: the stream given, else the current ``sys.stdout``."""
+        return self._stream or sys.stdout
 
     def _key(self, trial: Any) -> tuple[str, dict[str, Any]]:
         point = trial.config.get("point", trial.config)

@@ -133,3 +133,13 @@ def test_short_trials_are_estimated_from_the_measured_completion_rate(tmp_path: 
         clock.now += 0.02
     # 990 left at one per 30 ms: ~29.7 s (duration / concurrency alone would say 990 x 10 ms / 1)
     assert progress.remaining_seconds() == pytest.approx(990 * 0.03, rel=0.01)
+
+
+def test_the_callback_pickles_as_tune_saves_it(tmp_path: Path) -> None:
+    from ray import cloudpickle
+
+    storage = StudyStorage(str(tmp_path), INTERRUPTIBLE.directory)
+    progress = StudyProgress(study=INTERRUPTIBLE, storage=storage, total=8, already_done=0, echo=print)
+    progress.on_trial_start(0, [], _trial("a", 0.01))
+    again = cloudpickle.loads(cloudpickle.dumps(progress))  # Tune pickles its state, callbacks included
+    assert again.running == progress.running and again.stream is not None
