@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["build_report", "find_study_dir", "load_reference", "load_study_meta", "scan_study", "write_report"]
+__all__ = [
+    "build_report", "find_study_dir", "load_reference", "load_study_meta", "read_study_meta", "scan_study",
+    "write_report",
+]
 
 _LAZY = {
     "scan_study": "analysis.dataset",
     "load_study_meta": "analysis.dataset",
+    "read_study_meta": "analysis.meta",
     "find_study_dir": "analysis.dataset",
     "load_reference": "analysis.reference",
     "write_report": "analysis.report",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,34 +33,61 @@ def failed_files(study_dir: str | Path) -> list[Path]:
     return sorted((Path(study_dir) / "failed").glob("*.json"))
 
 
-def scan_study(study_dir: str | Path) -> pl.LazyFrame:
-    """All rows of a study as one LazyFrame over ``<study_dir>/trials/*.parquet``.
+@dataclass(frozen=True)
+class TrialScan:
+    """The trial files of a study split into readable and unreadable, and one LazyFrame over the readable."""
+
+    lf: pl.LazyFrame | None
+    readable: tuple[Path, ...]
+    unreadable: tuple[Path, ...]
+
+
+def open_trials(study_dir: str | Path) -> TrialScan:
+    """All readable rows of a study as one LazyFrame, and which files could not be read (no warning: the caller
+    reports them). ``lf`` is None when no file is readable.
 
     Every file's footer is read once (cheap) to build one schema over all of them: trials of other model
-    families bring their own columns, and an all-null column in one file may be typed in another. Unreadable
-    files are skipped with a warning naming each of them; a file with a valid footer but corrupt data pages
-    is only detected when the frame is collected.
+    families bring their own columns, and an all-null column in one file may be typed in another. A file with a
+    valid footer but corrupt data pages is only detected when the frame is collected.
+    """
+    files = trial_files(study_dir)
+    schema, good, conflicts = _union_schema(files)
+    readable = set(good)
+    bad = tuple(f for f in files if f not in readable)
+    if not good:
+        return TrialScan(None, (), bad)
+    if conflicts:  # one column typed differently by two families (e.g. grad_clip: a switch vs a norm)
+        lf = pl.concat([pl.scan_parquet(f) for f in good], how="diagonal_relaxed")
+    else:
+        lf = pl.scan_parquet(good, schema=schema, **_SCAN_KWARGS)
+    return TrialScan(lf, tuple(good), bad)
+
+
+def scan_study(study_dir: str | Path) -> pl.LazyFrame:
+    """All rows of a study as one LazyFrame over ``<study_dir>/trials/*.parquet`` (see :func:`open_trials`).
+
+    Unreadable files are skipped with a ``RuntimeWarning`` naming each of them; the report and the CLI use
+    :func:`open_trials` and show them as unreadable instead.
 
     Raises:
-        FileNotFoundError: when the study has no ``trials/`` directory or no trial file in it.
+        FileNotFoundError: when the study has no ``trials/`` directory or no readable trial file in it.
     """
     trials = Path(study_dir) / "trials"
-    files = trial_files(study_dir)
-    if not files:
+    scan = open_trials(study_dir)
+    if not scan.readable and not scan.unreadable:
         raise FileNotFoundError(
             f"no trial results in {trials} (expected trials/<trial_key>.parquet files; "
             "has the study run yet?)"
         )
-    schema, good, conflicts = _union_schema(files)
-    if not good:
+    for path in scan.unreadable:
+        warnings.warn(f"skipping unreadable trial file {path}", RuntimeWarning, stacklevel=2)
+    if scan.lf is None:
         raise FileNotFoundError(f"no readable trial results in {trials}")
-    if conflicts:  # one column typed differently by two families (e.g. grad_clip: a switch vs a norm)
-        return pl.concat([pl.scan_parquet(f) for f in good], how="diagonal_relaxed")
-    return pl.scan_parquet(good, schema=schema, **_SCAN_KWARGS)
+    return scan.lf
 
 
 def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path], set[str]]:
-    """One schema over every file's footer, the readable files (unreadable ones warned about), and the
+    """One schema over every file's footer, the readable files (the caller reports the others), and the
     columns that two files type differently (non-null types; the caller then relaxes them to a supertype).
 
     Trials of one study may hold different columns (another model family's metrics) or an all-null column
@@ -72,8 +100,7 @@ def _union_schema(files: list[Path]) -> tuple[dict[str, pl.DataType], list[Path]
     for path in files:
         try:
             columns = pl.read_parquet_schema(path)
-        except Exception:  # noqa: BLE001 - any reader error means "skip this file"
-            warnings.warn(f"skipping unreadable trial file {path}", RuntimeWarning, stacklevel=3)
+        except Exception:  # noqa: BLE001 - any reader error means "unreadable"; the caller reports it
             continue
         good.append(path)
         for name, dtype in columns.items():

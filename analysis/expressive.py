@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import repeat
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,12 +24,14 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.dataset import scan_artifacts
-from analysis.plots import mean_with_band
-from analysis.sections import section
+from analysis.meta import StudyMeta
+from analysis.plots import mean_with_band, panel_color
+from analysis.sections import ReportContext, section
 from analysis.stats import learning_curves
 from analysis.tables import to_html
 
-COLORS = {"dpa": "#800000", "ea": "#1f4fbf"}  # the paper's maroon (DPA) and blue (EA)
+#: The project's fixed colours of DPA (softmax) and EA, the same as in every other figure.
+COLORS = {"dpa": panel_color("DPA"), "ea": panel_color("EA")}
 #: "Reaches 100%": the mean over seeds of the final greedy accuracy is at least this.
 LADDER_THRESHOLD = 0.999
 #: The early plateau is read at this fraction of training (the paper's "rapid rise, then a plateau").
@@ -39,9 +40,9 @@ MAX_CURVE_PANELS = 8
 _MIX = ("val_accuracy_nt", "val_accuracy_nt_s")
 
 
-def _config_columns(meta: dict[str, Any], columns: Sequence[str]) -> list[str]:
+def _config_columns(meta: StudyMeta, columns: Sequence[str]) -> list[str]:
     """The scientific axes other than ``attention`` (the configuration a curve belongs to)."""
-    return [c for c in (meta.get("scientific") or {}) if c != "attention" and c in columns]
+    return [c for c in meta.scientific if c != "attention" and c in columns]
 
 
 def _ok(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -142,15 +143,18 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
         for ax in row_axes:
             ax.set_xlabel("epoch")
             ax.grid(alpha=0.3)
-            if ax.lines:
-                ax.legend(fontsize=7)
+    handles = [h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]]
+    labels = [lab for ax in axes[0] for lab in ax.get_legend_handles_labels()[1]]
+    if handles:  # one legend for every row, below the plots (off the data)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=7, frameon=False)
     fig.suptitle(title, fontsize=11)
     return fig
 
 
 @section("expressive_curves")
-def curves_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def curves_section(page: Any, ctx: ReportContext) -> list[str]:
     """Learning curves (mean and min-max band over seeds) and the per-configuration summary table."""
+    lf, meta = ctx.lf, ctx.meta
     columns = lf.collect_schema().names()
     cols = _config_columns(meta, columns)
     by = ["attention", *cols]
@@ -165,12 +169,12 @@ def curves_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir:
     configs = curves.select(cols).unique().sort(cols).to_dicts() if cols else [{}]
     for i in range(0, min(len(configs), MAX_CURVE_PANELS), 4):
         chunk = configs[i:i + 4]
-        fig = curves_figure(curves, chunk, cols, acc_metrics, str(meta.get("name", "")))
+        fig = curves_figure(curves, chunk, cols, acc_metrics, meta.name)
         page.raw(page.figure(fig, f"expressive_curves_{i // 4}", "learning curves EA vs DPA"))
     if len(configs) > MAX_CURVE_PANELS:
         page.p(f"Curves of the first {MAX_CURVE_PANELS} of {len(configs)} configurations; all are in the table.",
                "note")
-    table = summary_table(lf, by, meta.get("fixed", {}).get("n_epochs"))
+    table = summary_table(lf, by, meta.fixed.get("n_epochs"))
     page.h(3, "Levels and convergence per configuration")
     page.p(f"plateau_acc: seed-mean greedy accuracy at {PLATEAU_FRACTION:.0%} of training; epoch_mean_99: first "
            "evaluation with seed mean >= 99%; median_epoch_seed_100 / seeds_reaching_100: per seed, the first "
@@ -182,7 +186,7 @@ def curves_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir:
                "final_min", "final_max",
                *(c for c in table.columns if c.startswith(("last_mean_accuracy", "final_mean_accuracy")))]
     page.table(to_html(table, percent_columns=percent))
-    lines = [f"{meta.get('name', study_dir.name)}: greedy accuracy per configuration (seed mean)"]
+    lines = [f"{ctx.name}: greedy accuracy per configuration (seed mean)"]
     for r in table.iter_rows(named=True):
         final = "n/a" if r["final_mean"] is None else f"{100 * r['final_mean']:.2f}%"
         lines.append(
@@ -203,8 +207,9 @@ def dynamic_range(weights: np.ndarray) -> float:
 
 
 @section("expressive_attention")
-def attention_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def attention_section(page: Any, ctx: ReportContext) -> list[str]:
     """Final attention matrices (log10) of the probe series, EA beside DPA, and their dynamic ranges."""
+    lf, meta, study_dir = ctx.lf, ctx.meta, ctx.study_dir
     art = scan_artifacts(study_dir, "attention")
     page.h(2, "Attention matrices (log10 scale)")
     if art is None:
@@ -307,15 +312,16 @@ def ladder_figure(table: pl.DataFrame, title: str) -> Figure:
 
 
 @section("expressive_ladder")
-def ladder_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def ladder_section(page: Any, ctx: ReportContext) -> list[str]:
     """The complexity ladder: smallest N_con reaching 100% per (N, tau), DPA beside EA."""
+    lf, meta = ctx.lf, ctx.meta
     table = ladder_table(lf)
     page.h(2, "Complexity ladder: smallest N_con reaching 100%")
     page.p(f"Per (N, tau): the smallest context length whose mean over seeds of the final greedy accuracy is at "
            f"least {100 * LADDER_THRESHOLD:.1f}%; x = none of the N_con tried (dark grey: not run).", "note")
-    page.raw(page.figure(ladder_figure(table, str(meta.get("name", ""))), "expressive_ladder", "ladder heatmap"))
+    page.raw(page.figure(ladder_figure(table, meta.name), "expressive_ladder", "ladder heatmap"))
     page.table(to_html(table, percent_columns=["best_final_mean"]))
-    lines = [f"{meta.get('name', study_dir.name)}: smallest N_con with mean final accuracy >= "
+    lines = [f"{ctx.name}: smallest N_con with mean final accuracy >= "
              f"{100 * LADDER_THRESHOLD:.1f}%"]
     for r in table.iter_rows(named=True):
         v = r["min_n_context_100"]

@@ -30,15 +30,15 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from analysis.meta import StudyMeta
 from analysis.plots import format_value
-from analysis.sections import section
+from analysis.sections import ReportContext, section
 from analysis.stats import epochwise_rgb, seed_best_stats
 from analysis.tables import to_html
 
@@ -209,9 +209,8 @@ def _board_html(board: pl.DataFrame, entity: str, lr: str, size: str | None) -> 
     ).drop("lr_band_low", "lr_band_high")
 
 
-def _plot(meta: Mapping[str, Any]) -> tuple[str, str, str]:
-    plot = meta.get("plot") or {}
-    return plot.get("panel", "mixer"), plot.get("x", "d_model"), plot.get("y", "learning_rate")
+def _plot(meta: StudyMeta) -> tuple[str, str, str]:
+    return meta.plot.panel or "mixer", meta.plot.x or "d_model", meta.plot.y or "learning_rate"
 
 
 def _summary_line(row: Mapping[str, Any], entity: str, task: str | None) -> str:
@@ -222,10 +221,11 @@ def _summary_line(row: Mapping[str, Any], entity: str, task: str | None) -> str:
 
 
 @section("leaderboard")
-def leaderboard_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def leaderboard_section(page: Any, ctx: ReportContext) -> list[str]:
     """The robustness leaderboard mixer x task: table + heatmaps + definitions."""
+    lf, meta = ctx.lf, ctx.meta
     entity, size, lr = _plot(meta)
-    metric = meta.get("metric") or "val_accuracy"
+    metric = meta.metric
     columns = lf.collect_schema().names()
     task = "task" if "task" in columns else None
     size_col = size if size in columns and size != lr else None
@@ -234,12 +234,12 @@ def leaderboard_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study
     page.p(f"Metric: {metric}. Margin: {100 * MARGIN:g} percentage points. Every configuration of the grid "
            f"({', '.join(c for c in (size_col, lr) if c)}) counts; seeds per configuration as in the study.", "note")
     page.raw(_definitions_html(MARGIN))
-    fig = leaderboard_figure(board, entity, task or entity, f"{meta.get('name', '')} · {metric}") if task \
+    fig = leaderboard_figure(board, entity, task or entity, f"{meta.name} · {metric}") if task \
         else None
     if fig is not None:
         page.raw(page.figure(fig, "leaderboard", "robustness leaderboard heatmap"))
     page.table(to_html(_board_html(board, entity, lr, size_col), percent_columns=_PERCENT))
-    lines = [f"{meta.get('name', study_dir.name)}: robustness leaderboard ({metric}, margin {100 * MARGIN:g} pp)"]
+    lines = [f"{ctx.name}: robustness leaderboard ({metric}, margin {100 * MARGIN:g} pp)"]
     lines += [_summary_line(r, entity, task) for r in board.iter_rows(named=True)]
     return lines
 
@@ -287,10 +287,11 @@ def hybrid_verdict(board: pl.DataFrame, *, entity: str = "conv_layers", task: st
 
 
 @section("hybrid")
-def hybrid_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def hybrid_section(page: Any, ctx: ReportContext) -> list[str]:
     """Yun et al.'s hybrid depth: statistics, parameters and throughput per k, and the verdict."""
-    entity, lr = "conv_layers", (meta.get("plot") or {}).get("y", "learning_rate")
-    metric = meta.get("metric") or "val_accuracy"
+    lf, meta = ctx.lf, ctx.meta
+    entity, lr = "conv_layers", meta.plot.y or "learning_rate"
+    metric = meta.metric
     board = leaderboard(lf, entity=entity, task="task", lr=lr, metric=metric)
     costs = hybrid_costs(lf)
     table = board.join(costs, on=["task", entity], how="left").sort("task", entity)
@@ -302,13 +303,13 @@ def hybrid_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir:
     page.p("steps_per_s: final step / that seed's wall time (training and its evaluations, as run in the study, "
            "on a CPU other processes shared), median over the seeds and learning rates of k; "
            "bench/hybrid_throughput.py measures training steps alone.", "note")
-    fig = leaderboard_figure(board, entity, "task", f"{meta.get('name', '')} · {metric}", by_value=False)
+    fig = leaderboard_figure(board, entity, "task", f"{meta.name} · {metric}", by_value=False)
     page.raw(page.figure(fig, "hybrid_leaderboard", "hybrid statistics heatmap"))
     page.table(to_html(_board_html(table, entity, lr, None), percent_columns=_PERCENT))
     verdict = hybrid_verdict(board)
     page.h(3, "Do 1-2 convolution layers at the bottom help?")
     page.raw("<ul>" + "".join(f"<li>{html.escape(v.strip())}</li>" for v in verdict) + "</ul>")
-    lines = [f"{meta.get('name', study_dir.name)}: hybrid stacks (best {metric} G per task and k)"]
+    lines = [f"{ctx.name}: hybrid stacks (best {metric} G per task and k)"]
     for r in table.iter_rows(named=True):
         lines.append(_summary_line(r, entity, "task") + f", {r['n_params']} params, "
                      f"{r['steps_per_s']:.1f} steps/s (trial wall time)")

@@ -12,7 +12,6 @@ Pure polars / matplotlib: no torch, no Ray.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.dataset import scan_artifacts
-from analysis.sections import section
+from analysis.sections import ReportContext, section
 from analysis.tables import to_html, to_markdown
 
 ARROWS = {"forward": "→", "backward": "←"}
@@ -111,8 +110,9 @@ def side_by_side(ours: pl.DataFrame) -> pl.DataFrame:
 
 
 @section("csordas2021.table1")
-def table1_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def table1_section(page: Any, ctx: ReportContext) -> list[str]:
     """Table 1 (ours beside the paper's) and the selected steps per seed."""
+    lf = ctx.lf
     columns = lf.collect_schema().names()
     needed = {"model", "direction", "iid_accuracy", "test_accuracy", "depth_val_accuracy"}
     if not needed <= set(columns):
@@ -180,8 +180,9 @@ def _trial_labels(lf: pl.LazyFrame) -> pl.DataFrame:
 
 
 @section("csordas2021.probe")
-def probe_section(page: Any, lf: pl.LazyFrame, meta: dict[str, Any], study_dir: Path) -> list[str]:
+def probe_section(page: Any, ctx: ReportContext) -> list[str]:
     """Attention maps per step (NDR, or the first model with any) and gates per step and column (gated models)."""
+    lf, study_dir = ctx.lf, ctx.study_dir
     att = scan_artifacts(study_dir, "attention")
     gates = scan_artifacts(study_dir, "gates")
     page.h(2, "Probe input: attention per step and gate activations")

@@ -1,7 +1,11 @@
 """Figures of the published kind: ``DataFrame -> matplotlib Figure`` (Agg backend, no display).
 
-* :func:`rgb_grid_figure` - the paper's RGB hyperparameter grids (one panel per architecture,
-  one pixel per (x, learning rate), R/G/B = worst/mean/best seed, a cross on the best combination).
+* :func:`rgb_grid` / :func:`rgb_grid_figure` - the paper's RGB hyperparameter grids (one panel per
+  architecture, one pixel per (x, learning rate), R/G/B = worst/mean/best seed, a cross on the best
+  combination, hatched cells: not run), and where each cell is drawn (for the interactive report).
+
+Every figure colours an architecture / mixer the same way (:func:`panel_color`) and keeps legends off
+the data.
 * :func:`robustness_figure` - best-first sorted G values per architecture.
 * :func:`learning_curve_figure` - mean over seeds with a min-max band, per architecture.
 * :func:`pooling_scale_figure` - output std / norm of each pooling vs sequence length (Fig. 1 right).
@@ -9,9 +13,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
@@ -39,6 +45,28 @@ def order_panels(values: Sequence[object]) -> list[object]:
     return [*known, *rest]
 
 
+#: One colour per architecture / mixer / attention, the same in every figure of every report.
+PANEL_COLORS: dict[str, str] = {
+    "BERT": "#1f77b4", "MTE": "#ff7f0e", "NAP": "#2ca02c", "NON": "#9467bd", "sum": "#8c564b", "max": "#d62728",
+    "EA": "#e377c2", "DPA": "#ff7f0e",
+    "softmax": "#ff7f0e", "normalized": "#2ca02c", "no_norm": "#9467bd", "mean": "#bcbd22",
+    "expressive": "#e377c2", "average": "#17becf", "bilinear": "#7f7f7f", "sepconv": "#393b79",
+    "geometric": "#e7ba52",
+}
+#: Colours for names without a fixed one: picked by a hash of the name, so stable across figures and runs.
+_SPARE_COLORS = ("#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+                 "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6", "#fd8d3c", "#74c476", "#a55194")
+
+
+def panel_color(value: object) -> str:
+    """The fixed colour of an architecture / mixer (``PANEL_COLORS``), else a stable hash-picked one."""
+    name = str(value)
+    if name in PANEL_COLORS:
+        return PANEL_COLORS[name]
+    digest = hashlib.blake2b(name.encode(), digest_size=2).digest()
+    return _SPARE_COLORS[int.from_bytes(digest, "big") % len(_SPARE_COLORS)]
+
+
 def format_value(value: object, column: str = "") -> str:
     """A hyperparameter value as a tick label: ints plain, learning rates like ``3.0e-01``."""
     if isinstance(value, float):
@@ -55,7 +83,45 @@ def _grid_shape(n: int, max_cols: int = 3) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def rgb_grid_figure(
+#: Cells of a grid that were not run are hatched in this colour (never a colour a cell can take).
+NOT_RUN_HATCH = "#8c8c8c"
+
+
+@dataclass
+class GridFigure:
+    """An RGB grid figure and where its cells are: ``panels[k]`` is drawn in ``axes[k]``, ``xs`` across and
+    ``ys`` top to bottom (the highest ``y`` on top)."""
+
+    fig: Figure
+    panels: list[object]
+    axes: list[Any]
+    xs: list[object]
+    ys: list[object]
+
+    def geometry(self, dpi: float = 100.0, *, draw: bool = True) -> list[dict[str, Any]]:
+        """Per panel, the pixel box ``[x0, y0, x1, y1]`` (origin top-left) of its cells in a PNG saved at ``dpi``.
+
+        Cell ``(i, j)`` (``xs[i]``, ``ys[j]``) spans ``1/len(xs)`` of the box width and ``1/len(ys)`` of its
+        height; the interactive report maps a mouse position to a cell with this. ``draw=False`` reuses the
+        layout of the last draw (right after ``savefig(dpi=dpi)``: no second rendering).
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        if draw:
+            self.fig.set_dpi(dpi)
+            FigureCanvasAgg(self.fig).draw()
+        height = self.fig.bbox.height
+        out = []
+        for pv, ax in zip(self.panels, self.axes, strict=True):
+            # imshow(origin="upper"): row 0 (the highest y) is at the top; flip display y to image y
+            (x0, ya), (x1, yb) = ax.transData.transform([(-0.5, -0.5), (len(self.xs) - 0.5, len(self.ys) - 0.5)])
+            top, bottom = sorted((height - ya, height - yb))
+            box = [round(float(v), 2) for v in (min(x0, x1), top, max(x0, x1), bottom)]
+            out.append({"panel": str(pv), "box": box})
+        return out
+
+
+def rgb_grid(
     rgb_df: pl.DataFrame,
     panel: str,
     x: str,
@@ -68,12 +134,12 @@ def rgb_grid_figure(
     x_values: Sequence[object] | None = None,
     y_values: Sequence[object] | None = None,
     max_cols: int = 3,
-) -> Figure:
+) -> GridFigure:
     """The paper's RGB grid: one panel per ``panel`` value, one pixel per (``x``, ``y``).
 
     ``rgb_df`` has columns ``panel, x, y, r, g, b`` (values in [0, 1], e.g. from
     :func:`analysis.stats.epochwise_rgb` or :func:`analysis.stats.case_rgb`). ``y`` grows upwards (the
-    highest learning rate is the top row, as in the paper); missing cells are grey. The best
+    highest learning rate is the top row, as in the paper); cells not run are hatched. The best
     combination of each panel (``best``: rows ``panel, x, y, value``; by default the argmax of
     ``value`` in ``rgb_df``) is marked with a cross and its ``value`` printed in the panel title.
     """
@@ -88,49 +154,21 @@ def rgb_grid_figure(
             .first()
         )
     best_of = {row[panel]: row for row in best.iter_rows(named=True)}
-    x_index = {v: i for i, v in enumerate(xs)}
-    y_index = {v: i for i, v in enumerate(ys)}
-
     nrows, ncols = _grid_shape(max(1, len(panels)), max_cols)
     cell = 0.32
-    width = ncols * (cell * len(xs) + 1.3) + 0.4
-    height = nrows * (cell * len(ys) + 1.5) + 0.9
-    fig_width = max(width, 4.0)
-    fig = Figure(figsize=(fig_width, max(height, 3.0)), layout="constrained")
+    fig_width = max(ncols * (cell * len(xs) + 1.3) + 0.4, 4.0)
+    fig = Figure(figsize=(fig_width, max(nrows * (cell * len(ys) + 1.5) + 0.9, 3.0)), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
+    used = []
     for k, ax in enumerate(axes.flat):
         if k >= len(panels):
             ax.set_axis_off()
             continue
-        pv = panels[k]
-        img = np.zeros((len(ys), len(xs), 4))
-        sub = rgb_df.filter(pl.col(panel) == pv).select(x, y, "r", "g", "b")
-        for xv, yv, r, g, b in sub.iter_rows():
-            if xv in x_index and yv in y_index:
-                rgb = [0.0 if c is None or not math.isfinite(c) else min(max(c, 0.0), 1.0) for c in (r, g, b)]
-                img[y_index[yv], x_index[xv]] = [*rgb, 1.0]
-        ax.set_facecolor("#bdbdbd")
-        ax.imshow(img, origin="upper", interpolation="nearest", aspect="equal")
-        label = str(pv)
-        row = best_of.get(pv)
-        if row is not None and row[x] in x_index and row[y] in y_index and row[value] is not None:
-            ax.plot(
-                x_index[row[x]],
-                y_index[row[y]],
-                marker="x",
-                markersize=9,
-                markeredgewidth=2.2,
-                color="white",
-                path_effects=[pe.Stroke(linewidth=4, foreground="black"), pe.Normal()],
-            )
-            label = f"{pv} {100 * row[value]:.1f}%"
-        ax.set_title(label, fontsize=10)
-        ax.set_xticks(range(len(xs)), [format_value(v, x) for v in xs], rotation=90, fontsize=7)
-        ax.set_yticks(range(len(ys)), [format_value(v, y) for v in ys], fontsize=7)
-        ax.set_xlabel(x, fontsize=8)
+        used.append(ax)
+        sub = rgb_df.filter(pl.col(panel) == panels[k]).select(x, y, "r", "g", "b")
+        _draw_panel(ax, sub, xs, ys, best_of.get(panels[k]), str(panels[k]), x, y, value)
         if k % ncols == 0:
             ax.set_ylabel(y, fontsize=8)
-        ax.tick_params(length=2)
     if title:
         fig.suptitle(title, fontsize=11)
     if caption:
@@ -138,7 +176,49 @@ def rgb_grid_figure(
         bottom = 0.04 * (wrapped.count("\n") + 1)
         fig.get_layout_engine().set(rect=(0, bottom + 0.01, 1, 0.99 - bottom))
         fig.text(0.5, 0.01, wrapped, ha="center", va="bottom", fontsize=7.5)
-    return fig
+    return GridFigure(fig=fig, panels=panels, axes=used, xs=xs, ys=ys)
+
+
+def _draw_panel(ax: Any, sub: pl.DataFrame, xs: list[object], ys: list[object], best: dict[str, Any] | None,
+                label: str, x: str, y: str, value: str) -> None:
+    """One panel: the cells (transparent where not run, over a hatched background), the cross, the ticks."""
+    from matplotlib.patches import Rectangle
+
+    x_index = {v: i for i, v in enumerate(xs)}
+    y_index = {v: i for i, v in enumerate(ys)}
+    img = np.zeros((len(ys), len(xs), 4))
+    for xv, yv, r, g, b in sub.iter_rows():
+        if xv in x_index and yv in y_index:
+            rgb = [0.0 if c is None or not math.isfinite(c) else min(max(c, 0.0), 1.0) for c in (r, g, b)]
+            img[y_index[yv], x_index[xv]] = [*rgb, 1.0]
+    ax.set_facecolor("white")
+    ax.add_patch(Rectangle((-0.5, -0.5), len(xs), len(ys), facecolor="white", edgecolor=NOT_RUN_HATCH,
+                           hatch="////", linewidth=0, zorder=0))
+    ax.imshow(img, origin="upper", interpolation="nearest", aspect="equal", zorder=1)
+    if best is not None and best[x] in x_index and best[y] in y_index and best[value] is not None:
+        ax.plot(x_index[best[x]], y_index[best[y]], marker="x", markersize=9, markeredgewidth=2.2, color="white",
+                path_effects=[pe.Stroke(linewidth=4, foreground="black"), pe.Normal()], zorder=2)
+        label = f"{label} {100 * best[value]:.1f}%"
+    ax.set_title(label, fontsize=10)
+    ax.set_xticks(range(len(xs)), [format_value(v, x) for v in xs], rotation=90, fontsize=7)
+    ax.set_yticks(range(len(ys)), [format_value(v, y) for v in ys], fontsize=7)
+    ax.set_xlabel(x, fontsize=8)
+    ax.tick_params(length=2)
+
+
+def rgb_grid_figure(rgb_df: pl.DataFrame, panel: str, x: str, y: str, title: str = "", **kwargs: Any) -> Figure:
+    """The figure of :func:`rgb_grid` (same arguments), for notebooks that only need the picture."""
+    return rgb_grid(rgb_df, panel, x, y, title, **kwargs).fig
+
+
+def _legend_outside(fig: Figure, ax: Any, ncols: int = 3) -> None:
+    """The axes' legend below the plot, off the data (constrained layout makes room for it)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, len(labels)), fontsize=7,
+                   frameon=False)
 
 
 def robustness_figure(
@@ -150,13 +230,15 @@ def robustness_figure(
     ax = fig.subplots()
     order = [str(v) for v in order_panels(curve_df.get_column(panel).to_list())]
     data = curve_df.select(pl.col(panel).cast(pl.String), x, (pl.col(value) * 100).alias(value)).to_pandas()
-    sns.lineplot(data=data, x=x, y=value, hue=panel, hue_order=order, ax=ax, drawstyle="steps-post")
+    sns.lineplot(data=data, x=x, y=value, hue=panel, hue_order=order, ax=ax, drawstyle="steps-post",
+                 palette={v: panel_color(v) for v in order})
     ax.set_ylabel(f"{value} (mean over seeds, %)")
     ax.set_xlabel("configurations, best first" if x == "rank" else "fraction of configurations, best first")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     if title:
         ax.set_title(title, fontsize=10)
+    _legend_outside(fig, ax, ncols=6)
     return fig
 
 
@@ -170,23 +252,25 @@ def mean_with_band(ax: Any, d: pl.DataFrame, x: str, color: Any, label: str, *,
 
 
 def learning_curve_figure(
-    curves_df: pl.DataFrame, panel: str, title: str = "", *, label: str | None = None
+    curves_df: pl.DataFrame, panel: str, title: str = "", *, label: str | None = None, color_by: str | None = None
 ) -> Figure:
     """Learning curves: mean over seeds (line) and min-max band, one line per panel value.
 
     ``curves_df`` has columns ``panel, step, mean, min, max`` (from
     :func:`analysis.stats.learning_curves`), optionally ``metric`` (one subplot per metric) and the
-    ``label`` column (legend text per panel value, e.g. its configuration).
+    ``label`` column (legend text per panel value, e.g. its configuration). ``color_by`` (default
+    ``panel``) names the column whose value fixes the colour (:func:`panel_color`). The legend sits
+    below the plots, off the data.
     """
     metrics = (
         curves_df.get_column("metric").unique(maintain_order=True).to_list()
         if "metric" in curves_df.columns
         else [None]
     )
-    fig = Figure(figsize=(5.2 * len(metrics), 3.8), layout="constrained")
+    fig = Figure(figsize=(5.2 * len(metrics), 4.2), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     panels = order_panels(curves_df.get_column(panel).to_list())
-    colors = dict(zip(panels, sns.color_palette("tab10", max(len(panels), 1)), strict=False))
+    key = color_by or panel
     for ax, metric in zip(axes, metrics, strict=True):
         sub = curves_df if metric is None else curves_df.filter(pl.col("metric") == metric)
         for pv in panels:
@@ -194,11 +278,11 @@ def learning_curve_figure(
             if d.is_empty():
                 continue
             name = str(d.get_column(label)[0]) if label and label in d.columns else str(pv)
-            mean_with_band(ax, d, "step", colors[pv], name, band_linewidth=0, linewidth=1.5)
+            mean_with_band(ax, d, "step", panel_color(d.get_column(key)[0]), name, band_linewidth=0, linewidth=1.5)
         ax.set_xlabel("step")
         ax.set_ylabel(metric or "value")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    _legend_outside(fig, axes[0], ncols=2)
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
@@ -216,10 +300,9 @@ def pooling_scale_figure(
     Rows are averaged over seeds; the band is min-max over seeds.
     """
     metrics = [m for m in metrics if m in df.columns]
-    fig = Figure(figsize=(5.0 * max(len(metrics), 1), 3.8), layout="constrained")
+    fig = Figure(figsize=(5.0 * max(len(metrics), 1), 4.2), layout="constrained")
     axes = fig.subplots(1, max(len(metrics), 1), squeeze=False)[0]
     panels = order_panels(df.get_column(hue).to_list())
-    colors = dict(zip(panels, sns.color_palette("tab10", max(len(panels), 1)), strict=False))
     for ax, m in zip(axes, metrics, strict=False):
         agg = (
             df.group_by(hue, x)
@@ -228,13 +311,13 @@ def pooling_scale_figure(
         )
         for pv in panels:
             d = agg.filter(pl.col(hue) == pv)
-            mean_with_band(ax, d, x, colors[pv], str(pv), band_linewidth=None, marker="o", markersize=3)
+            mean_with_band(ax, d, x, panel_color(pv), str(pv), band_linewidth=None, marker="o", markersize=3)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(x)
         ax.set_ylabel(m)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+    _legend_outside(fig, axes[0], ncols=6)
     if title:
         fig.suptitle(title, fontsize=11)
     return fig

@@ -1,35 +1,64 @@
 """Published results shipped with the package, mapped into the project's results schema.
 
-The reference Parquet files (``reference_data/<paper>/<name>.parquet``) hold the numbers the authors
-of a paper released, one row per (architecture, x_value, learning_rate, seed, epoch). This module maps
-them onto the columns of ``docs/results.md`` so every analysis function runs on them unchanged: the
-generic ``x_value`` becomes the column of the swept hyperparameter (``model_dimension`` -> ``d_model``),
-and ``study``, ``trial_key``, ``step`` and ``status`` are added.
+The reference Parquet files (``reference_data/<paper>/<name>.parquet``, schema in docs/richter2020.md) hold
+the numbers the authors of a paper released, one row per (architecture, x_value, learning_rate, seed,
+epoch), with the release's own name of the swept axis in ``swept``. This module maps them onto the columns
+of ``docs/results.md`` so every analysis function runs on them unchanged: ``x_value`` becomes the study's
+column with the study's type (``model_dimension`` -> ``d_model``, an integer), and ``study``,
+``trial_key``, ``step`` and ``status`` are added.
+
+Every swept name of the Richter & Wattenhofer release is in :data:`SWEPT`; another name is an error naming
+the file and the name (never a raw Float64 column that no study has). ``step`` follows the release's
+evaluation interval, which is 100 steps except where the swept axis changes the run length (batch size,
+vocabulary size).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 REFERENCE_DIR: Path = Path(__file__).parent / "reference_data"
 
-#: The released files' name of the swept axis -> (project column, dtype of that column).
-SWEPT_TO_COLUMN: dict[str, tuple[str, type[pl.DataType]]] = {
-    "model_dimension": ("d_model", pl.Int64),
-    "sequence_length": ("seq_len", pl.Int64),
-    "num_heads": ("n_heads", pl.Int64),
-    "num_layers": ("n_layers", pl.Int64),
-    "batch_size": ("batch_size", pl.Int64),
-    "vocab_size": ("vocab_size", pl.Int64),
-    "dropout": ("dropout", pl.Float64),
-    "l2_weight": ("l2_weight", pl.Float64),
-}
-
-#: Optimiser steps per evaluation in the released results (32 "epochs" x 100 steps).
+#: Optimiser steps per evaluation in the released results (32 "epochs" x 100 steps) by default.
 STEPS_PER_EPOCH: int = 100
+
+
+@dataclass(frozen=True)
+class Swept:
+    """A swept axis of the release: the project's column, its type, and the release's steps per epoch."""
+
+    column: str
+    dtype: type[pl.DataType]
+    #: ``(steps per epoch) = numerator // x`` (batch size) or ``x * numerator // denominator``; None: 100.
+    steps_rule: str | None = None
+
+    def steps_per_epoch(self, x: pl.Expr) -> pl.Expr:
+        """The release's evaluation interval for swept value ``x`` (its train.py)."""
+        if self.steps_rule == "per_batch":  # examples seen kept constant: 100 * 32 // batch size
+            return (STEPS_PER_EPOCH * 32) // x
+        if self.steps_rule == "per_vocabulary":  # examples per class kept constant: 100 * S // 8
+            return (STEPS_PER_EPOCH * x) // 8
+        return pl.lit(STEPS_PER_EPOCH, dtype=pl.Int64)
+
+
+#: Every ``swept`` name of the Richter & Wattenhofer 2020 release (its ``variations[0]["name"]``).
+SWEPT: dict[str, Swept] = {
+    "model_dimension": Swept("d_model", pl.Int64),
+    "layers": Swept("n_layers", pl.Int64),
+    "heads": Swept("n_heads", pl.Int64),
+    "max_sequence_length": Swept("seq_len", pl.Int64),
+    "batch_size": Swept("batch_size", pl.Int64, "per_batch"),
+    "vocabulary_size": Swept("vocab_size", pl.Int64, "per_vocabulary"),
+    "initial_std_factor": Swept("init_scale", pl.Float64),
+    "dropout": Swept("dropout", pl.Float64),
+    "L2_regularization": Swept("l2_weight", pl.Float64),
+    # The release's integer shift of the case mix; no study sweeps it (Fig. 4 varies N instead).
+    "case_bias": Swept("case_bias", pl.Int64),
+}
 
 
 def available_references() -> list[str]:
@@ -53,39 +82,65 @@ def _trial_key(*parts: object) -> str:
     return hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).hexdigest()
 
 
+def swept_axis(path: str | Path) -> tuple[str, Swept]:
+    """The release's swept name of a reference file and how it maps.
+
+    Raises:
+        ValueError: the file mixes swept axes, or names one not in :data:`SWEPT` (naming the file, the name
+            and the known names).
+    """
+    names = pl.scan_parquet(path).select(pl.col("swept").unique()).collect().to_series().to_list()
+    if len(names) != 1:
+        raise ValueError(f"{path} mixes swept axes {names}; expected exactly one")
+    if names[0] not in SWEPT:
+        raise ValueError(f"{path}: unknown swept axis {names[0]!r}; known: {', '.join(SWEPT)}")
+    return names[0], SWEPT[names[0]]
+
+
+def reference_column(name: str) -> str:
+    """The project column of the swept axis of published results ``name`` (e.g. ``d_model``)."""
+    return swept_axis(reference_path(name))[1].column
+
+
 def load_reference(name: str) -> pl.LazyFrame:
     """Published results ``name`` (e.g. ``"richter2020/mode__var_dim"``) in the project's schema.
 
     Columns: ``study`` (``"<paper>.<file stem>"``), ``trial_key`` (16 hex chars, a hash of study,
     architecture, x and learning rate), ``paper``, ``task``, ``architecture``, the swept column
-    (``d_model`` for ``model_dimension``, see :data:`SWEPT_TO_COLUMN`), ``learning_rate``, ``seed``,
-    ``epoch``, ``step = epoch * 100``, the metric columns and ``status = "ok"``.
+    (``d_model`` for ``model_dimension``, see :data:`SWEPT`), ``learning_rate``, ``seed``, ``epoch``,
+    ``step`` (epoch x the release's evaluation interval), the metric columns and ``status = "ok"``.
     """
-    path = reference_path(name)
-    raw = pl.scan_parquet(path)
-    swept_values = raw.select(pl.col("swept").unique()).collect().to_series().to_list()
-    if len(swept_values) != 1:
-        raise ValueError(f"{path} mixes swept axes {swept_values}; expected exactly one")
-    swept = swept_values[0]
-    column, dtype = SWEPT_TO_COLUMN.get(swept, (swept, pl.Float64))
-    study = name.removesuffix(".parquet").replace("/", ".")
+    return load_reference_file(reference_path(name), name.removesuffix(".parquet").replace("/", "."))
 
+
+def load_reference_file(path: str | Path, study: str | None = None) -> pl.LazyFrame:
+    """A reference file in the release's schema (shipped or not) mapped like :func:`load_reference`.
+
+    Raises:
+        ValueError: an unknown swept name, or an integer axis with a non-integer value (naming the file).
+    """
+    path = Path(path)
+    _, swept = swept_axis(path)
+    raw = pl.scan_parquet(path)
+    if study is None:
+        paper = raw.select(pl.col("paper").first()).collect().item()
+        study = f"{paper}.{path.stem}"
     configs = raw.select("architecture", "x_value", "learning_rate").unique().collect()
-    keys = configs.with_columns(
-        pl.Series(
-            "trial_key",
-            [_trial_key(study, a, x, lr) for a, x, lr in configs.iter_rows()],
-            dtype=pl.String,
-        )
-    )
+    if swept.dtype == pl.Int64:
+        bad = configs.filter(pl.col("x_value") != pl.col("x_value").round(0)).get_column("x_value").to_list()
+        if bad:
+            raise ValueError(f"{path}: swept {swept.column} must be whole numbers; got {sorted(set(bad))[:5]}")
+    keys = configs.with_columns(pl.Series(
+        "trial_key", [_trial_key(study, a, x, lr) for a, x, lr in configs.iter_rows()], dtype=pl.String))
+    x = pl.col("x_value").cast(swept.dtype)
     return (
         raw.join(keys.lazy(), on=["architecture", "x_value", "learning_rate"], how="left")
         .with_columns(
             pl.lit(study).alias("study"),
-            pl.col("x_value").cast(dtype).alias(column),
+            x.alias(swept.column),
             pl.col("seed").cast(pl.Int64),
             pl.col("epoch").cast(pl.Int64),
-            (pl.col("epoch").cast(pl.Int64) * STEPS_PER_EPOCH).alias("step"),
+            (pl.col("epoch").cast(pl.Int64) * swept.steps_per_epoch(x).cast(pl.Int64)).alias("step"),
             pl.lit("ok").alias("status"),
         )
         .drop("x_value", "swept")

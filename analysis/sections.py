@@ -1,28 +1,107 @@
-"""Extra report sections a study asks for by name (``Study.sections``), beside the generic grids.
+"""Report sections registered by name, and the context they read.
 
-A paper whose results are not (only) RGB grids registers a section here: e.g. the Neural Data Router's
-Table 1 and its attention/gate maps, or the expressive-attention learning curves. A section is
-``fn(page, lf, meta, study_dir) -> list[str]``: it writes to the report page (``page.h``, ``page.p``,
-``page.figure``, ``page.table``, ``page.raw``) and returns summary lines for ``summary.txt`` / the CLI.
-Modules that define sections are listed in :data:`SECTION_MODULES` and imported on first use.
+Every part of a report is a section: ``fn(page, ctx) -> list[str]`` writes to the page (``page.h``,
+``page.p``, ``page.figure``, ``page.table``, ``page.raw``) and returns summary lines for ``summary.txt``
+and the CLI. The built-in sections (progress, grids, robustness, ...) are registered by
+:mod:`analysis.render`; a paper whose results are not (only) RGB grids registers its own (the Neural Data
+Router's Table 1, the expressive-attention curves, the atlas leaderboard) and a study asks for them by
+name (``Study.sections``). Modules that define sections are listed in :data:`SECTION_MODULES` and imported
+on first use.
+
+:class:`ReportContext` holds what sections share: the parsed study definition, the rows, and statistics
+computed once on first use (the training statistics, the coverage counts).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-Section = Callable[[Any, pl.LazyFrame, dict[str, Any], Path], list[str]]
+from analysis.coverage import Coverage, study_coverage
+from analysis.dataset import TrialScan, open_trials
+from analysis.meta import StudyMeta, parse_meta
+from analysis.published import PublishedGrid, published_grid
+from analysis.stats import model_status
+from analysis.training import TrainingStats, training_stats
 
 SECTION_MODULES: tuple[str, ...] = (
+    "analysis.render",
+    "analysis.render_results",
+    "analysis.importance",
     "analysis.leaderboard",
     "analysis.ndr",
     "analysis.expressive",
 )
+
+
+@dataclass
+class ReportContext:
+    """What every section of one report reads; statistics are computed on first use and shared."""
+
+    meta: StudyMeta
+    study_dir: Path
+    scan: TrialScan
+    #: Filled by the findings section: the verdicts the CLI turns into an exit status.
+    verdicts: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, study_dir: Path, meta: StudyMeta) -> ReportContext:
+        """The context of the study in ``study_dir`` (its trial files scanned, unreadable ones recorded)."""
+        return cls(meta=meta, study_dir=study_dir, scan=open_trials(study_dir))
+
+    @classmethod
+    def of(cls, lf: pl.LazyFrame, meta: StudyMeta | Mapping[str, Any], study_dir: Path) -> ReportContext:
+        """A context over given rows (tests, notebooks): no files, nothing unreadable."""
+        return cls(meta=parse_meta(meta, "meta"), study_dir=study_dir, scan=TrialScan(lf, (), ()))
+
+    @property
+    def lf(self) -> pl.LazyFrame:
+        """Every readable row of the study."""
+        if self.scan.lf is None:
+            raise FileNotFoundError(f"no readable trial results in {self.study_dir / 'trials'}")
+        return self.scan.lf
+
+    @property
+    def name(self) -> str:
+        """The study's name (or its directory's)."""
+        return self.meta.name or self.study_dir.name
+
+    @cached_property
+    def training(self) -> TrainingStats:
+        """The training statistics (one scan of the rows)."""
+        return training_stats(self.lf, self.meta)
+
+    @cached_property
+    def published(self) -> PublishedGrid | None:
+        """The study's published grid on its cells (None when it names no reference or has no data)."""
+        if not self.meta.reference or self.meta.kind != "training" or self.training.empty:
+            return None
+        return published_grid(self.meta.reference, self.training.steps, self.training.axes,
+                              self.training.metrics.grids)
+
+    @cached_property
+    def counts(self) -> pl.DataFrame:
+        """One status per trained model (trial x seed)."""
+        if self.meta.kind == "training":
+            return self.training.counts
+        lf = self.lf
+        if "status" not in lf.collect_schema().names():
+            lf = lf.with_columns(status=pl.lit("ok"))
+        return model_status(lf).collect()
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        """Trials expected, readable, unreadable, failed and pending; models diverged and failed."""
+        return study_coverage(self.study_dir, self.meta, self.scan.readable, self.scan.unreadable, self.counts)
+
+
+Section = Callable[[Any, ReportContext], list[str]]
 _SECTIONS: dict[str, Section] = {}
 
 

@@ -99,13 +99,30 @@ def epochwise_rgb(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode =
     return rgb_from_step_stats(step_stats(lf, [metric], by, mode), metric, by, mode)
 
 
+def case_rgb_from_step_stats(steps: pl.LazyFrame, split: str, by: Sequence[str]) -> pl.LazyFrame:
+    """:func:`case_rgb` from the output of :func:`step_stats` (which must include the three case columns)."""
+    metrics = [f"{split}_{case}_accuracy" for case in CASES]
+    return _rgb_over_training(steps, [f"{m}__g" for m in metrics], by, "max")
+
+
 def case_rgb(lf: pl.LazyFrame, split: str, by: Sequence[str]) -> pl.LazyFrame:
     """Case RGB pixel: ``r``/``g``/``b`` = argmin/first/argmax mean case accuracy, max over training.
 
     Uses the columns ``{split}_{argmin,first,argmax}_accuracy`` (``split`` is ``"train"`` or ``"val"``).
     """
     metrics = [f"{split}_{case}_accuracy" for case in CASES]
-    return _rgb_over_training(step_stats(lf, metrics, by, "max"), [f"{m}__g" for m in metrics], by, "max")
+    return case_rgb_from_step_stats(step_stats(lf, metrics, by, "max"), split, by)
+
+
+def best_step(steps: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode = "max") -> pl.LazyFrame:
+    """Per configuration: the first evaluation step at which G (the mean over seeds) of ``metric`` is best.
+
+    ``steps`` is the output of :func:`step_stats`; output columns ``*by, best_step``.
+    """
+    _check_mode(mode)
+    g = pl.col(f"{metric}__g")
+    pick = g.arg_max() if mode == "max" else g.arg_min()
+    return steps.sort([*by, "step"]).group_by(list(by)).agg(pl.col("step").get(pick).alias("best_step"))
 
 
 def seed_best(
@@ -248,7 +265,7 @@ def findings_from_best(
         for relation in ("below", "above"):
             for panel_value, threshold in (finding.get(relation) or {}).items():
                 got = lookup.get(str(panel_value))
-                holds = got is not None and (got < threshold if relation == "below" else got > threshold)
+                holds = got is not None and (got <= threshold if relation == "below" else got >= threshold)
                 rows.append(
                     {
                         "finding": i,
@@ -280,7 +297,7 @@ def findings(
 
     A finding holds when, for every panel value in ``below`` (``above``), the best epoch-wise mean
     over seeds (G of :func:`epochwise_rgb`) of its ``metric`` (default ``metric``) over the grid
-    ``by`` is below (above) the threshold. A panel value absent from the data fails.
+    ``by`` is at most (at least) the threshold. A panel value absent from the data fails.
 
     Returns one row per (finding, panel value): ``finding, description, metric, panel_value,
     relation, threshold, value, holds`` and ``passed`` (the whole finding holds).

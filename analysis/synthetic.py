@@ -92,63 +92,71 @@ def write_synthetic_study(
     rng = np.random.default_rng(rng_seed)
     names = list(grid)
     configs = [dict(zip(names, values, strict=True)) for values in itertools.product(*grid.values())]
+    for config in configs:
+        full = {**DEFAULT_FIXED, **config}
+        key = trial_key(name, full)
+        table = pa.table(_trial_columns(full, key, name, rng, seeds, n_evals, eval_every, cases))
+        tmp = trials_dir / f".{key}.tmp"
+        pq.write_table(table, tmp, compression="zstd")
+        tmp.rename(trials_dir / f"{key}.parquet")
+    definition = _definition(name, grid, seeds, len(configs))
+    definition |= dict(meta or {})
+    (study_dir / "study.json").write_text(json.dumps(definition, indent=1))
+    return definition
+
+
+def _trial_columns(full: Mapping[str, Any], key: str, name: str, rng: np.random.Generator, seeds: Sequence[int],
+                   n_evals: int, eval_every: int, cases: bool) -> dict[str, Any]:
+    """The columns of one synthetic trial: rows per (seed, evaluation), rising accuracies, divergences."""
     n_seeds, n_rows = len(seeds), len(seeds) * n_evals
     seed_col = np.repeat(np.asarray(seeds, dtype=np.int64), n_evals)
     epoch_col = np.tile(np.arange(1, n_evals + 1, dtype=np.int64), n_seeds)
     step_col = epoch_col * eval_every
     progress = 1.0 - np.exp(-epoch_col / max(n_evals / 3.0, 1.0))
+    ceiling = _ceiling(full)
+    seed_skill = np.repeat(rng.normal(0.0, 0.03, n_seeds), n_evals)
+    noise = rng.normal(0.0, 0.01, n_rows)
+    val = np.clip(ceiling * progress + seed_skill + noise, 0.0, 1.0)
+    train = np.clip(val + 0.01 + rng.normal(0.0, 0.005, n_rows), 0.0, 1.0)
+    status = np.full(n_rows, "ok", dtype=object)
+    if float(full["learning_rate"]) > 0.05:  # some seeds diverge at high learning rates
+        bad = rng.random(n_seeds) < 0.5
+        for s in np.flatnonzero(bad):
+            rows = slice(s * n_evals, (s + 1) * n_evals)
+            at = s * n_evals + int(rng.integers(0, n_evals))
+            val[at : (s + 1) * n_evals] = 0.0
+            train[at : (s + 1) * n_evals] = 0.0
+            status[rows] = "diverged"
+    train_loss = -np.log(np.clip(train, 1e-3, 1.0))
+    val_loss = -np.log(np.clip(val, 1e-3, 1.0))
+    train_loss[train == 0.0] = np.nan
+    val_loss[val == 0.0] = np.nan
+    columns: dict[str, Any] = {
+        "study": pa.array([name] * n_rows, pa.string()),
+        "trial_key": pa.array([key] * n_rows, pa.string()),
+        "seed": seed_col,
+        "step": step_col,
+        "epoch": epoch_col,
+    }
+    for hp, value in full.items():
+        columns[hp] = pa.array([value] * n_rows)
+    columns |= {"train_loss": train_loss, "train_accuracy": train, "val_loss": val_loss, "val_accuracy": val}
     null_f64 = pa.nulls(n_rows, pa.float64())
-    for config in configs:
-        full = {**DEFAULT_FIXED, **config}
-        key = trial_key(name, full)
-        ceiling = _ceiling(full)
-        seed_skill = np.repeat(rng.normal(0.0, 0.03, n_seeds), n_evals)
-        noise = rng.normal(0.0, 0.01, n_rows)
-        val = np.clip(ceiling * progress + seed_skill + noise, 0.0, 1.0)
-        train = np.clip(val + 0.01 + rng.normal(0.0, 0.005, n_rows), 0.0, 1.0)
-        status = np.full(n_rows, "ok", dtype=object)
-        if float(full["learning_rate"]) > 0.05:  # some seeds diverge at high learning rates
-            bad = rng.random(n_seeds) < 0.5
-            for s in np.flatnonzero(bad):
-                rows = slice(s * n_evals, (s + 1) * n_evals)
-                at = s * n_evals + int(rng.integers(0, n_evals))
-                val[at : (s + 1) * n_evals] = 0.0
-                train[at : (s + 1) * n_evals] = 0.0
-                status[rows] = "diverged"
-        train_loss = -np.log(np.clip(train, 1e-3, 1.0))
-        val_loss = -np.log(np.clip(val, 1e-3, 1.0))
-        train_loss[train == 0.0] = np.nan
-        val_loss[val == 0.0] = np.nan
-        columns: dict[str, Any] = {
-            "study": pa.array([name] * n_rows, pa.string()),
-            "trial_key": pa.array([key] * n_rows, pa.string()),
-            "seed": seed_col,
-            "step": step_col,
-            "epoch": epoch_col,
-        }
-        for hp, value in full.items():
-            columns[hp] = pa.array([value] * n_rows)
-        columns |= {
-            "train_loss": train_loss,
-            "train_accuracy": train,
-            "val_loss": val_loss,
-            "val_accuracy": val,
-        }
-        for split, acc in (("train", train), ("val", val)):
-            for case, shift in (("argmin", 0.02), ("first", 0.05), ("argmax", -0.1)):
-                columns[f"{split}_{case}_accuracy"] = np.clip(acc + shift, 0.0, 1.0) if cases else null_f64
-        columns |= {
-            "status": pa.array(status.tolist(), pa.string()),
-            "wall_time_s": step_col * 0.01,
-            "n_params": np.full(n_rows, 1000, dtype=np.int64),
-            "device": pa.array(["cpu"] * n_rows, pa.string()),
-            "code_version": pa.array(["0.1.0+synthetic"] * n_rows, pa.string()),
-        }
-        table = pa.table(columns)
-        tmp = trials_dir / f".{key}.tmp"
-        pq.write_table(table, tmp, compression="zstd")
-        tmp.rename(trials_dir / f"{key}.parquet")
-    definition: dict[str, Any] = {
+    for split, acc in (("train", train), ("val", val)):
+        for case, shift in (("argmin", 0.02), ("first", 0.05), ("argmax", -0.1)):
+            columns[f"{split}_{case}_accuracy"] = np.clip(acc + shift, 0.0, 1.0) if cases else null_f64
+    return columns | {
+        "status": pa.array(status.tolist(), pa.string()),
+        "wall_time_s": step_col * 0.01,
+        "n_params": np.full(n_rows, 1000, dtype=np.int64),
+        "device": pa.array(["cpu"] * n_rows, pa.string()),
+        "code_version": pa.array(["0.1.0+synthetic"] * n_rows, pa.string()),
+    }
+
+
+def _definition(name: str, grid: Mapping[str, Sequence[Any]], seeds: Sequence[int], n_trials: int) -> dict[str, Any]:
+    """The study.json of a synthetic study (before the caller's ``meta`` is merged in)."""
+    return {
         "name": name,
         "scale": "synthetic",
         "goal": "synthetic study for tests and benchmarks",
@@ -159,7 +167,7 @@ def write_synthetic_study(
         "fixed": {k: v for k, v in DEFAULT_FIXED.items() if k not in grid},
         "seeds": list(seeds),
         "sampler": "grid",
-        "n_trials": len(configs),
+        "n_trials": n_trials,
         "metric": "val_accuracy",
         "mode": "max",
         "plot": {"panel": "architecture", "x": "d_model", "y": "learning_rate"},
@@ -168,6 +176,3 @@ def write_synthetic_study(
         "findings": [],
         "versions": {"attention_studies": "0.1.0"},
     }
-    definition |= dict(meta or {})
-    (study_dir / "study.json").write_text(json.dumps(definition, indent=1))
-    return definition

@@ -12,10 +12,36 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from analysis.plots import format_value
+from analysis.plots import format_value, order_panels
 from analysis.stats import CASES, Mode, best_config
 
 _SHORT = {"train_accuracy": "train", "val_accuracy": "val"}
+
+
+#: Table headers for people: the column names are the data's vocabulary (kept in each header's tooltip).
+HEADERS: dict[str, str] = {
+    "architecture": "architecture", "d_model": "width d", "learning_rate": "learning rate", "n_layers": "layers L",
+    "n_heads": "heads M", "vocab_size": "vocabulary S", "seq_len": "length N", "batch_size": "batch size",
+    "train_accuracy": "train accuracy", "val_accuracy": "validation accuracy",
+    "train_min": "train worst seed", "train_mean": "train mean", "train_max": "train best seed",
+    "val_min": "val worst seed", "val_mean": "val mean", "val_max": "val best seed",
+    "n_seeds": "seeds", "n_diverged": "diverged seeds", "best_g": "best G", "median_g": "median G",
+    "share_g_at_least_50": "share G ≥ 50%", "share_within_5pp_of_best": "share within 5 pp of best",
+    "combinations": "combinations", "panel_value": "panel value", "threshold": "threshold", "value": "value",
+}
+
+
+def human(column: str) -> str:
+    """A column name as a table header: :data:`HEADERS`, else words (``n_params`` -> ``params``)."""
+    if column in HEADERS:
+        return HEADERS[column]
+    for prefix, word in (("train_", "train "), ("val_", "val ")):
+        if column.startswith(prefix) and column.endswith("_accuracy"):
+            return word + column.removeprefix(prefix).removesuffix("_accuracy").replace("_", " ")
+    if "=" in column:  # a per-x column of :func:`per_x_table`: ``vocab_size=4`` -> ``vocabulary S = 4``
+        name, _, value = column.partition("=")
+        return f"{human(name)} = {value}"
+    return column.removeprefix("n_").replace("_", " ")
 
 
 def paper_table(
@@ -60,6 +86,24 @@ def paper_table(
     return table
 
 
+def per_x_table(rgb: pl.DataFrame, keys: Sequence[str], table_by: Sequence[str], *, mode: Mode = "max") -> pl.DataFrame:
+    """The paper's table per ``table_by`` (e.g. Table 5: per vocabulary size), one row per value of ``keys``.
+
+    Each cell is the best G (mean over seeds, maximised over training) over the remaining axes (e.g. the
+    learning rate) for that panel value and ``table_by`` value. Columns: ``*keys`` then one column per
+    ``table_by`` value, named ``"<column>=<value>"`` in ascending order of the values.
+    """
+    best = best_config(rgb.lazy(), [*keys, *table_by], mode=mode).collect()
+    label = pl.concat_str(
+        [pl.lit(f"{c}=") + pl.col(c).map_elements(lambda v, c=c: format_value(v, c), return_dtype=pl.String)
+         for c in table_by], separator=", ").alias("_x")
+    ordered = best.sort(list(table_by)).with_columns(label)
+    columns = ordered.get_column("_x").unique(maintain_order=True).to_list()
+    wide = ordered.pivot(on="_x", index=list(keys), values="g")
+    order = {v: i for i, v in enumerate(order_panels(wide.get_column(keys[0]).to_list()))}
+    return wide.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:]).select(*keys, *columns)
+
+
 def _cell(value: object, column: str, percent: bool) -> str:
     if value is None:
         return "–"
@@ -98,7 +142,8 @@ def to_html(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) -> s
     """An HTML ``<table>``; accuracy-like float columns as percent with one decimal."""
     cols = df.columns
     pct = {c: _is_percent(df, c, percent_columns) for c in cols}
-    head = "".join(f"<th>{html.escape(c)}{' (%)' if pct[c] else ''}</th>" for c in cols)
+    head = "".join(f"<th title='{html.escape(c)}'>{html.escape(human(c))}{' (%)' if pct[c] else ''}</th>"
+                   for c in cols)
     text = {c: " class='l'" if _is_text(df, c) else "" for c in cols}  # text left, numbers right
     body = "".join(
         "<tr>"

@@ -102,6 +102,8 @@ class Finding:
     metric: str = "val_accuracy"
     below: Mapping[str, float] = field(default_factory=dict)
     above: Mapping[str, float] = field(default_factory=dict)
+    #: Scales at which the claim can show; elsewhere the report says "not checked at this scale".
+    scales: tuple[str, ...] = ("paper", "cpu")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +136,7 @@ class Study:
             the task's model family is refused before anything runs: a typo never trains at a default.
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
+        table_by: columns the paper's table is per, beside the panel (e.g. ``("vocab_size",)`` for Table 5).
     """
 
     name: str
@@ -158,6 +161,7 @@ class Study:
     labels: tuple[str, ...] = ()
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    table_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for field_name, value, allowed in (("sampler", self.sampler, SAMPLERS), ("mode", self.mode, MODES),
@@ -293,6 +297,7 @@ class Study:
             "learning_rates_per_trial": self.learning_rates_per_trial,
             "sections": list(self.sections),
             "labels": list(self.label_names),
+            "table_by": list(self.table_by),
         }
 
 

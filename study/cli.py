@@ -1,7 +1,11 @@
 """`study`: list, show, run, check and report hyperparameter studies.
 
-Every error a user can cause (unknown study, bad scale, impossible resources, a study already
-running) is one line naming the field, the value and what is allowed, never a trace from Ray.
+Every error a user can cause (unknown study, bad scale, impossible resources, unusable storage, a study
+already running) is one line naming the field, the value and what is allowed, never a trace from Ray.
+
+Exit status (docs/cli.md): 0 done; 1 an error, or `run` left trials failed or unfinished; 2 a usage error
+(unknown option, bad choice, a paper-scale study on a machine without GPUs without an explicit
+``--scale paper``); 3 a finding that was checked failed (`report`, `run --report`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ from pathlib import Path
 import click
 
 from search_spaces import SCALES, Study, StudyError, all_studies, get_study
-from study.storage import StudyStorage
+from study.storage import StorageError, StudyStorage
 
 DEFAULT_STORAGE = "results"
+#: Exit status when a finding that was checked fails (analysis.findings.FINDING_FAILED_EXIT; 1 is an error).
+FINDING_FAILED_EXIT = 3
+#: Without GPUs, a study whose paper scale trains more models than this needs an explicit --scale paper.
+MAX_IMPLICIT_CPU_MODELS = 100
 
 
 def _study(name: str, scale: str) -> Study:
@@ -27,8 +35,44 @@ def _study(name: str, scale: str) -> Study:
         raise click.ClickException(str(error)) from None
 
 
-def _storage(study: Study, storage: str) -> StudyStorage:
-    return StudyStorage(storage=storage, directory=study.directory)
+def _storage(study: Study, storage: str, *, must_exist: bool = True) -> StudyStorage:
+    """The study's storage; unless ``must_exist`` is False (run creates it), unusable storage is an error."""
+    target = StudyStorage(storage=storage, directory=study.directory)
+    if must_exist:
+        try:
+            target.check_readable()
+        except StorageError as error:
+            raise click.ClickException(str(error)) from None
+    return target
+
+
+def _models(study: Study) -> str:
+    """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts)."""
+    trials = study.trial_count()
+    what = "measurements" if study.kind == "measurement" else "models"
+    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} {what}"
+
+
+def _local_gpus() -> int:
+    """GPUs torch sees on this machine (0 when torch cannot tell)."""
+    try:
+        import torch
+
+        return int(torch.cuda.device_count())
+    except Exception:  # noqa: BLE001 - no usable CUDA runtime means no GPU here
+        return 0
+
+
+def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_trial: float) -> None:
+    """Refuse a defaulted paper scale that would train many models on a machine without GPUs."""
+    models = study.trial_count() * len(study.seeds)
+    if (study.scale != "paper" or study.kind != "training" or address or gpus_per_trial > 0
+            or models <= MAX_IMPLICIT_CPU_MODELS or _local_gpus() > 0):
+        return
+    cheaper = ", ".join(f"--scale {s} ({_models(study.at_scale(s)).rsplit('= ', 1)[1]})" for s in SCALES[1:])
+    raise click.UsageError(
+        f"{name} at the paper scale trains {models} models and this machine has no GPU; "
+        f"run it anyway with an explicit --scale paper, or choose {cheaper}")
 
 
 def _axis_text(axis: object) -> str:
@@ -43,6 +87,10 @@ def _axis_text(axis: object) -> str:
 
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,
                             help="paper: the published scale; cpu: a laptop hour; smoke: seconds.")
+run_scale_option = click.option(
+    "--scale", type=click.Choice(SCALES), default=None,
+    help="paper (the default): the published scale; cpu: a laptop hour; smoke: seconds. Without GPUs a paper "
+         f"scale over {MAX_IMPLICIT_CPU_MODELS} models must be asked for explicitly.")
 storage_option = click.option("--storage", default=DEFAULT_STORAGE, show_default=True,
                               help="Results root: a directory or a URI pyarrow and Ray Tune reach.")
 
@@ -100,7 +148,7 @@ def show(name: str, scale: str) -> None:
 
 @main.command()
 @click.argument("name")
-@scale_option
+@run_scale_option
 @storage_option
 @click.option("--max-concurrent", type=int, default=None, help="Trials at once (default: what fits).")
 @click.option("--cpus-per-trial", type=float, default=1.0, show_default=True,
@@ -116,10 +164,17 @@ def show(name: str, scale: str) -> None:
               help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
                    "where CUDA is missing instead of failing; rows record device cpu.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
-def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_per_trial: float,
+def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
         report: bool) -> None:
-    """Run (or resume) a study: trials already on disk are not run again."""
+    """Run (or resume) a study: trials already on disk are not run again.
+
+    Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
+    """
+    study = _study(name, scale or "paper")
+    click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
+    if scale is None:
+        _guard_paper_scale(study, name, address, gpus_per_trial)
     from study.ray_env import ray_environment
 
     ray_environment(address)  # before Ray is imported
@@ -127,8 +182,7 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
     from study.runner import Resources, run_study
     from study.validate import validate
 
-    study = _study(name, scale)
-    target = _storage(study, storage)
+    target = _storage(study, storage, must_exist=False)
     started = time.time()
     try:
         validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
@@ -144,10 +198,11 @@ def run(name: str, scale: str, storage: str, max_concurrent: int | None, cpus_pe
         raise click.ClickException(f"invalid --storage {storage!r}: {message}") from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
-    if report:
-        _write_report(study, target, None)
+    failed_findings = _write_report(study, target, None) if report else 0
     if counts["failed"] or counts["finished"] < counts["total"]:
         sys.exit(1)
+    if failed_findings:
+        sys.exit(FINDING_FAILED_EXIT)
 
 
 @main.command()
@@ -166,24 +221,27 @@ def status(name: str, scale: str, storage: str) -> None:
     if study.sampler == "grid":
         finished &= set(trial_points(study))
     failed = target.failed_keys()
-    corrupt = target.corrupt_keys() & finished
-    finished -= corrupt
+    unreadable = target.corrupt_keys() & finished
+    finished -= unreadable
     progress = target.read_json(PROGRESS_FILE) or {}
     running: list[str] = []
     if progress.get("running") and _alive(progress):
         running = [k for k in progress["running"] if k not in finished]
-    pending = max(0, total - len(finished) - len(failed) - len(running) - len(corrupt))
+    pending = max(0, total - len(finished) - len(failed) - len(running) - len(unreadable))
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
-               f"corrupt {len(corrupt)} | pending {pending} | total {total}")
-    for key in sorted(corrupt):
-        click.echo(f"  corrupt {target.trial_path(key)} (unreadable; `study run` moves it aside and reruns it)")
+               f"unreadable {len(unreadable)} | pending {pending} | total {total}")
+    for key in sorted(unreadable):
+        click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):
         click.echo(f"  {progress['line']}")
     for key in sorted(failed):
         info = target.read_json(f"failed/{key}.json") or {}
         last = (info.get("error") or "").strip().splitlines()[-1:] or ["unknown error"]
         click.echo(f"  failed {key}: {last[0]}")
+    if unreadable or failed:
+        click.echo(f"  INCOMPLETE: a report now would leave out {len(unreadable) + len(failed)} of {total} trials "
+                   "and say so beside every number")
 
 
 def _alive(progress: dict) -> bool:
@@ -198,26 +256,36 @@ def _alive(progress: dict) -> bool:
     return True
 
 
-def _write_report(study: Study, target: StudyStorage, out: str | None) -> Path:
-    from analysis.report import write_report
-
+def _local_copy(study: Study, target: StudyStorage) -> tuple[Path, Path]:
+    """(study directory to analyse, default report directory): remote results are copied here first."""
     if target.is_local:
-        study_dir = target.local_path()
-        default_out = study_dir / "report"
-    else:  # remote storage: analyse a local copy of the (small) result files
-        default_out = Path("reports") / study.directory
-        study_dir = target.download(default_out / "data")
+        return target.local_path(), target.local_path() / "report"
+    default_out = Path("reports") / study.directory
+    return target.download(default_out / "data"), default_out
+
+
+def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
+    """Write the report, echo its summary; return the number of findings checked and failed."""
+    from analysis.findings import failed
+    from analysis.meta import MetaError
+    from analysis.report import build_report
+
+    study_dir, default_out = _local_copy(study, target)
     if not any((study_dir / "trials").glob("*.parquet")):
         raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
                                    f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
     out_dir = Path(out) if out else default_out
     started = time.time()
-    index = write_report(study_dir, out_dir)
-    click.echo(f"report: {index} ({time.time() - started:.1f} s)")
-    summary = out_dir / "summary.txt"
-    if summary.exists():
-        click.echo(summary.read_text().rstrip())
-    return index
+    try:
+        result = build_report(study_dir, out_dir)
+    except (MetaError, FileNotFoundError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"report: {result.index_html} ({time.time() - started:.1f} s)")
+    click.echo(result.summary)
+    bad = failed(result.verdicts)
+    if bad:
+        click.echo(f"{len(bad)} finding(s) checked and failed: exit status {FINDING_FAILED_EXIT}")
+    return len(bad)
 
 
 @main.command()
@@ -226,9 +294,13 @@ def _write_report(study: Study, target: StudyStorage, out: str | None) -> Path:
 @storage_option
 @click.option("--out", default=None, help="Report directory (default: <study dir>/report).")
 def report(name: str, scale: str, storage: str, out: str | None) -> None:
-    """Write the report (PNG grids, curves, tables, index.html) from the Parquet results."""
+    """Write the report (PNG grids, curves, tables, index.html) from the Parquet results.
+
+    Exits 3 when a finding that was checked fails (1 on errors).
+    """
     study = _study(name, scale)
-    _write_report(study, _storage(study, storage), out)
+    if _write_report(study, _storage(study, storage), out):
+        sys.exit(FINDING_FAILED_EXIT)
 
 
 @main.command("json", hidden=True)
@@ -265,6 +337,43 @@ def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], 
                                common=not all_configs, out=out))
     except CompareError as error:
         raise click.ClickException(str(error)) from None
+
+
+@main.command()
+@click.argument("name")
+@scale_option
+@storage_option
+@click.option("--metric", default=None, help="Metric whose G is explained (default: the study's metric).")
+@click.option("--evaluator", type=click.Choice(["ped-anova", "fanova", "mean-decrease-impurity"]),
+              default="ped-anova", show_default=True,
+              help="Optuna importance evaluator (fanova and mean-decrease-impurity need scikit-learn).")
+def importance(name: str, scale: str, storage: str, metric: str | None, evaluator: str) -> None:
+    """Which hyperparameter matters, per architecture: Optuna's importance over the study's finished trials."""
+    from analysis.dataset import open_trials
+    from analysis.importance import format_importances, importances
+    from analysis.meta import MetaError, read_study_meta
+    from analysis.training import plot_axes
+
+    study = _study(name, scale)
+    target = _storage(study, storage)
+    study_dir, _ = _local_copy(study, target)
+    scan = open_trials(study_dir)
+    if scan.lf is None:
+        raise click.ClickException(f"no readable results for study {study.name} (scale {study.scale}) in "
+                                   f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
+    try:
+        meta = read_study_meta(study_dir)
+        panel = plot_axes(meta, scan.lf.collect_schema().names())[0]
+        table = importances(scan.lf, meta, panel=panel, metric=metric, evaluator=evaluator)
+    except (MetaError, FileNotFoundError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{study.name} (scale {study.scale}): importance of each hyperparameter for the best G of "
+               f"{metric or meta.metric} per {panel} ({evaluator}; sums to 1 per {panel})")
+    for line in format_importances(table, panel):
+        click.echo(line)
+    if scan.unreadable:
+        click.echo(f"INCOMPLETE: computed without {len(scan.unreadable)} unreadable trial file(s): "
+                   + ", ".join(str(p) for p in scan.unreadable))
 
 
 if __name__ == "__main__":

@@ -6,21 +6,26 @@ A side is one of:
   ``--scale``), e.g. ``richter2020.fig7@smoke``;
 * a study directory (holding ``study.json`` and ``trials/``);
 * ``published:<paper>/<file>`` - published results shipped with the package, e.g.
-  ``published:richter2020/mode__var_dim``; ``published`` alone (as B) means A's own reference.
+  ``published:richter2020/mode__var_dim``; ``published:<path>.parquet`` - a file in the release's schema
+  (docs/richter2020.md); ``published`` alone (as B) means A's own reference.
+
+Either side may be published, both included: a published side's axes are the architecture, its swept
+column (``d_model``, ``vocab_size``, ...) and the learning rate. Two sides with different x axes are an
+error naming both.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
+from analysis.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
-from study.storage import StudyStorage
+from study.storage import StorageError, StudyStorage
 
 PUBLISHED = "published"
 
@@ -31,34 +36,47 @@ class CompareError(ValueError):
 
 @dataclass
 class Side:
-    """One side of a comparison: a label, the rows, the study definition (empty for published data)."""
+    """One side of a comparison: a label, the rows, the study definition, what its numbers lack."""
 
     label: str
     lf: pl.LazyFrame
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: StudyMeta
+    note: str = ""  # e.g. "1 unreadable trial file left out: ..."
+
+
+def _published(spec: str, other: Side | None) -> Side:
+    from analysis.reference import (
+        available_references,
+        load_reference,
+        load_reference_file,
+        reference_column,
+        swept_axis,
+    )
+
+    name = spec.partition(":")[2] or ((other.meta.reference if other else None) or "")
+    if not name:
+        raise CompareError(f"invalid side {spec!r}: the other side names no published reference; "
+                           f"allowed: published:<name> with name in {available_references()}, or "
+                           "published:<path>.parquet")
+    try:
+        if name.endswith(".parquet"):
+            lf, column = load_reference_file(name), swept_axis(name)[1].column
+        else:
+            lf, column = load_reference(name), reference_column(name)
+    except (FileNotFoundError, ValueError) as err:
+        raise CompareError(str(err)) from None
+    meta = StudyMeta(name=f"published:{name}", scale="paper",
+                     plot=PlotSpec(panel="architecture", x=column, y="learning_rate"), source=f"published:{name}")
+    return Side(label=f"published:{name}", lf=lf, meta=meta)
 
 
 def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = None) -> Side:
     """The :class:`Side` named by ``spec`` (see the module docstring)."""
-    from analysis.dataset import load_study_meta, scan_study
-    from analysis.reference import available_references, load_reference
-
     if spec == PUBLISHED or spec.startswith(PUBLISHED + ":"):
-        name = spec.partition(":")[2]
-        if not name:
-            name = (other.meta.get("reference") if other else None) or ""
-            if not name:
-                raise CompareError(
-                    f"invalid side {spec!r}: the other side names no published reference; "
-                    f"allowed: published:<name> with name in {available_references()}"
-                )
-        try:
-            return Side(label=f"published:{name}", lf=load_reference(name), meta={"name": name})
-        except FileNotFoundError as err:
-            raise CompareError(str(err)) from None
+        return _published(spec, other)
     path = Path(spec)
     if path.is_dir() and (path / "study.json").is_file():
-        return _from_dir(path, str(path), load_study_meta, scan_study)
+        return _from_dir(path, str(path))
     name, _, at_scale = spec.partition("@")
     if at_scale and at_scale not in SCALES:
         raise CompareError(f"invalid scale {at_scale!r} in {spec!r}; allowed: {', '.join(SCALES)}")
@@ -69,20 +87,36 @@ def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = No
     target = StudyStorage(storage=storage, directory=study.directory)
     if not target.is_local:
         raise CompareError(f"invalid --storage {storage!r} for compare; allowed: a local directory")
+    try:
+        target.check_readable()
+    except StorageError as error:
+        raise CompareError(str(error)) from None
     study_dir = target.local_path()
     if not (study_dir / "trials").is_dir():
         raise CompareError(
             f"no results for study {study.name} (scale {study.scale}) in {study_dir}; run "
             f"`study run {study.name} --scale {study.scale}` first"
         )
-    return _from_dir(study_dir, f"{study.name}@{study.scale}", load_study_meta, scan_study)
+    return _from_dir(study_dir, f"{study.name}@{study.scale}")
 
 
-def _from_dir(study_dir: Path, label: str, load_meta: Any, scan: Any) -> Side:
+def _from_dir(study_dir: Path, label: str) -> Side:
+    from analysis.dataset import open_trials
+    from analysis.meta import MetaError, read_study_meta
+
     try:
-        return Side(label=label, lf=scan(study_dir), meta=load_meta(study_dir))
-    except FileNotFoundError as err:
+        meta = read_study_meta(study_dir)
+    except (FileNotFoundError, MetaError) as err:
         raise CompareError(str(err)) from None
+    scan = open_trials(study_dir)
+    if scan.lf is None:
+        raise CompareError(f"no readable trial results in {study_dir / 'trials'}"
+                           + (f" ({len(scan.unreadable)} unreadable)" if scan.unreadable else ""))
+    note = ""
+    if scan.unreadable:
+        note = (f"{label}: {len(scan.unreadable)} unreadable trial file(s) left out of every number: "
+                + ", ".join(str(p) for p in scan.unreadable))
+    return Side(label=label, lf=scan.lf, meta=meta, note=note)
 
 
 def compare(
@@ -98,16 +132,19 @@ def compare(
 ) -> str:
     """Compare two sides; return the text table (and write ``out/index.html`` + PNG when ``out``)."""
     from analysis.compare import compare_sides, comparison_figure, comparison_html, format_comparison
-    from analysis.report import plot_axes
+    from analysis.training import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
     b = resolve_side(spec_b, storage=storage, scale=scale, other=a)
     cols_a, cols_b = a.lf.collect_schema().names(), b.lf.collect_schema().names()
-    meta = a.meta or b.meta
     try:
-        panel, x, y = plot_axes(meta, [c for c in cols_a if c in cols_b])
+        axes_a, axes_b = plot_axes(a.meta, cols_a), plot_axes(b.meta, cols_b)
     except ValueError as err:
         raise CompareError(str(err)) from None
+    if axes_a != axes_b:
+        raise CompareError(f"the two sides have different plot axes (panel, x, y): A {a.label} {axes_a}, "
+                           f"B {b.label} {axes_b}; allowed: two sides over the same axes")
+    panel, x, y = axes_a
     chosen = list(metrics) or [m for m in ("val_accuracy", "train_accuracy") if m in cols_a and m in cols_b]
     bad = [m for m in chosen if m not in cols_a or m not in cols_b]
     if bad or not chosen:
@@ -119,6 +156,9 @@ def compare(
     except ValueError as err:
         raise CompareError(str(err)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
+    for side in (a, b):
+        if side.note:
+            text += f"\nINCOMPLETE: {side.note}"
     if common:
         text += f"\n(over the common grid of {panel} x {x} x {y}; --all-configs for each side's whole grid)"
     if out:

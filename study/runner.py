@@ -1,7 +1,7 @@
 """Study -> Ray Tune run: samplers, resources, resume, progress.
 
 Grid studies use Tune's own grid over the points not yet finished (every point exactly once, even
-with concurrent trials: Optuna's GridSampler can hand one point to two workers, see RAY_NOTES.md).
+with concurrent trials: Optuna's GridSampler can hand one point to two workers, see docs/ray.md).
 Random, QMC and TPE studies use Optuna samplers through Tune's OptunaSearch, told about the trials
 already on disk so that a resumed study continues the same search instead of starting over.
 """

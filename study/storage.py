@@ -26,6 +26,10 @@ FAILED = "failed"
 ARTIFACTS = "artifacts"  # per-trial extra tables: artifacts/<name>/<trial_key>.parquet
 
 
+class StorageError(OSError):
+    """Storage that cannot be used (missing, not a directory, not readable, unreachable); names it and why."""
+
+
 def _resolve(storage: str) -> tuple[pafs.FileSystem, str, bool]:
     """(filesystem, root path inside it, is_local) for a directory path or a URI."""
     if "://" in storage and not storage.startswith("file://"):
@@ -68,6 +72,31 @@ class StudyStorage:
         """The study directory as a path or URI that Ray Tune and pyarrow both accept."""
         fs, root, local = self._fs
         return f"{root}/{self.directory}" if local else f"{self.storage.rstrip('/')}/{self.directory}"
+
+    def check_readable(self) -> None:
+        """Fail unless the storage root exists and can be listed (every command reads it first).
+
+        Raises:
+            StorageError: ``invalid --storage '...': <why>`` (no such directory, not a directory, permission
+                denied, or the error of the remote filesystem).
+        """
+        try:
+            fs, root, local = self._fs
+        except (OSError, ValueError) as error:  # a URI pyarrow cannot resolve (unknown scheme, no bucket)
+            raise StorageError(f"invalid --storage {self.storage!r}: {_first_line(error)}") from None
+        if local:
+            path = Path(root)
+            why = ("no such directory" if not path.exists() else "not a directory" if not path.is_dir()
+                   else "permission denied" if not os.access(path, os.R_OK | os.X_OK) else "")
+            if why:
+                raise StorageError(f"invalid --storage {self.storage!r}: {why} ({path})")
+            return
+        try:
+            info = fs.get_file_info(root)
+        except OSError as error:
+            raise StorageError(f"invalid --storage {self.storage!r}: {_first_line(error)}") from None
+        if info.type == pafs.FileType.File:
+            raise StorageError(f"invalid --storage {self.storage!r}: not a directory")
 
     def _write_atomic(self, relative: str, data: bytes) -> None:
         fs, _, _ = self._fs
@@ -185,6 +214,11 @@ class StudyStorage:
         if not self.is_local:
             raise ValueError(f"storage {self.storage!r} is not local")
         return Path(self.root)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def ensure_local_dir(storage: StudyStorage) -> Path | None:

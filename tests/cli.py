@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 STUDY = [sys.executable, "-m", "study.cli"]
 
 
-def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """``study ARGS...``; output captured as text."""
+def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``study ARGS...``; output captured as text (``env``: extra environment variables)."""
     return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "local"})
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": "local", **(env or {})})
 
 
 def rows(study_dir: Path) -> pl.DataFrame:

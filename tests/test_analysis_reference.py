@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import polars as pl
 import pytest
 
-from analysis.reference import available_references, load_reference
+from analysis.reference import SWEPT, available_references, load_reference, load_reference_file
 from analysis.stats import best_config, epochwise_rgb, seed_best_stats
 
 BY = ["architecture", "d_model", "learning_rate"]
@@ -58,3 +61,64 @@ def test_published_max_pooling_fails_mode_finding() -> None:
     g = dict(best.select("architecture", "g").iter_rows())
     assert g["max"] < 0.15
     assert all(g[a] > 0.9 for a in ("BERT", "MTE", "NAP", "NON", "sum"))
+
+
+# ---------------------------------------------------------------- the release's swept names (unseen files)
+
+RELEASE_INT = {"model_dimension": [8, 16], "layers": [1, 2, 4], "heads": [1, 4], "max_sequence_length": [4, 8],
+               "batch_size": [2, 64], "vocabulary_size": [2, 4, 256], "case_bias": [-3, 0]}
+RELEASE_FLOAT = {"dropout": [0.0625, 0.5], "L2_regularization": [1e-4, 0.1], "initial_std_factor": [0.25, 4.0]}
+
+
+def write_release_file(path: Path, swept: str, xs: list[float], *, archs: tuple[str, ...] = ("NAP", "max"),
+                       lrs: tuple[float, ...] = (0.09, 0.0081, 0.000729), seeds: int = 2, epochs: int = 3) -> Path:
+    """A results file in the release's schema (docs/richter2020.md): one row per (arch, x, lr, seed, epoch)."""
+    rng = np.random.default_rng(len(swept))
+    rows = []
+    for a in archs:
+        for x in xs:
+            for lr in lrs:
+                level = (0.95 if a == "NAP" else 0.12) - 0.02 * np.log2(max(float(x), 1.0)) * (a == "NAP")
+                for seed in range(seeds):
+                    for epoch in range(1, epochs + 1):
+                        acc = float(np.clip(level * epoch / epochs + rng.normal(0, 0.02), 0, 1))
+                        rows.append({"paper": "richter2020", "task": "mode", "swept": swept, "architecture": a,
+                                     "x_value": float(x), "learning_rate": lr, "seed": seed, "epoch": epoch,
+                                     "train_accuracy": acc, "val_accuracy": acc - 0.01, "train_loss": 1 - acc,
+                                     "val_loss": 1.01 - acc})
+    schema = {"seed": pl.Int8, "epoch": pl.Int16}
+    pl.DataFrame(rows).with_columns(pl.col(c).cast(t) for c, t in schema.items()).write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("swept", [*RELEASE_INT, *RELEASE_FLOAT])
+def test_every_swept_name_of_the_release_maps_to_the_study_column_and_type(swept: str, tmp_path: Path) -> None:
+    xs = RELEASE_INT.get(swept) or RELEASE_FLOAT[swept]
+    df = load_reference_file(write_release_file(tmp_path / f"mode__var_{swept}.parquet", swept, xs)).collect()
+    column, dtype = SWEPT[swept].column, SWEPT[swept].dtype
+    assert "x_value" not in df.columns and "swept" not in df.columns
+    assert df.schema[column] == dtype
+    assert sorted(df.get_column(column).unique().to_list()) == sorted(xs)
+    assert df.get_column("study").unique().to_list() == [f"richter2020.mode__var_{swept}"]
+    # the release's evaluation interval (its train.py): 100 steps, except batch and vocabulary sweeps
+    per_epoch = {x: (3200 // x if swept == "batch_size" else 100 * x // 8 if swept == "vocabulary_size" else 100)
+                 for x in xs}
+    expected = [per_epoch[x] * e for x, e in df.select(column, "epoch").iter_rows()]
+    assert df.get_column("step").to_list() == expected
+
+
+def test_the_release_names_of_vocabulary_and_layers_are_known() -> None:
+    assert SWEPT["vocabulary_size"].column == "vocab_size" and SWEPT["layers"].column == "n_layers"
+    assert SWEPT["vocabulary_size"].dtype == pl.Int64 == SWEPT["layers"].dtype
+
+
+def test_an_unknown_swept_name_is_an_error_naming_the_file_and_the_name(tmp_path: Path) -> None:
+    path = write_release_file(tmp_path / "mode__var_vocab.parquet", "vocab_sz", [2, 4])
+    with pytest.raises(ValueError, match=r"mode__var_vocab.parquet: unknown swept axis 'vocab_sz'; known: model_dim"):
+        load_reference_file(path)
+
+
+def test_a_fractional_value_of_an_integer_axis_is_an_error(tmp_path: Path) -> None:
+    path = write_release_file(tmp_path / "x.parquet", "layers", [1, 2.5])
+    with pytest.raises(ValueError, match=r"x.parquet: swept n_layers must be whole numbers; got \[2.5\]"):
+        load_reference_file(path)

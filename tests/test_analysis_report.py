@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from matplotlib.image import imread
 
 from analysis.dataset import load_study_meta, scan_study
-from analysis.reference import load_reference
+from analysis.reference import load_reference, load_reference_file
 from analysis.report import build_report, write_report
 from analysis.stats import epochwise_rgb
 from analysis.synthetic import write_synthetic_study
@@ -95,7 +96,10 @@ def test_write_report(study: Path, tmp_path: Path) -> None:
     assert published.height == 9
     # the comparison table holds the published best G of that restricted grid (in %)
     assert f"<td>{100 * published.get_column('g').max():.1f}</td>" in text
-    assert report.summary.splitlines()[0].startswith("synthetic.study: best val_accuracy G")
+    # the failed/*.json record is a trial without data: the summary says what the numbers lack first
+    assert report.summary.splitlines()[0] == "synthetic.study: INCOMPLETE, computed from 18 of 19 trials (1 failed)"
+    assert report.summary.splitlines()[1] == "  failed trial: 0123456789abcdef (failed/0123456789abcdef.json)"
+    assert report.summary.splitlines()[2].startswith("synthetic.study: best val_accuracy G")
     assert "NAP" in report.summary and (out / "summary.txt").read_text().strip() == report.summary
 
 
@@ -166,3 +170,64 @@ def test_analysis_never_imports_torch_ray_or_the_training_code() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _best_g_per(df: pl.DataFrame, metric: str, keys: list[str], rest: list[str]) -> dict[tuple, float]:
+    """Independent numpy recomputation: per (keys, rest) mean over seeds per step, max over steps; max over rest."""
+    out: dict[tuple, float] = {}
+    for cfg, d in df.group_by([*keys, *rest]):
+        steps = sorted(set(d["step"].to_list()))
+        values = np.array([[v for v in d.filter(pl.col("step") == s)[metric].to_list()] for s in steps])
+        g = float(np.max(values.mean(axis=1)))
+        key = tuple(cfg[: len(keys)])
+        out[key] = max(out.get(key, -1.0), g)
+    return out
+
+
+def test_paper_table_in_the_papers_shape_per_vocabulary_size(tmp_path: Path) -> None:
+    from tests.test_analysis_reference import write_release_file
+
+    sizes = [2, 4, 8]
+    release = write_release_file(tmp_path / "mode__var_vocab.parquet", "vocabulary_size", [2, 4, 8, 16])
+    study_dir = tmp_path / "richter2020.fig16"
+    write_synthetic_study(
+        study_dir, {"architecture": ["NAP", "max"], "vocab_size": sizes, "learning_rate": [0.09, 0.0081, 0.000729]},
+        seeds=(0, 1, 2), n_evals=4, cases=False, name="richter2020.fig16",
+        meta={"plot": {"panel": "architecture", "x": "vocab_size", "y": "learning_rate"}, "table_by": ["vocab_size"],
+              "metric": "train_accuracy", "reference": str(release), "task": "mode"},
+    )
+    report = build_report(study_dir, tmp_path / "out")
+    text = report.index_html.read_text()
+    assert "The paper&#x27;s table: best train_accuracy G per vocab_size" in text
+    ours = _best_g_per(pl.read_parquet(study_dir / "trials"), "train_accuracy", ["architecture", "vocab_size"],
+                       ["learning_rate"])
+    lines = report.summary.splitlines()
+    for arch in ("NAP", "max"):
+        expected = " / ".join(f"{100 * ours[(arch, s)]:.1f}" for s in sizes)
+        assert f"    architecture={arch}: {expected}" in lines, (arch, lines)
+    # the published table in the same shape, over the release's whole grid (S = 2 ... 16)
+    published = load_reference_file(release).collect()
+    pub = _best_g_per(published, "train_accuracy", ["architecture", "vocab_size"], ["learning_rate"])
+    table = text.split("The same statistic of the published results")[1].split("</table>")[0]
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", table)
+    assert cells[:5] == ["NAP", *(f"{100 * pub[('NAP', s)]:.1f}" for s in [2, 4, 8, 16])]
+    assert "vocabulary S = 16" in table  # human headers, one column per vocabulary size
+
+
+def test_an_unreadable_trial_file_is_shown_as_such_and_every_number_says_so(study: Path, tmp_path: Path) -> None:
+    victim = sorted((study / "trials").glob("*.parquet"))[0]
+    lost = pl.read_parquet(victim).row(0, named=True)
+    victim.write_bytes(victim.read_bytes()[:100])  # a disk that lost the end of the file
+    report = build_report(study, tmp_path / "out")
+    text = report.index_html.read_text()
+    assert "<b>17 of 18 trials done</b> (readable), 1 unreadable, 0 failed, 0 pending" in text
+    assert f"unreadable: <code>{victim}</code>" in text
+    assert "Every number in this report is computed from 17 of 18 trials (1 unreadable)" in text
+    assert "class='bar-bad' style='width:5.56%'" in text and "class='bar-ok' style='width:100.00%'" not in text
+    lines = report.summary.splitlines()
+    assert lines[0] == "synthetic.study: INCOMPLETE, computed from 17 of 18 trials (1 unreadable)"
+    assert lines[1] == f"  unreadable trial file: {victim}"
+    # the lost trial's panel is incomplete: "BERT cannot learn (<= 20%)" already fails (certain), and
+    # "NAP learns (>= 50%)" already holds (certain) -- neither can be changed by a missing cell
+    assert "  PASS: NAP learns" in lines and "  FAIL: BERT cannot learn" in lines
+    assert lost["architecture"] in ("BERT", "NAP")

@@ -179,3 +179,44 @@ def test_analysis_compare_imports_neither_torch_nor_ray() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_cli_compare_two_published_sides() -> None:
+    result = CliRunner().invoke(main, ["compare", "published:richter2020/mode__var_dim",
+                                       "published:richter2020/cases__var_dim", "--metric", "val_accuracy"])
+    assert result.exit_code == 0, result.output
+    # common grid: BERT only (cases__var_dim has BERT alone); its best G per side, recomputed here
+    for name, column in (("mode__var_dim", 2), ("cases__var_dim", 5)):  # "at" is two words
+        rgb = epochwise_rgb(load_reference(f"richter2020/{name}").filter(pl.col("architecture") == "BERT"),
+                            "val_accuracy", BY).collect()
+        row = next(line for line in result.output.splitlines() if line.startswith("val_accuracy"))
+        assert row.split()[column] == f"{100 * rgb['g'].max():.1f}"
+    assert "97.2" in result.output  # the paper's Fig. 3 BERT number, on side B
+
+
+def test_cli_compare_a_study_with_an_unseen_release_file(tmp_path: Path) -> None:
+    from tests.test_analysis_reference import write_release_file
+
+    release = write_release_file(tmp_path / "mode__var_vocab.parquet", "vocabulary_size", [2, 4, 8])
+    grid = {"architecture": ["NAP", "max"], "vocab_size": [2, 4], "learning_rate": [0.0081, 0.000729]}
+    write_synthetic_study(tmp_path / "s", grid, cases=False,
+                          meta={"plot": {"panel": "architecture", "x": "vocab_size", "y": "learning_rate"}})
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "s"), f"published:{release}"])
+    assert result.exit_code == 0, result.output
+    assert "over the common grid of architecture x vocab_size x learning_rate" in result.output
+    assert "configs A/B" in result.output and " 4/4" in result.output  # 2 sizes x 2 rates on both sides
+    # different x axes are refused with both named
+    bad = CliRunner().invoke(main, ["compare", str(tmp_path / "s"), "published:richter2020/mode__var_dim"])
+    assert bad.exit_code == 1
+    assert "different plot axes" in bad.output and "vocab_size" in bad.output and "d_model" in bad.output
+
+
+def test_cli_compare_says_when_a_side_lost_a_trial_file(tmp_path: Path) -> None:
+    grid = {"architecture": ["MTE", "max"], "d_model": [8, 16], "learning_rate": [0.027, 0.000729]}
+    write_synthetic_study(tmp_path / "s", grid, cases=False)
+    victim = sorted((tmp_path / "s" / "trials").glob("*.parquet"))[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    result = CliRunner().invoke(main, ["compare", str(tmp_path / "s"), "published:richter2020/mode__var_dim"])
+    assert result.exit_code == 0, result.output
+    assert f"INCOMPLETE: {tmp_path / 's'}: 1 unreadable trial file(s) left out of every number: {victim}" \
+        in result.output

@@ -18,7 +18,8 @@ from analysis.leaderboard import (
     leaderboard_figure,
     leaderboard_section,
 )
-from analysis.report import _Page
+from analysis.page import Page
+from analysis.sections import ReportContext
 
 LRS = (0.001, 0.01, 0.1, 1.0)
 
@@ -77,10 +78,10 @@ def test_margin_changes_share_and_band() -> None:
 
 
 def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path) -> None:
-    page = _Page(tmp_path)
+    page = Page(tmp_path)
     meta = {"name": "atlas", "metric": "val_accuracy", "plot": {"panel": "mixer", "x": "d_model",
                                                                "y": "learning_rate"}}
-    lines = leaderboard_section(page, _atlas_rows(), meta, tmp_path)
+    lines = leaderboard_section(page, ReportContext.of(_atlas_rows(), meta, tmp_path))
     html = "\n".join(page.parts)
     for column, _ in definitions():
         assert f"<b>{column}</b>" in html
@@ -116,8 +117,9 @@ def test_hybrid_costs_and_verdict() -> None:
 
 
 def test_hybrid_section_renders(tmp_path: Path) -> None:
-    page = _Page(tmp_path)
-    lines = hybrid_section(page, _hybrid_rows(), {"name": "yun2020.hybrid", "metric": "val_accuracy"}, tmp_path)
+    page = Page(tmp_path)
+    meta = {"name": "yun2020.hybrid", "metric": "val_accuracy"}
+    lines = hybrid_section(page, ReportContext.of(_hybrid_rows(), meta, tmp_path))
     assert (tmp_path / "hybrid_leaderboard.png").is_file()
     assert any("conv_layers=1 / cases: best 70.0%" in line and "900 params" in line for line in lines)
     assert "Do 1-2 convolution layers at the bottom help?" in "\n".join(page.parts)

@@ -1,9 +1,9 @@
 """A new attention mechanism is one new file: copied tree + one file in trainables/mixers/, no other edit.
 
-The copy of the project's packages gets ``trainables/mixers/gated_mean.py`` and nothing else. From that
-file alone the mixer must be registered, listed by the atlas, train packed as separate runs (float64, 1e-6),
-and run in a real smoke study (Ray Tune, Parquet) in every family that takes a mixer (Richter's encoder on
-``mode``, Gros' bilayer on ``nt``, the CTL Transformer), with packing on and off.
+The copy of the project's packages gets one file, ``gated_mean.py`` in ``trainables/mixers/``, and nothing
+else. From that file alone the mixer must be registered, listed by the atlas, train packed as separate runs
+(float64, 1e-6), and run in a real smoke study (Ray Tune, Parquet) in every family that takes a mixer
+(Richter's encoder on ``mode``, Gros' bilayer on ``nt``, the CTL Transformer), with packing on and off.
 """
 
 from __future__ import annotations

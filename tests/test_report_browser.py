@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 from matplotlib.image import imread
 
@@ -224,6 +225,10 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (study / "failed").mkdir()
     (study / "failed" / "0123456789abcdef.json").write_text('{"error": "boom"}')
+    # one cell not run: its trial file removed (the grid shows it hatched)
+    rows = pl.read_parquet(study / "trials" / "*.parquet", include_file_paths="path")
+    gone = rows.filter(pl.col("architecture") == "max", pl.col("d_model") == 32, pl.col("learning_rate") == 0.09)
+    Path(gone["path"][0]).unlink()
     build_report(study, tmp / "report")
     return tmp / "report"
 
@@ -245,7 +250,10 @@ def test_report_page_loads_cleanly_and_renders(report_dir: Path, tmp_path: Path)
 def test_report_html_is_self_contained(report_dir: Path) -> None:
     text = (report_dir / "index.html").read_text()
     assert not re.search(r"(?i)\b(?:https?|ftp):|//[a-z0-9.-]+\.[a-z]{2,}/", text), "an external URL"
-    assert not re.search(r"(?i)<(?:link|script|iframe|object|embed)\b", text), "an external resource tag"
+    assert not re.search(r"(?i)<(?:link|iframe|object|embed)\b", text), "an external resource tag"
+    assert not re.search(r"(?i)<script\b[^>]*\bsrc\s*=", text), "a script from outside the page"
+    # inline scripts only: the interactive grids' one script and their JSON data
+    assert re.findall(r"(?i)<script\b[^>]*>", text).count("<script>") == 1
     srcs = re.findall(r"""(?i)\bsrc\s*=\s*["']([^"']*)""", text)
     assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
     assert "url(" not in text
@@ -270,3 +278,138 @@ def test_negative_control_every_fault_is_caught(tmp_path: Path) -> None:
     assert "request outside the page: http://192.0.2.1/x.png" in text
     with pytest.raises(AssertionError):
         assert_not_blank(tmp_path / "bad.png")  # one heading on a white page is "blank"
+
+
+# ----------------------------------------------------------------- the interactive grid, driven for real
+
+GRID_ID = "cells-grid_val_accuracy"
+
+
+class Page:
+    """One loaded page in a fresh headless Chromium: evaluate JavaScript, move and click the mouse, screenshot."""
+
+    def __init__(self, url: str, user_data_dir: Path) -> None:
+        self.browser = Browser(user_data_dir)
+        target = self.browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.browser.send(f"{domain}.enable", session=self.session)
+        self.browser.send("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": HEIGHT,
+                                                                 "deviceScaleFactor": 1, "mobile": False},
+                          session=self.session)
+        self.browser.events.clear()
+        self.browser.send("Page.navigate", {"url": url}, session=self.session)
+        self.browser.wait_for("Page.loadEventFired", timeout=60)
+        self.url = url
+
+    def js(self, expression: str) -> Any:
+        reply = self.browser.send("Runtime.evaluate", {"expression": f"JSON.stringify({expression})",
+                                                       "returnByValue": True}, session=self.session)
+        result = reply["result"]
+        return json.loads(result["value"]) if "value" in result else None  # undefined: no value
+
+    def mouse(self, kind: str, x: float, y: float) -> None:
+        params: dict[str, Any] = {"type": kind, "x": x, "y": y}
+        if kind != "mouseMoved":
+            params |= {"button": "left", "clickCount": 1}
+        self.browser.send("Input.dispatchMouseEvent", params, session=self.session)
+
+    def screenshot(self, path: Path) -> None:
+        shot = self.browser.send("Page.captureScreenshot", {"format": "png"}, session=self.session, timeout=60)
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+    def problems(self) -> list[str]:
+        return _problems(self.browser.events, self.url)
+
+
+def _cell_centre(page: Page, panel: str, x: str, y: str) -> tuple[float, float]:
+    """Viewport coordinates of the centre of cell (panel, x, y) of the val_accuracy grid (after scrolling to it)."""
+    page.js(f"document.getElementById('{GRID_ID}').scrollIntoView()")
+    geo = page.js(f"""(() => {{ const w = document.getElementById('{GRID_ID}'), img = w.querySelector('img'),
+        r = img.getBoundingClientRect(), d = JSON.parse(w.querySelector('script.celldata').textContent);
+        return {{left: r.left, top: r.top, sx: r.width / img.naturalWidth, sy: r.height / img.naturalHeight,
+                 xs: d.xs, ys: d.ys, panels: d.panels.map(p => [p.panel, p.box])}}; }})()""")
+    box = dict(geo["panels"])[panel]
+    i, j = geo["xs"].index(x), geo["ys"].index(y)
+    cx = box[0] + (i + 0.5) * (box[2] - box[0]) / len(geo["xs"])
+    cy = box[1] + (j + 0.5) * (box[3] - box[1]) / len(geo["ys"])
+    return geo["left"] + cx * geo["sx"], geo["top"] + cy * geo["sy"]
+
+
+def _expected_cell(study: Path, arch: str, d: int, lr: float) -> dict[str, Any]:
+    """The cell's numbers recomputed from the Parquet rows with numpy (independent of analysis/)."""
+    df = pl.read_parquet(study / "trials" / "*.parquet").filter(
+        pl.col("architecture") == arch, pl.col("d_model") == d, (pl.col("learning_rate") - lr).abs() < 1e-12)
+    seeds = sorted(df["seed"].unique().to_list())
+    steps = sorted(df["step"].unique().to_list())
+    acc = np.array([[df.filter(pl.col("seed") == s, pl.col("step") == t)["val_accuracy"][0] for t in steps]
+                    for s in seeds])  # (seed, step)
+    mean = acc.mean(axis=0)
+    diverged = [s for s in seeds if (df.filter(pl.col("seed") == s)["status"] == "diverged").any()]
+    return {"r": acc.min(axis=0).max(), "g": mean.max(), "b": acc.max(axis=0).max(), "seeds": seeds,
+            "diverged": diverged, "best_step": steps[int(np.argmax(mean))], "curves": acc, "steps": steps}
+
+
+def test_hovering_and_clicking_a_grid_cell_shows_its_numbers_and_seed_curves(report_dir: Path,
+                                                                            tmp_path: Path) -> None:
+    study = report_dir.parent / "richter2020.fig7.synthetic"
+    expected = _expected_cell(study, "NAP", 16, 0.09)
+    shots = Path(os.environ.get("REPORT_SCREENSHOT_DIR", tmp_path))
+    page = Page((report_dir / "index.html").as_uri(), tmp_path / "profile")
+    try:
+        x, y = _cell_centre(page, "NAP", "16", "9.0e-02")
+        page.mouse("mouseMoved", x, y)
+        tip = page.js("[getComputedStyle(document.querySelector('.celltip')).display, "
+                      "document.querySelector('.celltip').innerText]")
+        page.screenshot(shots / "hover.png")
+        page.mouse("mousePressed", x, y)
+        page.mouse("mouseReleased", x, y)
+        lines = page.js(f"[...document.querySelectorAll('#{GRID_ID} .cellcurves polyline')].map(p => "
+                        "[p.dataset.seed, p.dataset.values, p.getAttribute('points').split(' ').length])")
+        title = page.js(f"document.querySelector('#{GRID_ID} .cellcurves p').innerText")
+        page.screenshot(shots / "click.png")
+        # a cell that was not run (its trial file removed in the fixture): hatched, and says so
+        x2, y2 = _cell_centre(page, "max", "32", "9.0e-02")
+        page.mouse("mouseMoved", x2, y2)
+        not_run = page.js("document.querySelector('.celltip').innerText")
+        page.screenshot(shots / "not_run.png")
+        shot = imread(shots / "not_run.png")[..., :3]
+        problems = page.problems()
+    finally:
+        page.browser.close()
+    assert problems == [], problems
+    assert tip[0] == "block"
+    def pct(v: float) -> str:
+        return f"{100 * v:.1f}%"
+    assert tip[1].splitlines() == [
+        "NAP · d_model=16, learning_rate=9.0e-02",
+        f"val_accuracy: R {pct(expected['r'])} (worst seed) · G {pct(expected['g'])} (mean) · "
+        f"B {pct(expected['b'])} (best seed)",
+        f"{len(expected['seeds'])} seeds · {len(expected['diverged'])} diverged · best G at step "
+        f"{expected['best_step']}",
+        "click: per-seed learning curves",
+    ]
+    assert title.startswith("NAP · d_model=16, learning_rate=9.0e-02 · val_accuracy of every seed")
+    assert [int(s) for s, _, _ in lines] == expected["seeds"]
+    for (_, values, n_points), curve in zip(lines, expected["curves"], strict=True):
+        assert np.allclose([float(v) for v in values.split(",")], curve, atol=5e-5)
+        assert n_points == len(expected["steps"])
+    assert not_run.splitlines() == ["max · d_model=32, learning_rate=9.0e-02", "not run"]
+    # the not-run cell is hatched: grey stripes on white, not a flat colour
+    patch = shot[int(y2) - 3:int(y2) + 4, int(x2) - 3:int(x2) + 4].reshape(-1, 3)
+    assert (patch.mean(axis=1) > 0.95).any() and ((patch.mean(axis=1) > 0.4) & (patch.mean(axis=1) < 0.7)).any()
+
+
+def test_tables_fit_1280_px_and_have_human_headers(report_dir: Path, tmp_path: Path) -> None:
+    page = Page((report_dir / "index.html").as_uri(), tmp_path / "profile")
+    try:
+        widths = page.js("[...document.querySelectorAll('.scroll')].map(s => [s.scrollWidth, s.clientWidth])")
+        right = page.js("Math.max(...[...document.querySelectorAll('table.data')].map(t => "
+                        "t.getBoundingClientRect().right)) - document.documentElement.clientWidth")
+        headers = page.js("[...document.querySelectorAll('table.data th')].map(t => t.innerText)")
+    finally:
+        page.browser.close()
+    assert len(widths) >= 4 and all(scroll <= client for scroll, client in widths), widths  # no sideways scroll
+    assert right <= 0  # no table reaches past the window
+    assert headers and not [h for h in headers if "_" in h], [h for h in headers if "_" in h]
+    assert "validation accuracy" in " ".join(headers) or "val mean (%)" in headers

@@ -70,7 +70,7 @@ def test_a_study_on_s3_storage_runs_resumes_and_reports(s3_env: dict[str, str], 
     again = _cli(s3_env, "run", "demo", "--scale", "smoke", "--storage", uri)
     assert "9 finished before, 0 to run" in again.stdout
     status = _cli(s3_env, "status", "demo", "--scale", "smoke", "--storage", uri)
-    assert "done 9 | running 0 | failed 0 | corrupt 0 | pending 0 | total 9" in status.stdout
+    assert "done 9 | running 0 | failed 0 | unreadable 0 | pending 0 | total 9" in status.stdout
     report = _cli(s3_env, "report", "demo", "--scale", "smoke", "--storage", uri, cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "reports" / "demo.smoke" / "index.html").stat().st_size > 1000

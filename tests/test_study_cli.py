@@ -26,7 +26,8 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
     # A relative --storage, as a user types it: Ray workers run elsewhere and must still find it.
     result = run_cli("run", "richter2020.fig3", "--scale", "smoke", "--storage", "out", "--report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
-    assert "[8/8 100%] best val_accuracy" in result.stdout
+    assert "[8/8 100%] running 0 | best val_accuracy" in result.stdout
+    assert "[0/8 0%] running 1 | best - | elapsed" in result.stdout  # the first line: when the first trial starts
     assert "8/8 trials finished, 0 failed" in result.stdout
     study_dir = tmp_path / "out" / "richter2020.fig3.smoke"
     df = rows(study_dir)
@@ -44,7 +45,7 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
     status = run_cli("status", "richter2020.fig3", "--scale", "smoke", "--storage", "out", cwd=tmp_path)
-    assert "done 8 | running 0 | failed 0 | corrupt 0 | pending 0 | total 8" in status.stdout
+    assert "done 8 | running 0 | failed 0 | unreadable 0 | pending 0 | total 8" in status.stdout
 
 
 @pytest.mark.slow
@@ -103,7 +104,7 @@ def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     (["run", f"{STUDIES}:UNKNOWN_ARCHITECTURE"],
      "invalid architecture='transfomer'; allowed: BERT, MTE, NAP, NON, sum, max"),
     (["run", "demo", "--cpus-per-trial", "0"], "invalid --cpus-per-trial 0.0; allowed: a number > 0"),
-    (["report", "demo", "--storage", "/nonexistent"], "no results for study demo"),
+    (["report", "demo", "--storage", "/nonexistent"], "invalid --storage '/nonexistent': no such directory"),
 ])
 def test_bad_input_gets_one_line_errors(args: list[str], message: str, tmp_path: Path) -> None:
     result = run_cli(*args, timeout=60, cwd=tmp_path)
@@ -168,3 +169,57 @@ def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
     for metric in ("train_loss", "val_loss", "val_accuracy"):
         diff = (first[metric] - first[f"{metric}_alone"]).abs().max()
         assert diff < 1e-4, f"{metric} differs by {diff} at the first evaluation"
+
+
+@pytest.mark.parametrize("command", [["status", "demo"], ["report", "demo"], ["importance", "demo"],
+                                     ["compare", "demo", "published"], ["run", "demo", "--scale", "smoke"]])
+def test_unusable_storage_is_an_error_in_every_command(command: list[str], tmp_path: Path) -> None:
+    result = run_cli(*command, "--storage", "/proc/forbidden", timeout=60, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "invalid --storage '/proc/forbidden'" in result.stderr and "Traceback" not in result.stderr
+    assert "pending" not in result.stdout
+
+
+def test_a_paper_scale_study_without_gpus_needs_an_explicit_request(tmp_path: Path) -> None:
+    no_gpu = {"CUDA_VISIBLE_DEVICES": ""}
+    result = run_cli("run", "richter2020.fig7", "--storage", str(tmp_path), timeout=60, cwd=tmp_path, env=no_gpu)
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[0] == "richter2020.fig7 at scale paper: 480 trials x 5 seeds = 2400 models"
+    assert ("richter2020.fig7 at the paper scale trains 2400 models and this machine has no GPU; run it anyway "
+            "with an explicit --scale paper, or choose --scale cpu (216 models), --scale smoke (16 models)") \
+        in result.stderr.replace("\n", " ")
+    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
+    # the demo's paper scale is small: it starts without asking (here it stops at the storage check)
+    demo = run_cli("run", "demo", "--storage", "/proc/forbidden", timeout=60, cwd=tmp_path, env=no_gpu)
+    assert demo.stdout.startswith("demo at scale paper: 9 trials x 3 seeds = 27 models")
+    assert demo.returncode == 1 and "invalid --storage" in demo.stderr
+
+
+def _study_with_findings(storage: Path, directory: str, scale: str, findings: list[dict]) -> Path:
+    from analysis.synthetic import write_synthetic_study
+
+    grid = {"architecture": ["NAP", "sum", "max"], "d_model": [32], "learning_rate": [0.027, 0.0081, 0.0024]}
+    write_synthetic_study(storage / directory, grid, seeds=(0, 1), cases=False, name="demo",
+                          meta={"scale": scale, "findings": findings})
+    return storage / directory
+
+
+def test_report_exit_status_says_whether_a_checked_finding_failed(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from analysis.findings import FINDING_FAILED_EXIT
+    from study.cli import FINDING_FAILED_EXIT as CLI_EXIT
+    from study.cli import main
+
+    assert CLI_EXIT == FINDING_FAILED_EXIT == 3
+    fails = [{"description": "NAP cannot learn", "below": {"NAP": 0.1}, "scales": ["paper", "cpu"]}]
+    _study_with_findings(tmp_path, "demo", "paper", fails)
+    result = CliRunner().invoke(main, ["report", "demo", "--storage", str(tmp_path)])
+    assert result.exit_code == 3, result.output
+    assert "  FAIL: NAP cannot learn" in result.output and "required <= 10.0%: fails" in result.output
+    assert "1 finding(s) checked and failed: exit status 3" in result.output
+    # the same claim at smoke scale is not checked: no failure, exit 0
+    _study_with_findings(tmp_path, "demo.smoke", "smoke", fails)
+    smoke = CliRunner().invoke(main, ["report", "demo", "--scale", "smoke", "--storage", str(tmp_path)])
+    assert smoke.exit_code == 0, smoke.output
+    assert "  NOT CHECKED: NAP cannot learn" in smoke.output

@@ -1,0 +1,202 @@
+"""A study's definition (``study.json``, see ``docs/results.md``) parsed once into typed values.
+
+Everything the report, ``study compare`` and ``study importance`` need from ``study.json`` is a field of
+:class:`StudyMeta`; nothing downstream indexes the raw dict. Unknown keys are errors naming the file, the
+key and the allowed keys (a typo such as ``"findngs"`` would otherwise silently drop every check).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+KINDS = ("training", "measurement")
+MODES = ("max", "min")
+
+
+class MetaError(ValueError):
+    """An invalid study definition; the message names the file, the field, the value and what is allowed."""
+
+
+def _fail(source: str, what: str, value: object, allowed: str) -> MetaError:
+    return MetaError(f"{source}: invalid {what} {value!r}; allowed: {allowed}")
+
+
+def _check_keys(source: str, where: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        raise MetaError(f"{source}: unknown key {unknown[0]!r} in {where}; allowed: {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """How the grids are laid out: one panel per ``panel`` value, ``x`` across, ``y`` up (None: choose)."""
+
+    panel: str | None = None
+    x: str | None = None
+    y: str | None = None
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    """A qualitative claim checked with numbers: the best G of ``metric`` per panel value vs a bound.
+
+    ``below``: the value must be at most the threshold; ``above``: at least. ``scales``: the scales
+    at which the claim can show (None: every scale); elsewhere it is "not checked at this scale".
+    """
+
+    description: str
+    metric: str | None = None
+    below: Mapping[str, float] = field(default_factory=dict)
+    above: Mapping[str, float] = field(default_factory=dict)
+    scales: tuple[str, ...] | None = None
+
+    def checked_at(self, scale: str) -> bool:
+        """Whether this finding is checked for a study run at ``scale``."""
+        return self.scales is None or scale in self.scales
+
+
+_FINDING_KEYS = ("description", "metric", "below", "above", "scales")
+
+
+def _finding(source: str, i: int, data: Mapping[str, Any]) -> FindingSpec:
+    _check_keys(source, f"findings[{i}]", data, _FINDING_KEYS)
+    bounds = {}
+    for relation in ("below", "above"):
+        raw = data.get(relation) or {}
+        if not isinstance(raw, Mapping) or not all(isinstance(v, int | float) for v in raw.values()):
+            raise _fail(source, f"findings[{i}].{relation}", raw, "a mapping panel value -> number")
+        bounds[relation] = {str(k): float(v) for k, v in raw.items()}
+    scales = data.get("scales")
+    return FindingSpec(
+        description=str(data.get("description") or f"finding {i}"),
+        metric=data.get("metric"),
+        scales=None if scales is None else tuple(str(s) for s in scales),
+        **bounds,
+    )
+
+
+@dataclass(frozen=True)
+class StudyMeta:
+    """The fields of ``study.json`` (docs/results.md). Defaults stand for keys an older file lacks."""
+
+    name: str = ""
+    directory: str = ""
+    scale: str = ""
+    goal: str = ""
+    task: str = ""
+    kind: str = "training"
+    scientific: Mapping[str, Any] = field(default_factory=dict)
+    nuisance: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    seeds: tuple[int, ...] = ()
+    sampler: str = "grid"
+    n_trials: int | None = None
+    metric: str = "val_accuracy"
+    mode: str = "max"
+    plot: PlotSpec = field(default_factory=PlotSpec)
+    reference: str | None = None
+    deviations: tuple[str, ...] = ()
+    findings: tuple[FindingSpec, ...] = ()
+    aliases: tuple[str, ...] = ()
+    learning_rates_per_trial: int = 1
+    sections: tuple[str, ...] = ()
+    #: Columns the paper's table is per (beside the panel), e.g. ``("vocab_size",)`` for Table 5.
+    table_by: tuple[str, ...] = ()
+    #: Label columns a study declares (kept as written; the report does not interpret them).
+    labels: Any = None
+    versions: Mapping[str, Any] = field(default_factory=dict)
+    #: Where this definition came from (named in error messages); not a study.json key.
+    source: str = "study.json"
+
+    @property
+    def axes(self) -> dict[str, Any]:
+        """Scientific then nuisance axes as written in study.json."""
+        return {**self.scientific, **self.nuisance}
+
+    def axis_values(self, name: str) -> list[Any] | None:
+        """The grid values of axis ``name`` (a Linked axis: its labels); None for continuous or absent axes."""
+        axis = self.axes.get(name)
+        if isinstance(axis, list):
+            return axis
+        if isinstance(axis, Mapping) and "distribution" not in axis:
+            return list(axis)
+        return None
+
+    @property
+    def display_name(self) -> str:
+        """The study name, or the source when the definition has none."""
+        return self.name or Path(self.source).parent.name or self.source
+
+
+_KEYS = tuple(f.name for f in fields(StudyMeta) if f.name != "source")
+
+
+def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") -> StudyMeta:
+    """A :class:`StudyMeta` from a study.json mapping (a StudyMeta is returned unchanged).
+
+    Raises:
+        MetaError: naming ``source``, the key and what is allowed, for an unknown key or a bad value.
+    """
+    if isinstance(data, StudyMeta):
+        return data
+    _check_keys(source, "study.json", data, _KEYS)
+    plot = data.get("plot") or {}
+    _check_keys(source, "plot", plot, ("panel", "x", "y"))
+    kind, mode = data.get("kind", "training"), data.get("mode", "max")
+    if kind not in KINDS:
+        raise _fail(source, "kind", kind, ", ".join(KINDS))
+    if mode not in MODES:
+        raise _fail(source, "mode", mode, ", ".join(MODES))
+    n_trials = data.get("n_trials")
+    if n_trials is not None and (not isinstance(n_trials, int) or n_trials < 0):
+        raise _fail(source, "n_trials", n_trials, "an integer >= 0 or null")
+    return StudyMeta(
+        name=str(data.get("name") or ""),
+        directory=str(data.get("directory") or ""),
+        scale=str(data.get("scale") or ""),
+        goal=str(data.get("goal") or ""),
+        task=str(data.get("task") or ""),
+        kind=kind,
+        scientific=dict(data.get("scientific") or {}),
+        nuisance=dict(data.get("nuisance") or {}),
+        fixed=dict(data.get("fixed") or {}),
+        seeds=tuple(int(s) for s in data.get("seeds") or ()),
+        sampler=str(data.get("sampler") or "grid"),
+        n_trials=n_trials,
+        metric=str(data.get("metric") or "val_accuracy"),
+        mode=mode,
+        plot=PlotSpec(panel=plot.get("panel"), x=plot.get("x"), y=plot.get("y")),
+        reference=data.get("reference") or None,
+        deviations=tuple(str(d) for d in data.get("deviations") or ()),
+        findings=tuple(_finding(source, i, f) for i, f in enumerate(data.get("findings") or ())),
+        aliases=tuple(str(a) for a in data.get("aliases") or ()),
+        learning_rates_per_trial=int(data.get("learning_rates_per_trial") or 1),
+        sections=tuple(str(s) for s in data.get("sections") or ()),
+        table_by=tuple(str(c) for c in data.get("table_by") or ()),
+        labels=data.get("labels"),
+        versions=dict(data.get("versions") or {}),
+        source=source,
+    )
+
+
+def read_study_meta(study_dir: str | Path) -> StudyMeta:
+    """The parsed ``<study_dir>/study.json``.
+
+    Raises:
+        FileNotFoundError: when the study has no ``study.json``.
+        MetaError: when it is not valid JSON or has an unknown key or a bad value (naming the file).
+    """
+    path = Path(study_dir) / "study.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no study definition {path}")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise MetaError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, Mapping):
+        raise MetaError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return parse_meta(data, str(path))

@@ -1,0 +1,68 @@
+"""One visual language: the same colour per architecture in every figure, legends off the data, cells not run
+hatched, and grid geometry that points at the right pixels of the saved PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.image import imread
+
+from analysis.plots import NOT_RUN_HATCH, PANEL_COLORS, learning_curve_figure, panel_color, rgb_grid, robustness_figure
+
+PANELS = ["NAP", "sum", "max"]
+
+
+def _overlap(a, b) -> bool:  # noqa: ANN001 - matplotlib Bbox
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _line_colors(fig) -> dict[str, str]:  # noqa: ANN001
+    legend = fig.legends[0]
+    return {t.get_text().split(" ")[0]: to_hex(h.get_color()) for t, h in zip(legend.get_texts(), legend.legend_handles,
+                                                                             strict=True)}
+
+
+def test_every_figure_colours_an_architecture_the_same_way_and_keeps_its_legend_off_the_data() -> None:
+    steps = pl.DataFrame({"architecture": [p for p in PANELS for _ in range(3)], "step": [100, 200, 300] * 3,
+                          "mean": np.linspace(0.1, 0.9, 9), "min": 0.0, "max": 1.0})
+    curves = learning_curve_figure(steps.with_columns(label=pl.col("architecture") + " (d=8)"), "architecture",
+                                   label="label")
+    curve = pl.DataFrame({"architecture": PANELS * 2, "g": [0.9, 0.5, 0.1, 0.8, 0.4, 0.05],
+                          "fraction": [0.5] * 3 + [1.0] * 3})
+    robust = robustness_figure(curve, "architecture", x="fraction")
+    for fig in (curves, robust):
+        FigureCanvasAgg(fig).draw()
+        assert _line_colors(fig) == {p: PANEL_COLORS[p] for p in PANELS}
+        legend = fig.legends[0].get_window_extent()
+        assert not any(_overlap(legend, ax.get_window_extent()) for ax in fig.axes)
+    assert PANEL_COLORS["sum"] != PANEL_COLORS["max"] and panel_color("an unknown mixer") == panel_color(
+        "an unknown mixer")
+
+
+def test_grid_geometry_points_at_each_cell_and_cells_not_run_are_hatched(tmp_path: Path) -> None:
+    rows = [("NAP", d, lr, 0.2 * k / 9, 0.5, 0.9) for k, (d, lr) in
+            enumerate((d, lr) for d in (8, 16, 32) for lr in (0.1, 0.01, 0.001))]
+    rgb = pl.DataFrame(rows[:-1], schema=["architecture", "d_model", "learning_rate", "r", "g", "b"], orient="row")
+    grid = rgb_grid(rgb, "architecture", "d_model", "learning_rate", "t")  # (32, 0.001) not run
+    (geo,) = grid.geometry()
+    grid.fig.savefig(tmp_path / "g.png", dpi=100)
+    assert grid.geometry(draw=False) == [geo]  # right after saving: the same boxes without drawing again
+    img = imread(tmp_path / "g.png")[..., :3]
+    x0, y0, x1, y1 = geo["box"]
+    assert grid.ys == [0.1, 0.01, 0.001]  # the highest learning rate is the top row
+    for i, d in enumerate(grid.xs):
+        for j, lr in enumerate(grid.ys):
+            cx = int(x0 + (i + 0.25) * (x1 - x0) / 3)  # off the centre: the best cell carries a cross
+            cy = int(y0 + (j + 0.25) * (y1 - y0) / 3)
+            cell = rgb.filter(pl.col("d_model") == d, pl.col("learning_rate") == lr)
+            if cell.height:
+                assert np.allclose(img[cy, cx], cell.select("r", "g", "b").row(0), atol=1.5 / 255), (d, lr)
+            else:
+                patch = img[cy - 6:cy + 6, cx - 6:cx + 6].reshape(-1, 3)
+                hatch = np.array([int(NOT_RUN_HATCH[k:k + 2], 16) / 255 for k in (1, 3, 5)])
+                assert (np.abs(patch - 1.0).max(axis=1) < 0.02).any()  # white
+                assert (np.abs(patch - hatch).max(axis=1) < 0.12).any()  # grey stripes
