@@ -20,9 +20,14 @@ DEMO = Study(
     seeds=(0, 1, 2),
     plot=Plot(panel="architecture", x="d_model", y="learning_rate"),
     reference="richter2020/mode__var_dim",
-    findings=(Finding(description="max pooling cannot learn mode finding (paper: <= 15%) while sum "
-                      "and NAP can", metric="val_accuracy", below={"max": 0.15},
-                      above={"sum": 0.5, "NAP": 0.5}),),
+    # The bound is the demo's, not the paper's: with 3 seeds and 256 validation examples a mean accuracy has a
+    # standard error of ~1.3 points and the best of 30 evaluations sits ~3 points above it, so "cannot learn"
+    # (the majority-class rate is 12.2% at N = 128) is tested as <= 20%; the paper's own best for max is 14.1%.
+    findings=(Finding(description="max pooling cannot learn mode finding: its best mean accuracy stays near the "
+                      "majority-class rate (12.2% at the validation length N = 128; the paper's best for max: "
+                      "14.1% at N = 256), at most 20% with this demo's 3 seeds and 256 validation examples, "
+                      "while sum and NAP reach at least 50%",
+                      metric="val_accuracy", below={"max": 0.20}, above={"sum": 0.5, "NAP": 0.5}),),
     deviations=COMMON_DEVIATIONS + (
         "Demo scale: d = 32, sequences of N = 64 (validation at 128) instead of 128 (256), 1000 steps "
         "instead of 3200, 3 learning rates and 3 seeds; the published grid beside it is at N = 128.",),
