@@ -47,10 +47,14 @@ def trial_device(gpus_per_trial: float, *, simulated_gpus: bool = False, where: 
                       "declares but does not have) trains GPU trials on the CPU")
 
 
-def packing(packed: bool | None, gpus_per_trial: float) -> bool:
-    """Whether a trial trains its seeds as one packed model: the explicit choice, else on for GPU trials.
+def packing(packed: bool | None, gpus_per_trial: float) -> bool | None:
+    """Whether a trial trains its seeds as one packed model: the explicit choice, else on for GPU trials, else
+    None: the model family's own default on a CPU (Richter's encoder trains one seed after another, where
+    packing measured no faster, bench/README.md; Gros' tiny bilayer always stacks its seeds).
 
     Decided by what the trial asked for, not by the device it got, so a study on simulated GPUs runs the
-    same packed path through Ray as on real ones (on a CPU, packing measured no faster: bench/README.md).
+    same packed path through Ray as on real ones.
     """
-    return (gpus_per_trial > 0) if packed is None else packed
+    if packed is not None:
+        return packed
+    return True if gpus_per_trial > 0 else None

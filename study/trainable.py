@@ -139,7 +139,7 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
-    chooses how a configuration's seeds train (None: packed on a GPU, one after another on a CPU);
+    chooses how a configuration's seeds train (None: the family's default on ``device``);
     `precision` (``fp32`` or ``bf16`` autocast) is recorded in every row.
     """
     report = report or (lambda _: None)

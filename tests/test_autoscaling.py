@@ -66,7 +66,7 @@ def test_devices_cpu_trials_cuda_and_the_explicit_simulation() -> None:
 
 
 def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
-    assert packing(None, 0.25) is True and packing(None, 0.0) is False
+    assert packing(None, 0.25) is True and packing(None, 0.0) is None  # None: the family's own CPU default
     assert packing(False, 0.25) is False and packing(True, 0.0) is True
 
 

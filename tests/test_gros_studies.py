@@ -64,3 +64,25 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
     summary = (report / "summary.txt").read_text()
     assert "gros2024.fig6: greedy accuracy per configuration" in summary
     assert "last_mean_accuracy_nt_s" in summary and "final_mean_accuracy_nt" in summary
+
+
+def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's default packing on a CPU (study.devices.packing) leaves the choice to the family, and the
+    Gros family stacks every seed into one model (one seed after another measured ~1.5x slower on N16T2)."""
+    import trainables.gros.family as family
+    from study.devices import packing
+    from study.storage import StudyStorage
+    from study.trainable import run_trial
+
+    calls: list[list[int]] = []
+    original = family.train_members
+
+    def spy(cfg, seeds, **kw):  # type: ignore[no-untyped-def]
+        calls.append(list(seeds))
+        return original(cfg, seeds, **kw)
+
+    monkeypatch.setattr(family, "train_members", spy)
+    study = get_study("gros2024.fig4", "smoke")
+    run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"},
+              packed=packing(None, 0.0))
+    assert calls == [list(study.seeds)]
