@@ -87,7 +87,7 @@ HYBRID = Study(
 
 
 #: Step budgets for the all-attention stack, each evaluated 8 times over its run.
-BUDGETS = Linked(options={n: {"n_steps": n, "eval_every": n // 8} for n in (800, 1600, 3200, 6400)})
+BUDGETS = Linked(options={n: {"n_steps": n, "eval_every": n // 8} for n in (400, 600, 800, 1600, 3200, 6400)})
 
 BUDGET = Study(
     name="yun2020.budget",
