@@ -1,8 +1,9 @@
 """Richter & Wattenhofer 2020, "Normalized Attention Without Probability Cage" (arXiv:2005.09561).
 
 One study per published figure or table, at the paper's exact scale (3200 steps of batch 32, Adam,
-10 learning rates 0.3^k for k = 1..10, 5 seeds), each with a ``cpu`` scale (a meaningful fraction
-that a 2-core laptop finishes in minutes to an hour) and a ``smoke`` scale (seconds, for tests).
+10 learning rates 0.3^k for k = 1..10, 5 seeds), each with a ``cpu`` scale (a meaningful fraction that a
+2-core laptop finishes in a few hours: Fig. 7's took 2 h 56 min on one core) and a ``smoke`` scale (seconds,
+for tests).
 Notes: docs/richter2020.md. Figures that share their runs (Fig. 5 / Fig. 14, Fig. 16 /
 Table 5, Fig. 9 / Table 1) are one study with aliases, so the models are trained once.
 """

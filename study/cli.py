@@ -86,10 +86,10 @@ def _axis_text(axis: object) -> str:
 
 
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,
-                            help="paper: the published scale; cpu: a laptop hour; smoke: seconds.")
+                            help="paper: the published scale; cpu: laptop hours; smoke: seconds.")
 run_scale_option = click.option(
     "--scale", type=click.Choice(SCALES), default=None,
-    help="paper (the default): the published scale; cpu: a laptop hour; smoke: seconds. Without GPUs a paper "
+    help="paper (the default): the published scale; cpu: laptop hours; smoke: seconds. Without GPUs a paper "
          f"scale over {MAX_IMPLICIT_CPU_MODELS} models must be asked for explicitly.")
 storage_option = click.option("--storage", default=DEFAULT_STORAGE, show_default=True,
                               help="Results root: a directory or a URI pyarrow and Ray Tune reach.")
