@@ -11,7 +11,7 @@ import pytest
 
 from search_spaces import get_study
 from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS
-from search_spaces.yun2020 import CONV_LAYERS, HYBRID, hybrid_stack
+from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, hybrid_stack
 from study.trainable import member_configs, split_config
 
 
@@ -90,6 +90,12 @@ def test_hybrid_scales() -> None:
     cpu = HYBRID.at_scale("cpu")
     assert cpu.trial_count() == 2 * 5 * 4 and cpu.seeds == (0, 1, 2)
     assert cpu.fixed["d_model"] == 32 and cpu.fixed["seq_len"] == cpu.fixed["val_seq_len"] == 32
+    # The cpu budget is one that yun2020.budget measured (at the same d, N and rates), evaluated on whole steps.
+    assert cpu.fixed["n_steps"] in BUDGET.scientific["budget"].options
+    assert {k: cpu.fixed[k] for k in ("d_model", "seq_len", "batch_size", "n_heads")} == {
+        k: BUDGET.fixed[k] for k in ("d_model", "seq_len", "batch_size", "n_heads")}
+    assert cpu.nuisance["learning_rate"] == BUDGET.nuisance["learning_rate"]
+    assert cpu.fixed["n_steps"] % cpu.fixed["eval_every"] == 0
     assert get_study("yun2020.hybrid", "smoke").trial_count() == 2 * 3 * 2
 
 
