@@ -18,7 +18,7 @@ identity (study, trial key, code version, node, precision).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +46,6 @@ def stream_seed(seed: int, stream: int, salt: int) -> int:
     ``salt`` is the family's own constant (part of its results' identity: changing it changes every run).
     """
     return (seed * 1_000_003 + stream * 7_919 + salt) % (2**63)
-
-
-def remaining_evaluations(done: int, eval_every: int, last: int) -> range:
-    """The evaluation points after ``done`` completed steps (or epochs): multiples of ``eval_every`` up to ``last``."""
-    return range((done // eval_every + 1) * eval_every, last + 1, eval_every)
 
 
 class SeedRows:
@@ -91,10 +86,12 @@ class SeedRows:
         """The training loss is no longer finite: from now on this seed's rows are ``diverged``."""
         self.diverged = True
 
-    def fill(self, steps: Iterable[int], empty: Mapping[str, Any], epoch_of: Callable[[int], int]) -> None:
-        """Rows with the "no model" metrics ``empty`` at the evaluation points ``steps`` a diverged seed skips."""
-        for step in steps:
-            self.emit(step, epoch_of(step), empty)
+    def stop(self, done: int, eval_every: int, last: int, empty: Mapping[str, Any]) -> None:
+        """The seed diverged after ``done`` completed steps: rows with the "no model" metrics ``empty`` at the
+        evaluation points it skips (multiples of ``eval_every`` up to ``last``; epoch = step / eval_every)."""
+        self.diverge()
+        for step in range((done // eval_every + 1) * eval_every, last + 1, eval_every):
+            self.emit(step, step // eval_every, empty)
 
     def finish(self) -> list[Row]:
         """The seed's rows; a diverged seed's are all marked ``diverged``."""

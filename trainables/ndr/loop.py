@@ -33,7 +33,7 @@ from trainables.ndr.models import (
     SharedLayerClassifier,
     SoftmaxAttention,
 )
-from trainables.rows import OnEval, Row, SeedRows, remaining_evaluations, stream_seed
+from trainables.rows import OnEval, Row, SeedRows, stream_seed
 from trainables.stacked import count_parameters
 
 EVAL_SETS = {"iid": "iid_valid", "depth_val": "depth_valid", "test": "depth_test"}
@@ -159,9 +159,7 @@ def train_seed(cfg: CTLConfig, seed: int, *, device: str = "cpu", on_eval: OnEva
         loss = F.cross_entropy(logits, labels)
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
-            writer.diverge()
-            writer.fill(remaining_evaluations(step, cfg.eval_every, r["n_steps"]), EMPTY_METRICS,
-                        lambda s: s // cfg.eval_every)
+            writer.stop(step, cfg.eval_every, r["n_steps"], EMPTY_METRICS)
             return writer.finish(), [], []
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -31,7 +31,7 @@ from trainables.richter.training import (
     learning_rate_at,
     make_task,
 )
-from trainables.rows import OnEval, Row, SeedRows, remaining_evaluations
+from trainables.rows import OnEval, Row, SeedRows
 from trainables.stacked import count_parameters
 
 
@@ -98,9 +98,7 @@ def train_seed(cfg: TrainConfig, seed: int, *, device: str = "cpu", on_eval: OnE
         loss = F.cross_entropy(logits, labels)
         loss_value = float(loss.detach())
         if not math.isfinite(loss_value):
-            writer.diverge()
-            writer.fill(remaining_evaluations(step, cfg.eval_every, cfg.n_steps), empty_metrics(bool(case_sets)),
-                        lambda s: s // cfg.eval_every)
+            writer.stop(step, cfg.eval_every, cfg.n_steps, empty_metrics(bool(case_sets)))
             break
         total = loss
         if l2_params:

@@ -45,7 +45,7 @@ from trainables.richter.training import (
     learning_rate_at,
     make_task,
 )
-from trainables.rows import OnEval, Row, SeedRows, remaining_evaluations
+from trainables.rows import OnEval, Row, SeedRows
 from trainables.stacked import count_parameters, member_view, stack_modules
 
 # Fields that may differ between the configs packed into one trial (scalars that change no shape).
@@ -229,6 +229,8 @@ class _Pack:
         self.l2_params = self.model.l2_params if bool((self.l2 > 0).any()) else []
         resolved = [c.resolved() for c in member_cfgs]
         self.clip = torch.tensor([bool(r["grad_clip"]) for r in resolved], device=device)
+        self.any_clip = any(bool(r["grad_clip"]) for r in resolved)  # decided here, not by a device sync per step
+        self.val_seq_len = cfg.resolved()["val_seq_len"]
         self.warmups = [bool(r["warmup"]) for r in resolved]
         self.active = torch.ones(self.model.k, dtype=torch.bool, device=device)
 
@@ -259,7 +261,7 @@ class _Pack:
         k, cfg = self.model.k, self.cfg
         losses, accs = torch.zeros(k, device=self.device), torch.zeros(k, device=self.device)
         for _ in range(cfg.eval_batches):
-            tokens, labels = self._samples(cfg.resolved()["val_seq_len"], "val")
+            tokens, labels = self._samples(self.val_seq_len, "val")
             logits = self.model(tokens, training=False)
             losses += member_losses(logits, labels)
             accs += (logits.argmax(dim=-1) == labels).float().mean(dim=1)
@@ -270,14 +272,19 @@ class _Pack:
         cfg = self.cfg
         for i, (m, v) in enumerate(zip(self.members, loss_values, strict=True)):
             if not m.rows.diverged and not math.isfinite(v):
-                m.rows.diverge()
+                m.rows.stop(step, cfg.eval_every, cfg.n_steps, empty_metrics(self.has_cases))
                 self.active[i] = False
-                m.rows.fill(remaining_evaluations(step, cfg.eval_every, cfg.n_steps), empty_metrics(self.has_cases),
-                            lambda s: s // cfg.eval_every)
+
+    def _any_diverged(self) -> bool:
+        """Whether a member is frozen (the host-side record of ``active``: no device sync)."""
+        return any(m.rows.diverged for m in self.members)
+
+    def _all_diverged(self) -> bool:
+        return all(m.rows.diverged for m in self.members)
 
     def _update(self, losses: torch.Tensor, step: int) -> None:
         """Backward of the active members' summed loss (+ L2), per-member clipping, one Adam step."""
-        frozen = bool((~self.active).any())
+        frozen = self._any_diverged()
         total = torch.where(self.active, losses, torch.zeros_like(losses)).sum() if frozen else losses.sum()
         if self.l2_params:
             # Keras l2 of the release per member: l2_weight * sum(w^2), no factor 1/2.
@@ -291,7 +298,7 @@ class _Pack:
         if frozen:  # frozen members: no gradient at all (theirs may be NaN), and lr 0 below
             for g in grads:
                 g.copy_(torch.where(member_view(self.active, g.dim()), g, torch.zeros_like(g)))
-        if bool(self.clip.any()):
+        if self.any_clip:
             clip_members_(grads, self.clip)
         lrs = [learning_rate_at(step, n_steps=self.cfg.n_steps, learning_rate=m.cfg.learning_rate, warmup=w)
                if not m.rows.diverged else 0.0 for m, w in zip(self.members, self.warmups, strict=True)]
@@ -315,13 +322,13 @@ class _Pack:
         cfg, k = self.cfg, self.model.k
         correct_sum, seen_batches = torch.zeros(k, device=self.device), 0
         step = 0
-        while step < cfg.n_steps and bool(self.active.any()):
+        while step < cfg.n_steps and not self._all_diverged():
             tokens, labels = self._samples(cfg.seq_len, "train")
             logits = self.model(tokens, training=True)
             losses = member_losses(logits, labels)  # (K,)
             loss_values = losses.detach().tolist()  # the one host sync per step, as the one-seed loop
             self._freeze_diverged(loss_values, step)
-            if not bool(self.active.any()):
+            if self._all_diverged():
                 break
             self._update(losses, step)
             step += 1
