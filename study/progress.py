@@ -103,7 +103,6 @@ class StudyProgress(tune.Callback):
         self.already_done = already_done
         self.finished = 0
         self.failed = 0
-        self.running: dict[str, str] = {}  # Tune trial id -> trial key
         self.best: tuple[float, dict[str, Any]] | None = None
         self.clock = clock
         self.started = clock()
@@ -120,6 +119,11 @@ class StudyProgress(tune.Callback):
         self._last_write = -math.inf
         self._last_echo = -math.inf
         self._drawn = False  # a live line is on screen (to clear before other output)
+
+    @property
+    def running(self) -> dict[str, str]:
+        """The trials running now: Tune trial id -> trial key."""
+        return {tid: t.key for tid, t in self._trials.items()}
 
     @property
     def stream(self) -> TextIO:
@@ -211,7 +215,6 @@ class StudyProgress(tune.Callback):
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         # Forced write: a throttled one left trials that started together out of `running`.
         key, point = self._key(trial)
-        self.running[trial.trial_id] = key
         self._trials[trial.trial_id] = _Running(key, self.clock(), evaluations_per_trial(self.study, point))
         self._peak_running = max(self._peak_running, len(self._trials))
         self._write(force=True)
@@ -231,7 +234,6 @@ class StudyProgress(tune.Callback):
             self._show()
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.running.pop(trial.trial_id, None)
         running = self._trials.pop(trial.trial_id, None)
         if running is not None:
             self._durations.append(self.clock() - running.started)
@@ -247,7 +249,6 @@ class StudyProgress(tune.Callback):
             self._show(force=True)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.running.pop(trial.trial_id, None)
         self._trials.pop(trial.trial_id, None)
         self.failed += 1
         key, point = self._key(trial)
@@ -263,7 +264,6 @@ class StudyProgress(tune.Callback):
 
     def close(self) -> None:
         """Mark the study as no longer running (and end the live line)."""
-        self.running.clear()
         self._trials.clear()
         self._write(force=True)
         if self.live and self._drawn:
