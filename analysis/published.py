@@ -15,7 +15,7 @@ import polars as pl
 
 from analysis.compare import approx_in
 from analysis.plots import order_panels
-from analysis.reference import load_reference, load_reference_file
+from analysis.reference import open_reference
 from analysis.stats import best_config, rgb_from_step_stats, step_stats
 from analysis.training import Axes, describe
 
@@ -73,7 +73,7 @@ def published_grid(reference: str, steps: pl.DataFrame, axes: Axes, metrics: Seq
         FileNotFoundError: the reference is not shipped (the message lists the shipped ones).
         ValueError: the reference lacks the study's panel, x or y column (naming each).
     """
-    ref = load_reference_file(reference) if reference.endswith(".parquet") else load_reference(reference)
+    ref, _ = open_reference(reference)
     ref_cols = ref.collect_schema().names()
     missing = [c for c in (axes.panel, axes.x, axes.y) if c not in ref_cols]
     if missing:

@@ -97,11 +97,6 @@ def swept_axis(path: str | Path) -> tuple[str, Swept]:
     return names[0], SWEPT[names[0]]
 
 
-def reference_column(name: str) -> str:
-    """The project column of the swept axis of published results ``name`` (e.g. ``d_model``)."""
-    return swept_axis(reference_path(name))[1].column
-
-
 def load_reference(name: str) -> pl.LazyFrame:
     """Published results ``name`` (e.g. ``"richter2020/mode__var_dim"``) in the project's schema.
 
@@ -113,13 +108,26 @@ def load_reference(name: str) -> pl.LazyFrame:
     return load_reference_file(reference_path(name), name.removesuffix(".parquet").replace("/", "."))
 
 
+def open_reference(name: str) -> tuple[pl.LazyFrame, str]:
+    """Published results by shipped name (:func:`load_reference`) or by the path of a ``.parquet`` file in the
+    release's schema (:func:`load_reference_file`), and the project column of its swept axis (e.g. ``d_model``)."""
+    if name.endswith(".parquet"):
+        lf, swept = _mapped(Path(name), None)
+    else:
+        lf, swept = _mapped(reference_path(name), name.replace("/", "."))
+    return lf, swept.column
+
+
 def load_reference_file(path: str | Path, study: str | None = None) -> pl.LazyFrame:
     """A reference file in the release's schema (shipped or not) mapped like :func:`load_reference`.
 
     Raises:
         ValueError: an unknown swept name, or an integer axis with a non-integer value (naming the file).
     """
-    path = Path(path)
+    return _mapped(Path(path), study)[0]
+
+
+def _mapped(path: Path, study: str | None) -> tuple[pl.LazyFrame, Swept]:
     _, swept = swept_axis(path)
     raw = pl.scan_parquet(path)
     if study is None:
@@ -133,7 +141,7 @@ def load_reference_file(path: str | Path, study: str | None = None) -> pl.LazyFr
     keys = configs.with_columns(pl.Series(
         "trial_key", [_trial_key(study, a, x, lr) for a, x, lr in configs.iter_rows()], dtype=pl.String))
     x = pl.col("x_value").cast(swept.dtype)
-    return (
+    mapped = (
         raw.join(keys.lazy(), on=["architecture", "x_value", "learning_rate"], how="left")
         .with_columns(
             pl.lit(study).alias("study"),
@@ -146,3 +154,4 @@ def load_reference_file(path: str | Path, study: str | None = None) -> pl.LazyFr
         .drop("x_value", "swept")
         .select("study", "trial_key", pl.exclude("study", "trial_key"))
     )
+    return mapped, swept

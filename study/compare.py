@@ -45,13 +45,7 @@ class Side:
 
 
 def _published(spec: str, other: Side | None) -> Side:
-    from analysis.reference import (
-        available_references,
-        load_reference,
-        load_reference_file,
-        reference_column,
-        swept_axis,
-    )
+    from analysis.reference import available_references, open_reference
 
     name = spec.partition(":")[2] or ((other.meta.reference if other else None) or "")
     if not name:
@@ -59,10 +53,7 @@ def _published(spec: str, other: Side | None) -> Side:
                            f"allowed: published:<name> with name in {available_references()}, or "
                            "published:<path>.parquet")
     try:
-        if name.endswith(".parquet"):
-            lf, column = load_reference_file(name), swept_axis(name)[1].column
-        else:
-            lf, column = load_reference(name), reference_column(name)
+        lf, column = open_reference(name)
     except (FileNotFoundError, ValueError) as err:
         raise CompareError(str(err)) from None
     meta = StudyMeta(name=f"published:{name}", scale="paper",
