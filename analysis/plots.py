@@ -45,6 +45,12 @@ def order_panels(values: Sequence[object]) -> list[object]:
     return [*known, *rest]
 
 
+def in_paper_order(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """``frame`` sorted by its panel column (``keys[0]``) in the paper's order, then by the other ``keys``."""
+    order = {v: i for i, v in enumerate(order_panels(frame.get_column(keys[0]).to_list()))}
+    return frame.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:])
+
+
 #: One colour per architecture / mixer / attention, the same in every figure of every report.
 PANEL_COLORS: dict[str, str] = {
     "BERT": "#1f77b4", "MTE": "#ff7f0e", "NAP": "#2ca02c", "NON": "#9467bd", "sum": "#8c564b", "max": "#d62728",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analysis.compare import approx_in
-from analysis.plots import order_panels
+from analysis.plots import in_paper_order
 from analysis.reference import open_reference
 from analysis.stats import best_config, rgb_from_step_stats, step_stats
 from analysis.training import Axes, describe
@@ -53,9 +53,7 @@ class PublishedGrid:
                     on=panel, how="left")
             frames.append(frame)
         out = pl.concat(frames, how="diagonal")
-        order = {v: i for i, v in enumerate(order_panels(out.get_column(panel).to_list()))}
-        return (out.with_columns(pl.col(panel).replace_strict(order, return_dtype=pl.Int64).alias("_o"))
-                .sort("_o", "metric").drop("_o"))
+        return in_paper_order(out, [panel, "metric"])
 
 
 def _at(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Series:

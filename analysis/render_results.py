@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from analysis.coverage import complete_panels
 from analysis.findings import NOT_CHECKED, PASS, UNDECIDED, Verdict, evaluate_findings
 from analysis.page import Page
-from analysis.plots import learning_curve_figure, robustness_figure
+from analysis.plots import in_paper_order, learning_curve_figure, robustness_figure
 from analysis.sections import ReportContext, section
 from analysis.tables import per_x_table, to_html, to_markdown
-from analysis.training import TrainingStats, describe, in_paper_order
+from analysis.training import TrainingStats, describe
 
 #: At most this many unreadable files / failed trials are named in the text summary (the page lists all).
 MAX_LISTED = 10

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from analysis.plots import format_value, order_panels
+from analysis.plots import format_value, in_paper_order
 from analysis.stats import CASES, Mode, best_config
 
 _SHORT = {"train_accuracy": "train", "val_accuracy": "val"}
@@ -100,8 +100,7 @@ def per_x_table(rgb: pl.DataFrame, keys: Sequence[str], table_by: Sequence[str],
     ordered = best.sort(list(table_by)).with_columns(label)
     columns = ordered.get_column("_x").unique(maintain_order=True).to_list()
     wide = ordered.pivot(on="_x", index=list(keys), values="g")
-    order = {v: i for i, v in enumerate(order_panels(wide.get_column(keys[0]).to_list()))}
-    return wide.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:]).select(*keys, *columns)
+    return in_paper_order(wide, keys).select(*keys, *columns)
 
 
 def _cell(value: object, column: str, percent: bool) -> str:

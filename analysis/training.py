@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from analysis.meta import StudyMeta, parse_meta
-from analysis.plots import format_value, order_panels
+from analysis.plots import format_value, in_paper_order
 from analysis.stats import (
     CASES,
     best_config,
@@ -127,12 +127,6 @@ def facet_filter(frame: pl.DataFrame, facet: dict[str, Any]) -> pl.DataFrame:
     return frame
 
 
-def in_paper_order(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """``frame`` sorted by its panel column (``keys[0]``) in the paper's order, then by the other ``keys``."""
-    order = {v: i for i, v in enumerate(order_panels(frame.get_column(keys[0]).to_list()))}
-    return frame.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:])
-
-
 def describe(row: dict[str, Any], columns: Sequence[str]) -> str:
     """``d_model=16, learning_rate=8.1e-03`` with tick-label formatting."""
     return ", ".join(f"{c}={format_value(row[c], c)}" for c in columns)
@@ -218,8 +212,7 @@ def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
             (g >= g.max() - 0.05).mean().alias("share_within_5pp_of_best"),
         )
     )
-    order = {v: i for i, v in enumerate(order_panels(out.get_column(panel).to_list()))}
-    return out.sort(pl.col(panel).replace_strict(order, return_dtype=pl.Int64))
+    return in_paper_order(out, [panel])
 
 
 def _collect(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> list[pl.DataFrame]:
