@@ -87,6 +87,7 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
     import yaml
 
     from search_spaces.study import StudyError
+    from study.storage import first_line
 
     location = Path(os.path.expanduser(path or os.environ.get(AUTOSCALER_CONFIG_ENV) or DEFAULT_AUTOSCALER_CONFIG))
     if not location.is_file():
@@ -97,8 +98,7 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
             raise ValueError("not a mapping")
         return Autoscaler.from_config(config, str(location))
     except (yaml.YAMLError, ValueError, TypeError, AttributeError) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise StudyError(f"invalid autoscaler config {location}: {reason}; allowed: a Ray cluster YAML "
+        raise StudyError(f"invalid autoscaler config {location}: {first_line(error)}; allowed: a Ray cluster YAML "
                          f"(available_node_types with resources)") from None
 
 

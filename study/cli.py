@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from search_spaces import SCALES, Study, StudyError, all_studies, get_study
-from study.storage import StorageError, StudyStorage
+from study.storage import StorageError, StudyStorage, first_line
 
 DEFAULT_STORAGE = "results"
 #: Exit status when a finding that was checked fails (analysis.findings.FINDING_FAILED_EXIT; 1 is an error).
@@ -194,8 +194,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     except (StudyError, StudyLocked) as error:
         raise click.ClickException(str(error)) from None
     except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise click.ClickException(f"invalid --storage {storage!r}: {message}") from None
+        raise click.ClickException(f"invalid --storage {storage!r}: {first_line(error)}") from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
     failed_findings = _write_report(study, target, None) if report else 0

@@ -83,7 +83,7 @@ class StudyStorage:
         try:
             fs, root, local = self._fs
         except (OSError, ValueError) as error:  # a URI pyarrow cannot resolve (unknown scheme, no bucket)
-            raise StorageError(f"invalid --storage {self.storage!r}: {_first_line(error)}") from None
+            raise StorageError(f"invalid --storage {self.storage!r}: {first_line(error)}") from None
         if local:
             path = Path(root)
             why = ("no such directory" if not path.exists() else "not a directory" if not path.is_dir()
@@ -94,7 +94,7 @@ class StudyStorage:
         try:
             info = fs.get_file_info(root)
         except OSError as error:
-            raise StorageError(f"invalid --storage {self.storage!r}: {_first_line(error)}") from None
+            raise StorageError(f"invalid --storage {self.storage!r}: {first_line(error)}") from None
         if info.type == pafs.FileType.File:
             raise StorageError(f"invalid --storage {self.storage!r}: not a directory")
 
@@ -216,7 +216,8 @@ class StudyStorage:
         return Path(self.root)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none): for one-line CLI errors."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
