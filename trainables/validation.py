@@ -93,11 +93,11 @@ class ConfigFields:
         if getattr(self, name) not in choices:
             raise self.invalid(name, allowed or ", ".join(map(str, choices)))
 
-    def require_bools(self, names: Sequence[str], *, allowed: str) -> None:
-        """Each field None, True or False (a numpy bool is normalised to ``bool``)."""
+    def require_bools(self, names: Sequence[str], *, allowed: str, optional: bool = True) -> None:
+        """Each field True or False, or None when ``optional`` (a numpy bool is normalised to ``bool``)."""
         for name in names:
             v = getattr(self, name)
-            if v is None or isinstance(v, bool):
+            if (v is None and optional) or isinstance(v, bool):
                 continue
             if type(v).__name__ != "bool_":
                 raise self.invalid(name, allowed)

@@ -106,9 +106,7 @@ class GrosConfig(ConfigFields):
         for name in ("learning_rate", "beta", "lr_drop_factor", "init_scale"):
             self.require_real(name, low=0)
         self.require_real("momentum", low=0, high=1, low_open=False)
-        for name in ("qkv_bias", "ln_affine"):
-            if not isinstance(getattr(self, name), bool):
-                raise self.invalid(name, "True or False")
+        self.require_bools(["qkv_bias", "ln_affine"], optional=False, allowed="True or False")
         self.require_ints(["readout_lr_context"], optional=True, allowed="None or an integer >= 1")
         drop_allowed = f"None or an integer in (0, n_epochs={self.n_epochs})"
         self.require_ints(["lr_drop_epoch"], optional=True, allowed=drop_allowed)
@@ -117,12 +115,12 @@ class GrosConfig(ConfigFields):
 
     def _check_mixer(self) -> None:
         """A registry mixer in place of the paper's head must exist and split the width into heads."""
-        if self.mixer is None:
-            return
         from trainables.mixers import MIXERS
 
-        if self.mixer not in MIXERS:
-            raise self.invalid("mixer", "None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
+        self.require_choice("mixer", (None, *MIXERS.names()),
+                            allowed="None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
+        if self.mixer is None:
+            return
         if self.width % self.n_heads:
             raise self.invalid("n_heads", f"a divisor of the model width d={self.width}")
 

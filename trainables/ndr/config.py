@@ -121,8 +121,7 @@ class CTLConfig(ConfigFields):
             return
         from trainables.mixers import MIXERS
 
-        if self.mixer not in MIXERS:
-            raise self.invalid("mixer", ", ".join([OWN_MIXER, *MIXERS.names()]))
+        self.require_choice("mixer", (OWN_MIXER, *MIXERS.names()))
         if self.model != "Transformer":
             raise self.invalid("mixer", f"{OWN_MIXER} for model {self.model!r} (registry mixers replace the "
                                         "Transformer's attention only)")

@@ -111,9 +111,8 @@ class TrainConfig(ConfigFields):
 
     def _check_mixers(self) -> None:
         """mixer / mixer_stack name registered mixers (one per layer); fixed-length mixers validate at N."""
-        if self.mixer is not None and self.mixer not in MIXERS:
-            raise ValueError(f"invalid mixer={self.mixer!r}; allowed: None (architecture default), "
-                             + ", ".join(MIXERS.names()))
+        self.require_choice("mixer", (None, *MIXERS.names()),
+                            allowed="None (architecture default), " + ", ".join(MIXERS.names()))
         if self.mixer_stack is not None:
             if self.mixer is not None:
                 raise ValueError(f"invalid mixer_stack={self.mixer_stack!r} with mixer={self.mixer!r}; allowed: "
