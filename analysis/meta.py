@@ -126,11 +126,6 @@ class StudyMeta:
             return list(axis)
         return None
 
-    @property
-    def display_name(self) -> str:
-        """The study name, or the source when the definition has none."""
-        return self.name or Path(self.source).parent.name or self.source
-
 
 _KEYS = tuple(f.name for f in fields(StudyMeta) if f.name != "source")
 

@@ -15,8 +15,6 @@ indexed from the right (``dim=-2`` is the token axis), per-head parameters broad
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -103,15 +101,12 @@ class MultiHeadMixer(Mixer):
         """Attention weights (..., H, N_query, N_key) from q, k (..., H, N, d_h)."""
         raise NotImplementedError
 
-    def attend(self, a: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Head outputs a @ v (..., H, N, d_h) with attention dropout on the weights a while training."""
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Head outputs (..., H, N, d_h) = weights @ v, with attention dropout on the weights while training."""
+        a = self.weights(q, k)
         if self.training and self.dropout > 0:
             a = F.dropout(a, self.dropout)
         return a @ v
-
-    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Head outputs (..., H, N, d_h) = weights @ v."""
-        return self.attend(self.weights(q, k), v)
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
         """The attention weights (..., B, H, N, N) this mixer uses on input x (..., B, N, d); for tests and plots."""
@@ -128,8 +123,3 @@ class MultiHeadMixer(Mixer):
 def per_head(p: torch.Tensor) -> torch.Tensor:
     """A per-head parameter (H,) or stacked (K, H) viewed to broadcast against (..., B, H, N, x)."""
     return p[..., None, :, None, None]  # (1, H, 1, 1) or (K, 1, H, 1, 1)
-
-
-def inverse_sqrt(n: int) -> float:
-    """1 / sqrt(n) as a Python float."""
-    return 1.0 / math.sqrt(n)
