@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import ray
 from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
@@ -117,8 +118,6 @@ def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str,
 
 def start_ray(address: str | None, echo: Echo) -> None:
     """Connect to a Ray cluster (`address`) or start the embedded local one."""
-    import ray
-
     if ray.is_initialized():
         return
     started = time.time()
@@ -140,8 +139,6 @@ def check_resources(resources: Resources, *, address: str | None = None, echo: E
     autoscaler's configuration on this machine (study.capacity) adds the workers it may launch: a study
     then starts on a cluster with no GPU node yet, and its default concurrency is that of full scale.
     """
-    import ray
-
     from study.capacity import cluster_capacity, read_autoscaler
 
     nodes = [{k: float(v) for k, v in n["Resources"].items()} for n in ray.nodes() if n["Alive"]]
@@ -178,9 +175,7 @@ def _no_room(nodes: list[dict[str, float]], autoscaler: Autoscaler | None, resou
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
                  cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False) -> None:
     """What a Ray worker runs for one trial."""
-    import ray
     import torch
-    from ray import tune
 
     from study.devices import packing, trial_device
     from study.trainable import run_trial
@@ -244,8 +239,6 @@ def _lost_with_its_process(pickled_error: str | None) -> bool:
 
 def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
          storage: StudyStorage, lost: _LostTrials | None = None) -> None:
-    from ray import tune
-
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
     if not any(isinstance(f, _OneLineTrialErrors) for f in tune_log.filters):
         tune_log.addFilter(_OneLineTrialErrors())
@@ -290,8 +283,6 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
 
     start_ray(address, echo)
     default_concurrency = check_resources(resources, address=address, echo=echo)
-    from ray import tune
-
     entry = tune.with_resources(
         tune.with_parameters(_trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
