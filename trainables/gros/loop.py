@@ -160,10 +160,15 @@ def _train_epoch(model: StackedBilayer, optimizer: torch.optim.Optimizer, gens: 
         correct_sum += correct * share
 
 
+def _mix_columns(cfg: GrosConfig) -> list[str]:
+    """The per-component accuracy columns of the mixture task (none for the others)."""
+    return [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+
+
 def _evaluation_metrics(cfg: GrosConfig, i: int, ev: dict[str, list[float]],
                         final: dict[str, list[float]] | None) -> dict[str, Any]:
     """Member i's validation (and, after the last epoch, final) metrics."""
-    mix = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+    mix = _mix_columns(cfg)
     return {"val_loss": ev["loss"][i], "val_accuracy": ev["accuracy"][i], **{f"val_{c}": ev[c][i] for c in mix},
             "final_accuracy": final["accuracy"][i] if final else None,
             **{f"final_{c}": (final[c][i] if final else None) for c in mix}}
@@ -171,7 +176,7 @@ def _evaluation_metrics(cfg: GrosConfig, i: int, ev: dict[str, list[float]],
 
 def empty_metrics(cfg: GrosConfig) -> dict[str, Any]:
     """The metrics of an evaluation a diverged (frozen) member does not get."""
-    mix = [f"accuracy_{c}" for c in COMPONENTS[cfg.task]] if cfg.task == "nt_mix" else []
+    mix = _mix_columns(cfg)
     return {"train_loss": math.nan, "train_accuracy": 0.0, "val_loss": math.nan, "val_accuracy": 0.0,
             **{f"val_{c}": 0.0 for c in mix}, "final_accuracy": None, **{f"final_{c}": None for c in mix},
             "current_learning_rate": cfg.learning_rate}
