@@ -87,6 +87,29 @@ HYBRID = Study(
 )
 
 
+#: The hybrid question where the stacks are further trained than at the hybrid's cpu scale.
+HYBRID_LONG = Study(
+    name="yun2020.hybrid_long",
+    task="cases+mode",
+    goal="Does yun2020.hybrid's cpu-scale answer (600 steps: every convolution layer costs accuracy) hold where "
+         "the stacks are further trained: 1600 steps, at which the k = 0 stack reaches >= 99% on cases at three "
+         "of the four learning rates (yun2020.budget)?",
+    scientific={"task": ("cases", "mode"),
+                "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 1, 2)})},
+    nuisance={"learning_rate": tuple(0.3**k for k in (4, 5, 6))},
+    fixed={**HYBRID.at_scale("cpu").fixed, "n_steps": 1600, "eval_every": 200},
+    seeds=(0, 1, 2),
+    plot=HYBRID.plot,
+    deviations=HYBRID_DEVIATIONS + (
+        "Not a paper scale: d = 32, N = 32 as the hybrid's cpu scale but 1600 steps (an evaluation every 200), "
+        "k = 0..2 only, and the three learning rates that train at all (0.3^4 .. 0.3^6; 0.3^3 learns nothing at "
+        "any budget in yun2020.budget).",),
+    sections=("hybrid",),
+    scales={"smoke": {**HYBRID.scales["smoke"], "nuisance": {"learning_rate": (0.3**4,)},
+                      "scientific": {"task": ("cases", "mode"),
+                                     "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 2)})}}},
+)
+
 #: Step budgets for the all-attention stack, each evaluated 8 times over its run.
 BUDGETS = Linked(options={n: {"n_steps": n, "eval_every": n // 8} for n in (400, 600, 800, 1600, 3200)})
 
@@ -118,4 +141,4 @@ BUDGET = Study(
 )
 
 
-STUDIES = (HYBRID, BUDGET)
+STUDIES = (HYBRID, HYBRID_LONG, BUDGET)

@@ -11,7 +11,7 @@ import pytest
 
 from search_spaces import get_study
 from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS
-from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, hybrid_stack
+from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, HYBRID_LONG, hybrid_stack
 from study.trainable import member_configs, split_config
 
 
@@ -96,6 +96,13 @@ def test_hybrid_scales() -> None:
         k: BUDGET.fixed[k] for k in ("d_model", "seq_len", "batch_size", "n_heads")}
     assert cpu.nuisance["learning_rate"] == BUDGET.nuisance["learning_rate"]
     assert cpu.fixed["n_steps"] % cpu.fixed["eval_every"] == 0
+    # The longer run differs from the cpu scale only in its budget (also one yun2020.budget measured), k and rates.
+    long = HYBRID_LONG.at_scale("cpu")
+    assert {k: v for k, v in long.fixed.items() if k not in ("n_steps", "eval_every")} == {
+        k: v for k, v in cpu.fixed.items() if k not in ("n_steps", "eval_every")}
+    assert long.fixed["n_steps"] in BUDGET.scientific["budget"].options and long.fixed["n_steps"] > cpu.fixed["n_steps"]
+    assert set(long.nuisance["learning_rate"]) < set(cpu.nuisance["learning_rate"])
+    assert list(long.scientific["conv_layers"].options) == [0, 1, 2] and long.trial_count() == 2 * 3 * 3
     assert get_study("yun2020.hybrid", "smoke").trial_count() == 2 * 3 * 2
 
 
