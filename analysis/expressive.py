@@ -125,11 +125,12 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
         sub = curves
         for c in cols:
             sub = sub.filter(pl.col(c) == config[c])
-        positive_loss = False
+        positive_loss, no_loss = False, []
         for att in ("dpa", "ea"):
             for ax, style, m in [*zip(repeat(row_axes[0]), styles, acc_metrics), (row_axes[1], "-", "train_loss")]:
                 d = sub.filter((pl.col("attention") == att) & (pl.col("metric") == m)).sort("step")
                 if d.get_column("mean").drop_nulls().is_empty():  # e.g. every seed diverged: nothing to draw
+                    no_loss += [att.upper()] if m == "train_loss" and not d.is_empty() else []
                     continue
                 mean_with_band(ax, d, "step", COLORS[att], f"{att.upper()} {m}", band_linewidth=0,
                                linestyle=style, linewidth=1.4)
@@ -140,6 +141,9 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
         row_axes[1].set_ylabel("training loss (MSE)")
         if positive_loss:  # a log axis needs positive values (every seed of a configuration may have diverged)
             row_axes[1].set_yscale("log")
+        if no_loss:  # an empty panel says why
+            row_axes[1].text(0.5, 0.5, f"{' and '.join(no_loss)}: no finite training loss (every seed diverged)",
+                             transform=row_axes[1].transAxes, ha="center", va="center", fontsize=8)
         for ax in row_axes:
             ax.set_xlabel("epoch")
             ax.grid(alpha=0.3)

@@ -76,6 +76,9 @@ def test_curves_figure_draws_a_configuration_whose_seeds_all_diverged(tmp_path: 
     loss_axes = [row[1] for row in np.asarray(fig.axes).reshape(2, 2)]
     assert [ax.get_yscale() for ax in loss_axes] == ["log", "linear"]
     assert len(loss_axes[0].lines) == 1 and len(loss_axes[1].lines) == 0
+    # The empty panel says why; the drawn one says nothing.
+    assert [t.get_text() for t in loss_axes[1].texts] == ["DPA: no finite training loss (every seed diverged)"]
+    assert not loss_axes[0].texts
 
 
 def test_dynamic_range_counts_decades_of_positive_entries() -> None:
