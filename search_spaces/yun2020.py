@@ -31,6 +31,11 @@ def hybrid_stack(k: int, n_layers: int = N_LAYERS) -> str:
 #: The scientific axis: k -> the per-layer mixer stack (a label column ``conv_layers`` in the results).
 CONV_LAYERS = Linked(options={k: {"mixer_stack": hybrid_stack(k)} for k in range(N_LAYERS + 1)})
 
+
+def conv_layers(*ks: int) -> Linked:
+    """The ``conv_layers`` axis restricted to the given k."""
+    return Linked(options={k: CONV_LAYERS.options[k] for k in ks})
+
 HYBRID_DEVIATIONS = (
     "Synthetic tasks (cases, mode of Richter & Wattenhofer 2020) instead of BERT pre-training + MNLI / SQuAD "
     "fine-tuning, and L = 4 layers instead of 12 (docs/yun2020.md).",
@@ -79,7 +84,7 @@ HYBRID = Study(
                       "conv_width": 5},
             "nuisance": {"learning_rate": (0.3**3, 0.3**6)},
             "scientific": {"task": ("cases", "mode"),
-                           "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 2, 4)})},
+                           "conv_layers": conv_layers(0, 2, 4)},
             "seeds": (0, 1),
             "deviations": HYBRID_DEVIATIONS + ("smoke scale: a few steps on tiny inputs; tests only.",),
         },
@@ -95,7 +100,7 @@ HYBRID_LONG = Study(
          "the stacks are further trained: 1600 steps, at which the k = 0 stack reaches >= 99% on cases at three "
          "of the four learning rates (yun2020.budget)?",
     scientific={"task": ("cases", "mode"),
-                "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 1, 2)})},
+                "conv_layers": conv_layers(0, 1, 2)},
     nuisance={"learning_rate": tuple(0.3**k for k in (4, 5, 6))},
     fixed={**HYBRID.at_scale("cpu").fixed, "n_steps": 1600, "eval_every": 200},
     seeds=(0, 1, 2),
@@ -107,7 +112,7 @@ HYBRID_LONG = Study(
     sections=("hybrid",),
     scales={"smoke": {**HYBRID.scales["smoke"], "nuisance": {"learning_rate": (0.3**4,)},
                       "scientific": {"task": ("cases", "mode"),
-                                     "conv_layers": Linked(options={k: CONV_LAYERS.options[k] for k in (0, 2)})}}},
+                                     "conv_layers": conv_layers(0, 2)}}},
 )
 
 #: Step budgets for the all-attention stack, each evaluated 8 times over its run.
