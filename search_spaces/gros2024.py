@@ -208,21 +208,27 @@ INIT_TRANSFER = Study(
     goal="With every initial bound at a quarter (init_scale = 0.25: the gros2024.ablation variant that reproduces "
          "the paper's Fig. 3 at N_con = 52, DPA trapped and EA at 100%), do Fig. 5 (N16T5 at N_con = 128: paper "
          "DPA ~0.2, EA escapes) and Fig. 7 (NT-R at N_con = 64: paper DPA ~0.36, EA 98.8%) move towards the paper "
-         "too?",
+         "too, and do Fig. 3's N_con = 32 and 56 panels (which init_scale = 1 matches) still match?",
     task="nt",
     scientific={"figure": Linked(options={
         "fig5 N16T5 N_con 128": {"task": "nt", "basis": 16, "delay": 5, "n_context": 128, "n_epochs": 2000,
                                  "eval_every": 200},
         "fig7 NT-R N_con 64": {"task": "nt_r", "basis": 16, "delay": 2, "n_context": 64, "n_epochs": 3000,
                                "eval_every": 200},
+        # Fig. 3's other panels, which the figures' model already matches: does init x0.25 keep them?
+        "fig3 N16T2 N_con 32": {"task": "nt", "basis": 16, "delay": 2, "n_context": 32, "n_epochs": 1000,
+                                "eval_every": 25},
+        "fig3 N16T2 N_con 56": {"task": "nt", "basis": 16, "delay": 2, "n_context": 56, "n_epochs": 1000,
+                                "eval_every": 25},
     }), "attention": ATTENTION},
     fixed={**PAPER_FIXED, "init_scale": 0.25, "final_eval_series": CPU_FINAL},
     seeds=SEEDS_16, metric="val_accuracy",
     plot=Plot(panel="attention", x="figure", y="learning_rate"),
     deviations=COMMON_DEVIATIONS + (
-        "Not a paper figure: the cpu scale of Figs 5 (N_con = 128, an evaluation every 200 epochs) and 7 (N_con "
-        "= 64 only) with every initial weight and bias bound at a quarter (init_scale = 0.25, gros2024.ablation's "
-        "finding); the figures' own runs (init_scale = 1) are in docs/gros2024.md.", CPU_DEVIATION),
+        "Not a paper figure: the cpu scale of Figs 5 (N_con = 128, an evaluation every 200 epochs), 7 (N_con "
+        "= 64 only) and 3 (N_con = 32 and 56) with every initial weight and bias bound at a quarter (init_scale = "
+        "0.25, gros2024.ablation's finding); the figures' own runs (init_scale = 1) are in docs/gros2024.md.",
+        CPU_DEVIATION),
     sections=SECTIONS,
     scales={"smoke": {"scientific": {"figure": Linked(options={"tiny": {"basis": 4, "delay": 1, "n_context": 6}}),
                                      "attention": ATTENTION},
