@@ -208,7 +208,7 @@ INIT_TRANSFER = Study(
     goal="With every initial bound at a quarter (init_scale = 0.25: the gros2024.ablation variant that reproduces "
          "the paper's Fig. 3 at N_con = 52, DPA trapped and EA at 100%), do Fig. 5 (N16T5 at N_con = 128: paper "
          "DPA ~0.2, EA escapes) and Fig. 7 (NT-R at N_con = 64: paper DPA ~0.36, EA 98.8%) move towards the paper "
-         "too, and do Fig. 3's N_con = 32 and 56 panels (which init_scale = 1 matches) still match?",
+         "too, and do Fig. 3's N_con = 32 and 56 panels and Fig. 4 (which init_scale = 1 matches) still match?",
     task="nt",
     scientific={"figure": Linked(options={
         "fig5 N16T5 N_con 128": {"task": "nt", "basis": 16, "delay": 5, "n_context": 128, "n_epochs": 2000,
@@ -220,13 +220,15 @@ INIT_TRANSFER = Study(
                                 "eval_every": 25},
         "fig3 N16T2 N_con 56": {"task": "nt", "basis": 16, "delay": 2, "n_context": 56, "n_epochs": 1000,
                                 "eval_every": 25},
+        "fig4 N2T5 N_con 16": {"task": "nt", "basis": 2, "delay": 5, "n_context": 16, "n_epochs": 4000,
+                               "eval_every": 50},
     }), "attention": ATTENTION},
     fixed={**PAPER_FIXED, "init_scale": 0.25, "final_eval_series": CPU_FINAL},
     seeds=SEEDS_16, metric="val_accuracy",
     plot=Plot(panel="attention", x="figure", y="learning_rate"),
     deviations=COMMON_DEVIATIONS + (
         "Not a paper figure: the cpu scale of Figs 5 (N_con = 128, an evaluation every 200 epochs), 7 (N_con "
-        "= 64 only) and 3 (N_con = 32 and 56) with every initial weight and bias bound at a quarter (init_scale = "
+        "= 64 only), 3 (N_con = 32 and 56) and 4 with every initial weight and bias bound at a quarter (init_scale = "
         "0.25, gros2024.ablation's finding); the figures' own runs (init_scale = 1) are in docs/gros2024.md.",
         CPU_DEVIATION),
     sections=SECTIONS,
