@@ -202,7 +202,7 @@ ABLATION = Study(
     },
 )
 
-#: Figs 5 and 7 (their cpu scale) with the ablation's finding applied: every initial bound at a quarter.
+#: Figs 3, 4, 5 and 7 (their cpu scale) with the ablation's finding applied: every initial bound at a quarter.
 INIT_TRANSFER = Study(
     name="gros2024.init_transfer",
     goal="With every initial bound at a quarter (init_scale = 0.25: the gros2024.ablation variant that reproduces "
