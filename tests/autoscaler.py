@@ -84,6 +84,17 @@ def head_start_options(cluster: dict[str, Any]) -> list[str]:
     return options
 
 
+def no_such_gpus(cluster: dict[str, Any]) -> str:
+    """CUDA_VISIBLE_DEVICES for the cluster's nodes (the fake provider starts workers with the head's
+    environment): as many GPU ids as the largest node type declares, none of them a real device.
+
+    Ray checks a node's declared GPUs against this list and hands each GPU trial one id of it; CUDA shows
+    no device for an index past the last real one. So a trial on a declared GPU finds no CUDA even on a
+    machine that has a GPU, and the tests see the same cluster on a GPU machine as on a laptop."""
+    most = max(int(spec["resources"].get("GPU", 0)) for spec in cluster["available_node_types"].values())
+    return ",".join(str(1000 + i) for i in range(most))
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -230,7 +241,8 @@ def local_autoscaling_cluster(cluster_yaml: Path = CLUSTER_YAML, *, idle_timeout
     command = [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
                *head_start_options(cluster), "--include-dashboard=false", "--disable-usage-stats",
                f"--autoscaling-config={config_path}", f"--temp-dir={directory}"]
-    env = ray_env(RAY_FAKE_CLUSTER="1", AUTOSCALER_UPDATE_INTERVAL_S="1")
+    env = ray_env(RAY_FAKE_CLUSTER="1", AUTOSCALER_UPDATE_INTERVAL_S="1",
+                  CUDA_VISIBLE_DEVICES=no_such_gpus(cluster))
     with open(directory / "head.log", "w") as log:
         head = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
                                 start_new_session=True, preexec_fn=_die_with_parent)

@@ -5,6 +5,17 @@ from collections.abc import Iterator
 import pytest
 
 
+def pytest_report_header() -> str:
+    """Say where the device-parametrized tests run, so a run without CUDA says so instead of hiding it."""
+    from tests.tiny import DEVICES
+
+    if "cuda" in DEVICES:
+        import torch
+
+        return f"devices: cpu, cuda ({torch.cuda.get_device_name()})"
+    return "devices: cpu only (no CUDA here: the device-parametrized tests run their cpu case alone)"
+
+
 @pytest.fixture
 def one_torch_thread() -> Iterator[None]:
     """Tiny models run fastest on one thread (and do not fight other processes for cores)."""

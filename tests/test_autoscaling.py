@@ -26,7 +26,7 @@ import yaml
 from search_spaces import StudyError
 from study.capacity import AUTOSCALER_CONFIG_ENV, Autoscaler, cluster_capacity, read_autoscaler, trials_per_node
 from study.devices import DeviceError, packing, trial_device
-from tests.autoscaler import CLUSTER_YAML, LocalAutoscalingCluster, local_autoscaling_cluster, ray_env
+from tests.autoscaler import CLUSTER_YAML, LocalAutoscalingCluster, local_autoscaling_cluster, no_such_gpus, ray_env
 from tests.cli import STUDY
 from tests.test_study_cli import STUDIES
 
@@ -50,12 +50,27 @@ def test_a_gpu_trial_without_cuda_fails_with_one_line() -> None:
     assert "\n" not in str(error.value)
 
 
-def test_this_machine_has_no_cuda_so_the_real_probe_refuses_too() -> None:
+def test_the_real_probe_agrees_with_torch() -> None:
+    """On the project's laptops (CPU build of torch) a GPU trial is refused; on a GPU machine it gets CUDA."""
     import torch
 
-    assert not torch.cuda.is_available()  # the project's machines: CPU build of torch, no GPU
+    if torch.cuda.is_available():
+        assert trial_device(1.0) == f"cuda:{torch.cuda.current_device()}"
+        return
     with pytest.raises(DeviceError, match=r"^trial asked for 1 GPU but CUDA is unavailable on this node \(torch "):
         trial_device(1.0)
+
+
+def test_the_local_clusters_gpus_are_never_real() -> None:
+    """Its GPU ids cover the largest node type, and torch sees no device through any of them (also on a GPU
+    machine, where the trials of the local cluster must not reach the real GPU)."""
+    ids = no_such_gpus(CONFIG)
+    assert ids == "1000,1001,1002,1003"  # cluster.yaml's largest worker declares 4 GPUs
+    count = "import torch; print(torch.cuda.device_count())"
+    for one in (ids, ids.split(",")[-1]):  # a node's list, and what Ray sets for a trial given one GPU of it
+        out = subprocess.run([sys.executable, "-c", count], env={**os.environ, "CUDA_VISIBLE_DEVICES": one},
+                             capture_output=True, text=True, check=True, timeout=60)
+        assert out.stdout.strip() == "0", (one, out.stdout)
 
 
 def test_devices_cpu_trials_cuda_and_the_explicit_simulation() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from tests.tiny import assert_rows_equal, tiny_config
+from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
 from trainables.mixers.expressive import EA_EPS, ExpressiveAttention, expressive_weights
 from trainables.richter.architectures import ARCHITECTURES
@@ -45,8 +45,9 @@ def test_expressive_mixer_weights_follow_eq_2_with_the_softmax_logits() -> None:
     assert mixer(x).shape == (3, 5, 8)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("task", ["cases", "mode"])
-def test_packed_ea_equals_separate_runs(task: str) -> None:
+def test_packed_ea_equals_separate_runs(task: str, device: str) -> None:
     cfg = tiny_config(architecture="EA", task=task, n_steps=50, learning_rate=3e-4)
-    packed = train_packed([cfg], [0, 1, 2])
-    assert_rows_equal(packed, [row for seed in (0, 1, 2) for row in train_seed(cfg, seed)])
+    packed = train_packed([cfg], [0, 1, 2], device=device)
+    assert_rows_equal(packed, [row for seed in (0, 1, 2) for row in train_seed(cfg, seed, device=device)])

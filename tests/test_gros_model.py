@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.tiny import DEVICES
 from trainables.catalog import family_for_task
 from trainables.gros.config import GrosConfig
 from trainables.gros.loop import sgd_step, train_members, training_batch
@@ -69,13 +70,14 @@ def test_outputs_ignore_nothing_but_future_tokens() -> None:
     assert not torch.allclose(model(changed), out)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("attention", ["dpa", "ea"])
-def test_stacked_members_equal_separate_runs(attention: str) -> None:
+def test_stacked_members_equal_separate_runs(attention: str, device: str) -> None:
     torch.set_default_dtype(torch.float64)
     try:
         cfg = _tiny(attention=attention, basis=4, delay=2, n_context=6, n_epochs=20)
-        stacked, snaps = train_members(cfg, [0, 1, 2])
-        solo = [row for seed in (0, 1, 2) for row in train_members(cfg, [seed])[0]]
+        stacked, snaps = train_members(cfg, [0, 1, 2], device=device)
+        solo = [row for seed in (0, 1, 2) for row in train_members(cfg, [seed], device=device)[0]]
     finally:
         torch.set_default_dtype(torch.float32)
     assert len(stacked) == len(solo) == 6

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from tests.tiny import DEVICES
 from trainables.catalog import family_for_task
 from trainables.mixers import MIXERS
 from trainables.ndr.config import MODELS, VARIANTS, CTLConfig
@@ -37,12 +38,13 @@ def test_gate_bias_starts_at_minus_three_so_layers_copy() -> None:
     assert build_model(tiny("+ rel + gate")).layer.ln2 is None  # tanh update
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("model", MODELS)
-def test_every_model_trains_a_few_steps_without_nan(model: str, one_torch_thread: None) -> None:
-    rows, attention, gates = train_seed(tiny(model, direction="backward"), seed=0)
+def test_every_model_trains_a_few_steps_without_nan(model: str, device: str, one_torch_thread: None) -> None:
+    rows, attention, gates = train_seed(tiny(model, direction="backward"), seed=0, device=device)
     assert [r["step"] for r in rows] == [2, 4]
     for r in rows:
-        assert r["status"] == "ok"
+        assert r["status"] == "ok" and r["device"] == device
         for key in ("train_loss", "iid_loss", "depth_val_loss", "test_loss"):
             assert math.isfinite(r[key]), key
         for key in ("train_accuracy", "iid_accuracy", "depth_val_accuracy", "test_accuracy"):

@@ -1,4 +1,4 @@
-"""--precision bf16: a trial's forward passes under bf16 autocast, recorded in every row (CPU autocast here)."""
+"""--precision bf16: a trial's forward passes under bf16 autocast, recorded in every row (on each device here)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from search_spaces.study import StudyError
 from study.runner import Resources
 from study.storage import StudyStorage
 from study.trainable import autocast, run_trial
+from tests.tiny import DEVICES
 
 _STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", task="mode",
                scientific={"architecture": ("MTE",)}, nuisance={"learning_rate": (0.003,)},
@@ -16,18 +17,20 @@ _STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", task="mod
                       "d_model": 16}, seeds=(0,))
 
 
-def _rows(tmp_path, precision: str) -> list[dict]:
+def _rows(tmp_path, precision: str, device: str = "cpu") -> list[dict]:
     storage = StudyStorage(str(tmp_path / precision), _STUDY.directory)
     point = {"architecture": "MTE", "learning_rate": 0.003}
-    run_trial(_STUDY, storage, point, precision=precision)
+    run_trial(_STUDY, storage, point, precision=precision, device=device)
     (key,) = storage.finished_keys()
     return storage.read_trial(key).to_pylist()
 
 
-def test_bf16_rows_say_so_and_differ_from_fp32_by_rounding_only(tmp_path, one_torch_thread) -> None:
-    fp32, bf16 = _rows(tmp_path, "fp32"), _rows(tmp_path, "bf16")
+@pytest.mark.parametrize("device", DEVICES)
+def test_bf16_rows_say_so_and_differ_from_fp32_by_rounding_only(tmp_path, one_torch_thread, device: str) -> None:
+    fp32, bf16 = _rows(tmp_path, "fp32", device), _rows(tmp_path, "bf16", device)
     assert {r["precision"] for r in fp32} == {"fp32"}
     assert {r["precision"] for r in bf16} == {"bf16"}
+    assert {r["device"] for r in fp32 + bf16} == {device}
     first32, first16 = fp32[0]["train_loss"], bf16[0]["train_loss"]
     assert first32 != first16  # bf16 matmuls really ran
     assert abs(first32 - first16) < 0.05 * first32  # ... and only rounding changed

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.tiny import assert_rows_equal, tiny_config
+from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
 from trainables.richter.config import TrainConfig
 from trainables.richter.family import train
@@ -40,23 +40,28 @@ def _tiny(**kw: object) -> TrainConfig:
     return tiny_config(**{"n_steps": 50, "learning_rate": 3e-4, **kw})
 
 
-def _solo(cfg: TrainConfig, seeds: list[int]) -> list[dict[str, Any]]:
-    return [row for seed in seeds for row in train_seed(cfg, seed)]
+def _solo(cfg: TrainConfig, seeds: list[int], device: str = "cpu") -> list[dict[str, Any]]:
+    return [row for seed in seeds for row in train_seed(cfg, seed, device=device)]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mixer", MIXERS.names())
-def test_every_registered_mixer_trains_packed_as_separate_runs(mixer: str) -> None:
+def test_every_registered_mixer_trains_packed_as_separate_runs(mixer: str, device: str) -> None:
     """The packed form of a mixer is its own file's forward over stacked weights: rows equal within 1e-6."""
     cfg = _tiny(architecture="MTE", mixer=mixer, val_seq_len=8, conv_width=3, n_steps=30)
-    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
+    assert_rows_equal(train_packed([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("task", TASK_NAMES)
 @pytest.mark.parametrize("architecture", ARCHS)
-def test_packed_equals_separate_runs(architecture: str, task: str) -> None:
+def test_packed_equals_separate_runs(architecture: str, task: str, device: str) -> None:
+    """float64 on any device: batched and single matmuls (CPU BLAS or cuBLAS, whose float64 GEMMs never use
+    TF32) differ by rounding only, ~1e-16, which 50 steps at lr 3e-4 leave far below 1e-6."""
     cfg = _tiny(architecture=architecture, task=task)
-    packed = train_packed([cfg], SEEDS)
-    assert_rows_equal(packed, _solo(cfg, SEEDS))
+    packed = train_packed([cfg], SEEDS, device=device)
+    assert_rows_equal(packed, _solo(cfg, SEEDS, device))
+    assert {row["device"] for row in packed} == {device}
     assert {row["learning_rate"] for row in packed} == {cfg.learning_rate}
 
 
@@ -86,16 +91,17 @@ def test_packing_refuses_shape_changes() -> None:
         train_packed([_tiny(), _tiny(d_model=16)], [0])
 
 
-def test_diverged_member_is_frozen_and_others_match() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_diverged_member_is_frozen_and_others_match(device: str) -> None:
     good, bad = _tiny(architecture="NON", learning_rate=1e-3), _tiny(architecture="NON", learning_rate=1e100)
-    solo_bad = train_seed(bad, 0)
+    solo_bad = train_seed(bad, 0, device=device)
     assert {row["status"] for row in solo_bad} == {"diverged"}  # the premise: this lr diverges alone
     seen: list[dict[str, Any]] = []
-    packed = train_packed([good, bad, good], [0], on_eval=seen.append, pack=None)
+    packed = train_packed([good, bad, good], [0], on_eval=seen.append, pack=None, device=device)
     n = len(solo_bad)
-    assert_rows_equal(packed[:n], _solo(good, [0]))
+    assert_rows_equal(packed[:n], _solo(good, [0], device))
     assert_rows_equal(packed[n : 2 * n], solo_bad)
-    assert_rows_equal(packed[2 * n :], _solo(good, [0]))
+    assert_rows_equal(packed[2 * n :], _solo(good, [0], device))
     assert len(seen) == len(packed)
 
 
@@ -117,10 +123,15 @@ def test_family_packs_on_request_and_by_default_only_on_a_gpu() -> None:
     assert_rows_equal(packed, sequential)
 
 
-def test_float32_first_evaluation_close() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_float32_first_evaluation_close(device: str) -> None:
+    """float32, as trials train: after 10 steps packed and separate rows agree within 1e-4 (relative and
+    absolute). float32 rounds at ~6e-8 per operation; batched and single GEMMs sum in different orders
+    (cuBLAS picks different kernels for them), and 10 Adam steps amplify that by well under 1e3. TF32, which
+    would round at ~5e-4, is off for matmuls in torch's default and is never switched on by the project."""
     torch.set_default_dtype(torch.float32)
     cfg = _tiny(architecture="BERT", n_steps=10)
-    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS), tol=1e-4)
+    assert_rows_equal(train_packed([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device), tol=1e-4)
 
 
 def test_packs_of_members_equal_one_pack() -> None:

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.tiny import tiny_config
+from tests.tiny import DEVICES, tiny_config
 from trainables.mixers import MIXERS
 from trainables.mixers.average import AverageAttention
 from trainables.mixers.bilinear import BilinearProjection
@@ -172,10 +172,12 @@ def _float64() -> Iterator[None]:
     {"mixer_stack": "average,bilinear", "val_seq_len": 8, "task": "mode"},
 ])
 @pytest.mark.parametrize("architecture", ["BERT", "MTE"])
-def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object], architecture: str) -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object], architecture: str,
+                                     device: str) -> None:
     cfg = tiny_config(architecture=architecture, n_steps=30, learning_rate=3e-4, **overrides)
-    solo = [row for seed in (0, 1) for row in train_seed(cfg, seed)]
-    packed = train_packed([cfg], [0, 1])
+    solo = [row for seed in (0, 1) for row in train_seed(cfg, seed, device=device)]
+    packed = train_packed([cfg], [0, 1], device=device)
     assert len(packed) == len(solo) == 6
     for p, s in zip(packed, solo, strict=True):
         for key in ("train_loss", "val_loss", "val_accuracy", "n_params"):
