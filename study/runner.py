@@ -23,7 +23,7 @@ from ray import tune
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
 from study.identity import software_versions, trial_key
 from study.progress import StudyProgress
-from study.storage import StudyStorage
+from study.storage import StudyStorage, first_line
 from study.trainable import objective
 from study.validate import validate
 
@@ -121,12 +121,16 @@ def start_ray(address: str | None, echo: Echo) -> None:
     if ray.is_initialized():
         return
     started = time.time()
-    if address:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    else:
-        # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
-        # left recorded in /tmp/ray (even a dead one) and hang.
-        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        if address:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        else:
+            # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
+            # left recorded in /tmp/ray (even a dead one) and hang.
+            ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    except OSError as error:  # a broken Ray install, an unreachable cluster: not the storage's fault
+        where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
+        raise StudyError(f"could not {where}: {first_line(error)}") from None
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")

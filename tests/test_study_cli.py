@@ -223,3 +223,23 @@ def test_report_exit_status_says_whether_a_checked_finding_failed(tmp_path: Path
     smoke = CliRunner().invoke(main, ["report", "demo", "--scale", "smoke", "--storage", str(tmp_path)])
     assert smoke.exit_code == 0, smoke.output
     assert "  NOT CHECKED: NAP cannot learn" in smoke.output
+
+
+def test_a_ray_that_cannot_start_is_not_blamed_on_the_storage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken Ray install (its GCS server not executable: seen when a bundle lost file modes) is reported as
+    Ray's failure to start. `ray.init` is replaced by one raising what Popen raised then; breaking the real
+    install of this machine to provoke it is not an option."""
+    import ray
+
+    from search_spaces import StudyError
+    from study.runner import start_ray
+
+    def broken(**_: object) -> None:
+        raise PermissionError(13, "Permission denied", "/site/ray/core/src/ray/gcs/gcs_server")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", broken)
+    with pytest.raises(StudyError) as error:
+        start_ray(None, print)
+    assert str(error.value) == ("could not start a local Ray: [Errno 13] Permission denied: "
+                                "'/site/ray/core/src/ray/gcs/gcs_server'")
