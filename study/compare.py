@@ -122,7 +122,7 @@ def compare(
     out: str | None = None,
 ) -> str:
     """Compare two sides; return the text table (and write ``out/index.html`` + PNG when ``out``)."""
-    from analysis.compare import compare_sides, comparison_figure, comparison_html, format_comparison
+    from analysis.compare import compare_sides, format_comparison, format_paired, paired_differences
     from analysis.training import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
@@ -147,32 +147,41 @@ def compare(
     except ValueError as err:
         raise CompareError(str(err)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
+    for m in chosen:
+        text += "\n\n" + format_paired(paired_differences(a.lf, b.lf, panel=panel, x=x, y=y, metric=m), panel, m)
     for side in (a, b):
         if side.note:
             text += f"\nINCOMPLETE: {side.note}"
     if common:
         text += f"\n(over the common grid of {panel} x {x} x {y}; --all-configs for each side's whole grid)"
     if out:
-        out_dir = Path(out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        imgs = []
-        for m in chosen:
-            png = out_dir / f"compare_{m}.png"
-            comparison_figure(df, panel, a.label, b.label, m).savefig(png, dpi=100)
-            data = base64.b64encode(png.read_bytes()).decode("ascii")
-            imgs.append(f"<figure><img src='data:image/png;base64,{data}' alt='comparison {html.escape(m)}'></figure>")
-        page = (
-            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>compare</title><style>"
-            "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
-            "table.data{border-collapse:collapse;font-size:.85em}table.data td,table.data th"
-            "{border:1px solid #ccc;padding:.2em .5em;text-align:right}table.data th{background:#f3f3f3}"
-            ".pos{color:#1a7f37}.neg{color:#cf222e}img{max-width:100%}</style></head><body>"
-            f"<h1>{html.escape(a.label)} vs {html.escape(b.label)}</h1>"
-            + comparison_html(df, panel, a.label, b.label, threshold)
-            + "".join(imgs)
-            + "</body></html>\n"
-        )
-        (out_dir / "index.html").write_text(page)
-        df.write_csv(out_dir / "compare.csv")
-        text += f"\nwritten: {out_dir / 'index.html'}"
+        text += "\nwritten: " + _write_page(Path(out), df, chosen, panel, a.label, b.label, threshold)
     return text
+
+
+def _write_page(out_dir: Path, df: pl.DataFrame, metrics: list[str], panel: str, label_a: str, label_b: str,
+                threshold: float) -> str:
+    """OUT/index.html (the table and one bar figure per metric, embedded), PNGs and compare.csv; its path."""
+    from analysis.compare import comparison_figure, comparison_html
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    imgs = []
+    for m in metrics:
+        png = out_dir / f"compare_{m}.png"
+        comparison_figure(df, panel, label_a, label_b, m).savefig(png, dpi=100)
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        imgs.append(f"<figure><img src='data:image/png;base64,{data}' alt='comparison {html.escape(m)}'></figure>")
+    page = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>compare</title><style>"
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+        "table.data{border-collapse:collapse;font-size:.85em}table.data td,table.data th"
+        "{border:1px solid #ccc;padding:.2em .5em;text-align:right}table.data th{background:#f3f3f3}"
+        ".pos{color:#1a7f37}.neg{color:#cf222e}img{max-width:100%}</style></head><body>"
+        f"<h1>{html.escape(label_a)} vs {html.escape(label_b)}</h1>"
+        + comparison_html(df, panel, label_a, label_b, threshold)
+        + "".join(imgs)
+        + "</body></html>\n"
+    )
+    (out_dir / "index.html").write_text(page)
+    df.write_csv(out_dir / "compare.csv")
+    return str(out_dir / "index.html")

@@ -8,7 +8,15 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.compare import common_grid, compare_sides, format_comparison, side_summary
+from analysis.compare import (
+    common_grid,
+    compare_sides,
+    format_comparison,
+    format_paired,
+    paired_differences,
+    side_summary,
+    sign_test,
+)
 from analysis.reference import load_reference
 from analysis.stats import epochwise_rgb
 from analysis.synthetic import write_synthetic_study
@@ -220,3 +228,36 @@ def test_cli_compare_says_when_a_side_lost_a_trial_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"INCOMPLETE: {tmp_path / 's'}: 1 unreadable trial file(s) left out of every number: {victim}" \
         in result.output
+
+
+def test_sign_test_exact_values() -> None:
+    assert sign_test(0, 12) == pytest.approx(2 / 4096)  # every cell lower: 2 x 0.5^12
+    assert sign_test(3, 9) == pytest.approx(2 * (1 + 12 + 66 + 220) / 4096)
+    assert sign_test(6, 6) == 1.0 and sign_test(0, 0) == 1.0
+
+
+def test_paired_differences_hand_computed() -> None:
+    """Cell by cell on the cells both ran: NAP A - B = 0.7 - 0.6 (lr 0.1) and 0.3 - 0.9 (lr 0.01)."""
+    df = paired_differences(A, B, panel="architecture", x="d_model", y="learning_rate", metric="val_accuracy")
+    nap = df.filter(pl.col("architecture") == "NAP").row(0, named=True)
+    assert nap["n"] == 2 and nap["n_up"] == 1 and nap["n_down"] == 1  # lr 0.001 only B ran: not paired
+    assert nap["mean_diff"] == pytest.approx((0.1 - 0.6) / 2)
+    assert -0.6 - 1e-12 <= nap["ci_low"] <= nap["mean_diff"] <= nap["ci_high"] <= 0.1 + 1e-12  # within the cells
+    assert nap["sign_p"] == 1.0
+    mx = df.filter(pl.col("architecture") == "max").row(0, named=True)
+    assert mx["n"] == 2 and mx["mean_diff"] == pytest.approx((0.15 - 0.15 + 0.1 - 0.1) / 2)
+    assert df.get_column("architecture").to_list() == ["NAP", "max"]  # the paper's panel order
+    again = paired_differences(A, B, panel="architecture", x="d_model", y="learning_rate", metric="val_accuracy")
+    assert again.equals(df)  # the bootstrap is seeded
+
+
+def test_a_uniform_shift_is_found_and_float_keys_pair() -> None:
+    """B = A - 0.05 in every cell, its learning rates off by float rounding: the pairs still form."""
+    shifted = A.with_columns(pl.col("val_accuracy") - 0.05, pl.col("learning_rate") * (1 + 1e-13))
+    df = paired_differences(A, shifted, panel="architecture", x="d_model", y="learning_rate",
+                            metric="val_accuracy")
+    for row in df.iter_rows(named=True):
+        assert row["n"] == 2 and row["n_up"] == 2 and row["n_down"] == 0
+        assert [row["mean_diff"], row["ci_low"], row["ci_high"]] == pytest.approx([0.05] * 3)
+    text = format_paired(df, "architecture", "val_accuracy")
+    assert "  NAP: +5.0 (+5.0 .. +5.0) over 2 cells; A higher in 2, lower in 0, sign test p = 0.5" in text
