@@ -1,4 +1,5 @@
-"""Trial-steps per second: one model at a time (eager, as train_seed) vs packed K = 5 and K = 50.
+"""Trial-steps per second: one model at a time (eager, as train_seed) vs packed K = 5 and K = 50 (and the
+largest K that fits, with --max-k).
 
 For each d the three variants are timed in the same run, round-robin, so the shared machine's noise hits
 them alike; each run times ``--steps`` optimiser steps (sampling, forward, loss, backward, clipping where the
@@ -111,7 +112,7 @@ def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
 
 
 def packed_stepper(
-    cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool = False
+    cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool | str = False
 ) -> Callable[[], None]:
     """K packed members, the step of train_packed (no frozen members)."""
     model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
@@ -155,6 +156,25 @@ def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Call
     return step
 
 
+def largest_pack(cfg: TrainConfig, limit: int, start: int = 64) -> int:
+    """The largest K (doubling from `start`, at most `limit`) whose packed step runs without running out of
+    device memory; the memory is given back after each try."""
+    fits, k = 0, start
+    while k <= limit:
+        try:
+            packed_stepper(cfg, k)()
+            _sync()
+            fits, k = k, 2 * k
+        except torch.OutOfMemoryError:
+            break
+        finally:
+            if DEVICE.startswith("cuda"):
+                torch.cuda.empty_cache()
+    if not fits:
+        raise SystemExit(f"d={cfg.d_model}: not even K={start} fits on {DEVICE}")
+    return fits
+
+
 def rate(step: Callable[[], None], n_steps: int) -> float:
     """Steps per second over n_steps calls."""
     t = time.perf_counter()
@@ -175,12 +195,17 @@ def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
     for k in args.auto:
         size = members_per_pack(cfg) or k
         variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
+    if args.max_k:
+        k = largest_pack(cfg, args.max_k)
+        variants[f"packed K={k} (largest that fits)"] = (k, packed_stepper(cfg, k),
+                                                          packed_stepper(cfg, k, sample_only=True))
     for k in args.compile:
         t = time.perf_counter()
-        step = packed_stepper(cfg, k, compile=True)
+        step = packed_stepper(cfg, k, compile=args.compile_mode)
         step()
-        print(f"d={cfg.d_model}: torch.compile of packed K={k}: {time.perf_counter() - t:.1f} s (compile + 1 step)")
-        variants[f"packed K={k} compiled"] = (k, step, packed_stepper(cfg, k, sample_only=True))
+        print(f"d={cfg.d_model}: torch.compile ({args.compile_mode}) of packed K={k}: "
+              f"{time.perf_counter() - t:.1f} s (compile + 1 step)")
+        variants[f"packed K={k} compiled ({args.compile_mode})"] = (k, step, packed_stepper(cfg, k, sample_only=True))
     return variants
 
 
@@ -196,6 +221,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=0, help="steps per timed run; 0: by d (about 1-3 s)")
     parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_packed's packs")
     parser.add_argument("--compile", type=int, nargs="*", default=[], help="K packed with torch.compile")
+    parser.add_argument("--compile-mode", default="default", choices=["default", "reduce-overhead", "max-autotune"],
+                        help="torch.compile mode of --compile (reduce-overhead: CUDA graphs)")
+    parser.add_argument("--max-k", type=int, default=0,
+                        help="also time the largest K (doubling from 64, at most this) whose packed step fits")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast")
     args = parser.parse_args()

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The GPU path, measured on a CUDA machine in stages that each end inside a time budget (a lent GPU machine
+# may cap one command at 10 minutes): docs/gpu.md says how to run them and where their numbers go.
+#
+#   bench/gpu_checks.sh STAGE OUT [SECONDS]
+#
+#   tests      the test suite with CUDA visible (device-parametrized tests run on cpu and cuda)
+#   bench      bench/throughput.py on cuda, fp32 then bf16: solo vs packed K = 5, 50, the largest K that fits,
+#              and packed K = 50 under torch.compile(mode="reduce-overhead") (CUDA graphs) in the same run
+#   fractions  richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1 (each
+#              in its own storage, results-gpu/FRACTION; studies resume), GPU utilisation sampled twice a second
+#   paper      paper-scale runs in the issue's order of value (gros2024.fig5, fig7, csordas2021.table1,
+#              richter2020.fig7), each resumable, in results-gpu/paper
+#
+# OUT receives the logs, nvidia-smi samples and one .tar.gz of each stage's results (Parquet trial files);
+# unpack those into results/ on the machine that writes the reports. SECONDS (default 540) bounds the
+# stage; a study cut off by it resumes on the next call, without losing or repeating a trial.
+set -uo pipefail
+stage=${1:?STAGE: tests, bench, fractions or paper}
+out=${2:?OUT: a directory for logs and results}
+budget=${3:-540}
+case $stage in
+tests | bench | fractions | paper) ;;
+*)
+    echo "unknown STAGE '$stage'; allowed: tests, bench, fractions, paper" >&2
+    exit 2
+    ;;
+esac
+command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: the $stage stage needs a CUDA machine" >&2; exit 1; }
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+deadline=$((SECONDS + budget))
+left() { echo $((deadline - SECONDS)); }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" || exit 1
+python3 -c "import torch, ray, optuna, polars; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
+print('torch', torch.__version__, 'ray', ray.__version__, 'optuna', optuna.__version__, 'polars', polars.__version__)" \
+    || { echo "not ready: install the dependencies first (docs/gpu.md)"; exit 1; }
+
+run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, interrupted (SIGINT, then
+    # SIGKILL 20 s later) with everything it started, Ray's processes included, if it outlives SECONDS
+    local limit=$1
+    shift
+    setsid "$@" &
+    local pid=$!
+    (sleep "$limit"; kill -INT -- "-$pid" 2>/dev/null; sleep 20; kill -KILL -- "-$pid" 2>/dev/null) &
+    local watchdog=$!
+    wait "$pid"
+    local status=$?
+    kill "$watchdog" 2>/dev/null
+    return $status
+}
+
+sample_gpu() {  # nvidia-smi samples into OUT/NAME.util.csv until the returned pid is killed
+    nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
+        >"$out/$1.util.csv" 2>/dev/null &
+    echo $!
+}
+
+pack_results() {  # OUT/NAME.tar.gz of a results directory (trials, study.json, progress; no report)
+    tar czf "$out/$1.tar.gz" --exclude=report -C "$(dirname "$2")" "$(basename "$2")"
+}
+
+case $stage in
+tests)
+    # Three files need what a GPU image rarely has and never touch CUDA: Jupyter (test_notebooks), a local
+    # S3 server (test_storage_uri, moto) and Chromium (test_report_browser). Named here, not skipped silently.
+    timeout "$(left)" python3 -m pytest -q -n 8 --dist loadfile \
+        --ignore=tests/test_notebooks.py --ignore=tests/test_storage_uri.py --ignore=tests/test_report_browser.py \
+        2>&1 | tee "$out/tests.log"
+    ;;
+bench)
+    for precision in fp32 bf16; do
+        flag=$([ "$precision" = bf16 ] && echo --bf16)
+        timeout $(($(left) / 2)) python3 bench/throughput.py --device cuda $flag --threads 4 --runs 3 \
+            --d-model 16 64 128 256 --packs 5 50 --auto --max-k 65536 --compile 50 --compile-mode reduce-overhead \
+            2>&1 | tee "$out/bench-$precision.log"
+    done
+    ;;
+fractions)
+    for fraction in 0.25 0.5 1; do
+        dir=results-gpu/$fraction
+        gpu=$(sample_gpu "fractions-$fraction")
+        run_until $(($(left) / 3 + 30)) study run richter2020.fig7 --scale cpu --storage "$dir" \
+            --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$out/fractions-$fraction.log"
+        kill "$gpu"
+        pack_results "fig7-cpu-gpu$fraction" "$dir/richter2020.fig7.cpu"
+    done
+    ;;
+paper)
+    dir=results-gpu/paper
+    gpu=$(sample_gpu paper)
+    for name in gros2024.fig5 gros2024.fig7 csordas2021.table1 richter2020.fig7; do
+        [ "$(left)" -gt 60 ] || break
+        run_until "$(left)" study run "$name" --scale paper --storage "$dir" --gpus-per-trial 0.25 --no-report \
+            2>&1 | tee "$out/paper-$name.log"
+    done
+    kill "$gpu"
+    pack_results paper "$dir"
+    ;;
+esac

@@ -1,0 +1,90 @@
+"""The GPU-node tooling of docs/gpu.md: tools/offline_bundle.py and bench/gpu_checks.sh.
+
+The bundle's download needs a package index; everything around it runs here on real files: the dependency
+closure read from this environment's metadata, the node's package list, unpacking with file modes, and the
+console scripts written beside the node's python3. The checks themselves need a GPU: here only their
+refusals are tested.
+"""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tools.offline_bundle import _console_scripts, _unpack, build, closure, present_names
+
+
+def test_present_names_read_pip_freeze_and_plain_lists(tmp_path: Path) -> None:
+    listing = tmp_path / "node.txt"
+    listing.write_text("torch==2.11.0\nPyYAML==6.0\n# a comment\ntyping_extensions\n"
+                       "nvidia-ml-py @ file:///wheels/x.whl\n\nscikit-learn>=1\n")
+    assert present_names(listing) == {"torch", "pyyaml", "typing-extensions", "nvidia-ml-py", "scikit-learn"}
+
+
+def test_the_closure_is_the_projects_needs_at_the_versions_tested_here() -> None:
+    import importlib.metadata as md
+
+    runtime = closure([], "3.12")
+    assert {"ray", "optuna", "polars", "torch", "click", "sqlalchemy"} <= runtime.keys()
+    assert "tensorboardx" in runtime  # from ray[tune]: extras of a requirement are followed
+    assert "attention-studies" not in runtime
+    assert runtime["ray"] == md.version("ray") and runtime["polars"] == md.version("polars")
+    with_tests = closure(["test"], "3.12")
+    assert with_tests.keys() > runtime.keys() and {"pytest", "nbclient", "moto"} <= with_tests.keys()
+
+
+def test_a_node_without_its_own_torch_is_refused_before_any_download(tmp_path: Path) -> None:
+    listing = tmp_path / "node.txt"
+    listing.write_text("numpy==2.0\n")
+    args = type("Args", (), {"present": listing, "extras": [], "python": "3.12", "out": tmp_path / "b.tar.xz"})
+    with pytest.raises(SystemExit, match=r"invalid --present .*node.txt: torch is not listed"):
+        build(args)
+    assert not (tmp_path / "b.tar.xz").exists()
+
+
+def test_unpacking_keeps_the_executable_bit(tmp_path: Path) -> None:
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, mode in (("pkg/server", 0o755), ("pkg/data.txt", 0o644)):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFREG | mode) << 16
+            archive.writestr(info, "x")
+    _unpack(wheel, tmp_path / "site")
+    assert stat.S_IMODE((tmp_path / "site/pkg/server").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "site/pkg/data.txt").stat().st_mode) == 0o644
+
+
+def test_console_scripts_run_and_skip_pruned_modules(tmp_path: Path) -> None:
+    site, bin_dir = tmp_path / "site", tmp_path / "bin"
+    (site / "hello").mkdir(parents=True)
+    (site / "hello/__init__.py").write_text("def main():\n    print('hello from the bundle')\n    return 0\n")
+    (site / "hello-1.0.dist-info").mkdir()
+    (site / "hello-1.0.dist-info/entry_points.txt").write_text(
+        "[console_scripts]\nhello = hello:main\ngone = hello.pruned.cli:main\n[other]\nx = hello:main\n")
+    bin_dir.mkdir()
+    (bin_dir / "keep").write_text("mine")
+    assert _console_scripts(site, bin_dir) == ["hello"]
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["hello", "keep"]
+    out = subprocess.run([str(bin_dir / "hello")], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(site)})
+    assert out.stdout == "hello from the bundle\n"
+    assert (bin_dir / "hello").read_text().startswith(f"#!{sys.executable}\n")
+
+
+def test_the_gpu_checks_name_a_bad_stage_and_a_machine_without_cuda(tmp_path: Path) -> None:
+    """bench/gpu_checks.sh (docs/gpu.md): one line for a stage it does not know (exit 2) and, on a machine
+    without nvidia-smi, one line saying the stage needs a CUDA machine (exit 1), before it writes anything."""
+    script = Path(__file__).resolve().parent.parent / "bench" / "gpu_checks.sh"
+    env = {"PATH": "/usr/bin:/bin"}  # no nvidia-smi on these directories of this CPU machine
+    bad = subprocess.run(["bash", str(script), "warmup", str(tmp_path / "out")], capture_output=True, text=True,
+                         env=env)
+    assert (bad.returncode, bad.stderr) == (2, "unknown STAGE 'warmup'; allowed: tests, bench, fractions, paper\n")
+    no_gpu = subprocess.run(["bash", str(script), "bench", str(tmp_path / "out")], capture_output=True, text=True,
+                            env=env)
+    assert (no_gpu.returncode, no_gpu.stderr) == (1, "nvidia-smi not found: the bench stage needs a CUDA machine\n")
+    assert not (tmp_path / "out").exists()
