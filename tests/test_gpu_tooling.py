@@ -34,8 +34,21 @@ def test_the_closure_is_the_projects_needs_at_the_versions_tested_here() -> None
     assert "tensorboardx" in runtime  # from ray[tune]: extras of a requirement are followed
     assert "attention-studies" not in runtime
     assert runtime["ray"] == md.version("ray") and runtime["polars"] == md.version("polars")
-    with_tests = closure(["test"], "3.12")
-    assert with_tests.keys() > runtime.keys() and {"pytest", "nbclient", "moto"} <= with_tests.keys()
+
+
+def test_a_dependency_missing_here_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A requirement this environment lacks cannot be pinned to a tested version: the build stops naming it.
+    The requiring distribution is a real dist-info on sys.path; markers decide what the node's Python needs."""
+    info = tmp_path / "needy-1.0.dist-info"
+    info.mkdir()
+    info.joinpath("METADATA").write_text(
+        "Metadata-Version: 2.1\nName: needy\nVersion: 1.0\nRequires-Dist: click\n"
+        "Requires-Dist: surely-not-installed-here; python_version >= '3.12'\n"
+        "Requires-Dist: another-absent-one; python_version < '3.8'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SystemExit, match=r"^surely-not-installed-here \(needed on Python 3.12\) is not installed"):
+        closure([], "3.12", root="needy")
+    assert closure([], "3.11", root="needy").keys() == {"click"}  # neither marker holds on 3.11
 
 
 def test_a_node_without_its_own_torch_is_refused_before_any_download(tmp_path: Path) -> None:

@@ -60,10 +60,11 @@ def _environment(python: str, extra: str) -> dict[str, str]:
             "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
 
 
-def closure(extras: list[str], python: str) -> dict[str, str]:
-    """name -> installed version of everything the project (with `extras`) needs on `python`, as pinned here."""
+def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, str]:
+    """name -> installed version of everything `root` (the project, with `extras`) needs on `python`, as
+    pinned here; `root` itself is left out."""
     found: dict[str, str] = {}
-    wanted, seen = [(PROJECT, frozenset(extras))], set()
+    wanted, seen = [(root, frozenset(extras))], set()
     while wanted:
         name, with_extras = wanted.pop()
         if (normalise(name), with_extras) in seen:
@@ -79,7 +80,7 @@ def closure(extras: list[str], python: str) -> dict[str, str]:
             req = Requirement(text)
             if req.marker is None or any(req.marker.evaluate(env) for env in environments):
                 wanted.append((req.name, frozenset(req.extras)))
-    del found[normalise(PROJECT)]
+    del found[normalise(root)]
     return found
 
 
