@@ -8,17 +8,18 @@
 #   bench-fp32 bench/throughput.py on cuda: solo vs packed K = 5, 50, the largest K <= 4096 that fits, and
 #   bench-bf16 packed K = 50 under torch.compile(mode="reduce-overhead") (CUDA graphs), all in one run;
 #              bf16: the same under bf16 autocast
-#   fractions  richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1 (each
-#              in its own storage, results-gpu/FRACTION; studies resume), GPU utilisation sampled twice a second
-#   paper      paper-scale runs in the issue's order of value (gros2024.fig5, fig7, csordas2021.table1,
-#              richter2020.fig7), each resumable, in results-gpu/paper
+#   fractions  richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1, each in
+#              its own storage (results-gpu/FRACTION), GPU utilisation sampled twice a second
+#   paper      paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
+#              csordas2021.table1, richter2020.fig7) in results-gpu/paper
 #
-# OUT receives the logs, nvidia-smi samples and one .tar.gz of each stage's results (Parquet trial files);
-# unpack those into results/ on the machine that writes the reports. SECONDS (default 540) bounds the
-# stage; a study cut off by it resumes on the next call, without losing or repeating a trial.
+# Each stage leaves ONE file, OUT/STAGE.tar.gz: its logs, nvidia-smi samples and the Parquet results of its
+# studies (under results/), and prints its logs. SECONDS (default 540) bounds the stage; a study cut off by
+# it resumes on the next call from results-gpu/ (while the machine keeps it), without losing or repeating a
+# trial.
 set -uo pipefail
 stage=${1:?STAGE: tests, bench-fp32, bench-bf16, fractions or paper}
-out=${2:?OUT: a directory for logs and results}
+out=${2:?OUT: a directory for the stage file}
 budget=${3:-540}
 case $stage in
 tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
@@ -29,12 +30,13 @@ tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
 esac
 command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: the $stage stage needs a CUDA machine" >&2; exit 1; }
 cd "$(dirname "$0")/.."
-mkdir -p "$out"
+work=$out/$stage
+mkdir -p "$work"
 export PYTHONUNBUFFERED=1
-deadline=$((SECONDS + budget))
+deadline=$((SECONDS + budget - 15))  # 15 s for packing up
 left() { echo $((deadline - SECONDS)); }
 
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" || exit 1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$work/gpu.txt" || exit 1
 python3 -c "import torch, ray, optuna, polars; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
 print('torch', torch.__version__, 'ray', ray.__version__, 'optuna', optuna.__version__, 'polars', polars.__version__)" \
     || { echo "not ready: install the dependencies first (docs/gpu.md)"; exit 1; }
@@ -53,14 +55,16 @@ run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its
     return $status
 }
 
-sample_gpu() {  # nvidia-smi samples into OUT/NAME.util.csv until the returned pid is killed
+sample_gpu() {  # nvidia-smi samples into WORK/NAME.util.csv until the returned pid is killed
     nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
-        >"$out/$1.util.csv" 2>/dev/null &
+        >"$work/$1.util.csv" 2>/dev/null &
     echo $!
 }
 
-pack_results() {  # OUT/NAME.tar.gz of a results directory (trials, study.json, progress; no report)
-    tar czf "$out/$1.tar.gz" --exclude=report -C "$(dirname "$2")" "$(basename "$2")"
+keep_results() {  # keep_results NAME DIR: DIR's studies (trials, study.json; no report) into WORK/results/NAME
+    [ -d "$2" ] || { echo "no results in $2"; return; }
+    mkdir -p "$work/results/$1"
+    tar cf - --exclude=report -C "$2" . | tar xf - -C "$work/results/$1"
 }
 
 case $stage in
@@ -69,7 +73,7 @@ tests)
     # S3 server (test_storage_uri, moto) and Chromium (test_report_browser). Named here, not skipped silently.
     timeout "$(left)" python3 -m pytest -q -n 8 --dist loadfile \
         --ignore=tests/test_notebooks.py --ignore=tests/test_storage_uri.py --ignore=tests/test_report_browser.py \
-        2>&1 | tee "$out/tests.log"
+        2>&1 | tee "$work/tests.log"
     ;;
 bench-fp32 | bench-bf16)
     # The largest K is capped at 4096: building K members and drawing their K batches are host loops (at
@@ -77,27 +81,27 @@ bench-fp32 | bench-bf16)
     flag=$([ "$stage" = bench-bf16 ] && echo --bf16)
     timeout "$(left)" python3 bench/throughput.py --device cuda $flag --threads 4 --runs 3 \
         --d-model 16 64 128 256 --packs 5 50 --auto --max-k 4096 --compile 50 --compile-mode reduce-overhead \
-        2>&1 | tee "$out/$stage.log"
+        2>&1 | tee "$work/$stage.log"
     ;;
 fractions)
     for fraction in 0.25 0.5 1; do
-        dir=results-gpu/$fraction
-        gpu=$(sample_gpu "fractions-$fraction")
-        run_until $(($(left) / 3 + 30)) study run richter2020.fig7 --scale cpu --storage "$dir" \
-            --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$out/fractions-$fraction.log"
+        gpu=$(sample_gpu "$fraction")
+        run_until $(($(left) / 3 + 30)) study run richter2020.fig7 --scale cpu --storage "results-gpu/$fraction" \
+            --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$work/$fraction.log"
         kill "$gpu"
-        pack_results "fig7-cpu-gpu$fraction" "$dir/richter2020.fig7.cpu"
+        keep_results "$fraction" "results-gpu/$fraction"
     done
     ;;
 paper)
-    dir=results-gpu/paper
     gpu=$(sample_gpu paper)
     for name in gros2024.fig5 gros2024.fig7 csordas2021.table1 richter2020.fig7; do
         [ "$(left)" -gt 60 ] || break
-        run_until "$(left)" study run "$name" --scale paper --storage "$dir" --gpus-per-trial 0.25 --no-report \
-            2>&1 | tee "$out/paper-$name.log"
+        run_until "$(left)" study run "$name" --scale paper --storage results-gpu/paper --gpus-per-trial 0.25 \
+            --no-report 2>&1 | tee "$work/$name.log"
     done
     kill "$gpu"
-    pack_results paper "$dir"
+    keep_results paper results-gpu/paper
     ;;
 esac
+tar czf "$out/$stage.tar.gz" -C "$out" "$stage" && rm -rf "${work:?}"
+ls -la "$out/$stage.tar.gz"
