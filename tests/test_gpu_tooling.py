@@ -96,8 +96,10 @@ def test_the_gpu_checks_name_a_bad_stage_and_a_machine_without_cuda(tmp_path: Pa
     env = {"PATH": "/usr/bin:/bin"}  # no nvidia-smi on these directories of this CPU machine
     bad = subprocess.run(["bash", str(script), "warmup", str(tmp_path / "out")], capture_output=True, text=True,
                          env=env)
-    assert (bad.returncode, bad.stderr) == (2, "unknown STAGE 'warmup'; allowed: tests, bench-fp32, bench-bf16, fractions, paper\n")
+    allowed = "tests, bench-fp32, bench-bf16, fractions, paper"
+    assert (bad.returncode, bad.stderr) == (2, f"unknown STAGE 'warmup'; allowed: {allowed}\n")
     no_gpu = subprocess.run(["bash", str(script), "bench-bf16", str(tmp_path / "out")], capture_output=True, text=True,
                             env=env)
-    assert (no_gpu.returncode, no_gpu.stderr) == (1, "nvidia-smi not found: the bench-bf16 stage needs a CUDA machine\n")
+    needs = "nvidia-smi not found: the bench-bf16 stage needs a CUDA machine\n"
+    assert (no_gpu.returncode, no_gpu.stderr) == (1, needs)
     assert not (tmp_path / "out").exists()
