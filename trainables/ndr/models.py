@@ -25,9 +25,10 @@ from trainables.ndr.ctl import MAX_INPUT_LEN, N_SYMBOLS, VOCAB_SIZE
 
 def sinusoid(positions: torch.Tensor, d_model: int) -> torch.Tensor:
     """Sinusoidal encodings (P, d) of (possibly negative) positions: sin on even dims, cos on odd, base 1e4."""
-    inv = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    device = positions.device  # the relative offsets live on the model's device (a CPU `inv` would not mix)
+    inv = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32, device=device) * (-math.log(10000.0) / d_model))
     angles = positions.float().view(-1, 1) * inv.view(1, -1)  # (P, d/2)
-    pe = torch.zeros(positions.numel(), d_model)
+    pe = torch.zeros(positions.numel(), d_model, device=device)
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
     return pe

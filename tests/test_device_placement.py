@@ -1,0 +1,73 @@
+"""Every model computes on the device its parameters live on: checked on PyTorch's meta device.
+
+A tensor a forward pass creates without ``device=`` lands on the CPU; mixed with the model's tensors it works
+on a CPU machine and fails only on a GPU (it did: the relative positions of NDR's "+ rel" models). On the
+meta device (shapes, no data) that mixing fails the same way, so these tests find it on the CPU-only
+machines this project is built on. Forward and backward of every registered mixer (solo and packed), every
+Richter architecture, every NDR model, the Gros bilayer (both attentions, both weight layouts, a registry
+mixer in its place), and the packed training step's loss, clipping and Adam.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.tiny import tiny_config
+from trainables.gros.config import GrosConfig
+from trainables.gros.model import StackedBilayer
+from trainables.mixers import MIXERS
+from trainables.ndr.config import MODELS, CTLConfig
+from trainables.ndr.loop import build_model as build_ctl_model
+from trainables.richter.model import build_model
+from trainables.richter.packed import PackedAdam, PackedModel, clip_members_, member_losses
+
+META = "meta"
+
+
+def _tokens(*shape: int) -> torch.Tensor:
+    return torch.empty(*shape, dtype=torch.long, device=META)
+
+
+@pytest.mark.parametrize("mixer", MIXERS.names())
+def test_every_mixer_solo_and_packed_stays_on_its_device(mixer: str) -> None:
+    cfg = tiny_config(architecture="MTE", mixer=mixer, val_seq_len=8, conv_width=3)
+    out = build_model(cfg).to(META)(_tokens(2, 8))
+    out.sum().backward()
+    assert out.device.type == META
+    packed = PackedModel([cfg] * 2, [0, 1], device=META)
+    logits = packed(_tokens(2, 3, 8), training=True)
+    assert logits.device.type == META and logits.shape[:2] == (2, 3)
+
+
+@pytest.mark.parametrize("architecture", ["BERT", "MTE", "NAP", "NON", "sum", "max", "EA"])
+def test_every_richter_architecture_and_the_packed_step_stay_on_their_device(architecture: str) -> None:
+    cfg = tiny_config(architecture=architecture, grad_clip=True)
+    packed = PackedModel([cfg] * 2, [0, 1], device=META)
+    params = list(packed.params.values())
+    logits = packed(_tokens(2, 3, 8), training=True)
+    losses = member_losses(logits.float(), torch.empty(2, 3, dtype=torch.long, device=META))
+    losses.sum().backward()
+    clip_members_([p.grad for p in params], torch.ones(2, dtype=torch.bool, device=META))
+    PackedAdam(params).step(torch.full((2,), 1e-3, device=META))
+    assert losses.device.type == META and all(p.device.type == META for p in params)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_ndr_model_stays_on_its_device(model: str) -> None:
+    net = build_ctl_model(CTLConfig(model=model, d_model=16, n_heads=2, n_layers=2)).to(META)
+    out = net(_tokens(3, 7), torch.empty(3, dtype=torch.long, device=META))
+    out.sum().backward()
+    assert out.device.type == META
+
+
+@pytest.mark.parametrize("variant", [
+    {"attention": "dpa"}, {"attention": "ea"}, {"attention": "ea", "weights": "shared"},
+    {"attention": "dpa", "mixer": "softmax", "n_heads": 2},
+])
+def test_the_gros_bilayer_stays_on_its_device(variant: dict[str, object]) -> None:
+    cfg = GrosConfig(task="nt", basis=4, delay=2, n_context=6, n_epochs=20, **variant)  # type: ignore[arg-type]
+    model = StackedBilayer(cfg, [0, 1], device=META)
+    out = model(_tokens(2, 3, 6))
+    out.sum().backward()
+    assert out.device.type == META and out.shape == (2, 3, 4)
