@@ -3,9 +3,9 @@
 A tensor a forward pass creates without ``device=`` lands on the CPU; mixed with the model's tensors it works
 on a CPU machine and fails only on a GPU (it did: the relative positions of NDR's "+ rel" models). On the
 meta device (shapes, no data) that mixing fails the same way, so these tests find it on the CPU-only
-machines this project is built on. Forward and backward of every registered mixer (solo and packed), every
-Richter architecture, every NDR model, the Gros bilayer (both attentions, both weight layouts, a registry
-mixer in its place), and the packed training step's loss, clipping and Adam.
+machines this project is built on. Forward and backward of every registered mixer (solo and packed), Yun's
+hybrid stacks, every Richter architecture, every NDR model, the Gros bilayer (both attentions, both weight
+layouts, a registry mixer in its place), and the packed training step's loss, clipping and Adam.
 """
 
 from __future__ import annotations
@@ -71,3 +71,11 @@ def test_the_gros_bilayer_stays_on_its_device(variant: dict[str, object]) -> Non
     out = model(_tokens(2, 3, 6))
     out.sum().backward()
     assert out.device.type == META and out.shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize("stack", ["sepconv,softmax", "average,bilinear"])
+def test_hybrid_stacks_stay_on_their_device(stack: str) -> None:
+    cfg = tiny_config(architecture="MTE", mixer_stack=stack, val_seq_len=8, conv_width=3)
+    logits = PackedModel([cfg] * 2, [0, 1], device=META)(_tokens(2, 3, 8), training=True)
+    logits.sum().backward()
+    assert logits.device.type == META
