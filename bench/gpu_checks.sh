@@ -4,19 +4,19 @@
 #
 #   bench/gpu_checks.sh STAGE OUT [SECONDS]
 #
-#   tests      the test suite with CUDA visible (device-parametrized tests run on cpu and cuda)
-#   bench-fp32 bench/throughput.py on cuda: solo vs packed K = 5, 50, the largest K <= 4096 that fits, and
-#   bench-bf16 packed K = 50 under torch.compile(mode="reduce-overhead") (CUDA graphs), all in one run;
-#              bf16: the same under bf16 autocast
-#   fractions  richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1, each in
-#              its own storage (results-gpu/FRACTION), GPU utilisation sampled twice a second
-#   paper      paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
-#              csordas2021.table1, richter2020.fig7) in results-gpu/paper
+#   tests       the test suite with CUDA visible (device-parametrized tests run on cpu and cuda)
+#   bench-fp32  bench/throughput.py on cuda: solo vs packed K = 5, 50, the largest K <= 4096 that fits,
+#               and packed K = 50 under torch.compile(mode="reduce-overhead") (CUDA graphs), in one run
+#   bench-bf16  the same under bf16 autocast
+#   fractions   richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1, each in
+#               its own storage (results-gpu/FRACTION), GPU utilisation sampled twice a second
+#   paper       paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
+#               csordas2021.table1, richter2020.fig7) in results-gpu/paper
 #
 # Each stage leaves ONE file, OUT/STAGE.tar.gz: its logs, nvidia-smi samples and the Parquet results of its
-# studies (under results/), and prints its logs. SECONDS (default 540) bounds the stage; a study cut off by
-# it resumes on the next call from results-gpu/ (while the machine keeps it), without losing or repeating a
-# trial.
+# studies (under results/). SECONDS (default 540, at least 60) bounds the stage; a study cut off by it
+# resumes on the next call from results-gpu/ (while the machine keeps it) without losing or repeating a
+# trial. Exit status: 0 when every step finished, else the first failing step's (124: cut off by the budget).
 set -uo pipefail
 stage=${1:?STAGE: tests, bench-fp32, bench-bf16, fractions or paper}
 out=${2:?OUT: a directory for the stage file}
@@ -28,36 +28,55 @@ tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
     exit 2
     ;;
 esac
+if ! [[ $budget =~ ^[0-9]+$ ]] || ((budget < 60)); then
+    echo "invalid SECONDS '$budget'; allowed: a whole number of seconds, at least 60" >&2
+    exit 2
+fi
 command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: the $stage stage needs a CUDA machine" >&2; exit 1; }
-cd "$(dirname "$0")/.."
+mkdir -p "$out" && out=$(cd "$out" && pwd)  # absolute: the script works from the repository root
+cd "$(dirname "$0")/.." || exit 1
 work=$out/$stage
 mkdir -p "$work"
 export PYTHONUNBUFFERED=1
-deadline=$((SECONDS + budget - 15))  # 15 s for packing up
-left() { echo $((deadline - SECONDS)); }
+deadline=$((SECONDS + budget - 25))  # 25 s for stopping the last study (10 s grace) and packing up
+left() { local s=$((deadline - SECONDS)); echo $((s > 1 ? s : 1)); }
+status=0
+note() {  # note STEP STATUS: remember the first failure, say what happened to every step
+    if (($2 != 0)); then
+        echo "== $1: $([ "$2" = 124 ] && echo "CUT OFF by the time budget" || echo "FAILED (exit $2)")"
+        ((status == 0)) && status=$2
+    else
+        echo "== $1: done"
+    fi
+}
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$work/gpu.txt" || exit 1
 python3 -c "import torch, ray, optuna, polars; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
 print('torch', torch.__version__, 'ray', ray.__version__, 'optuna', optuna.__version__, 'polars', polars.__version__)" \
     || { echo "not ready: install the dependencies first (docs/gpu.md)"; exit 1; }
 
-run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, interrupted (SIGINT, then
-    # SIGKILL 20 s later) with everything it started, Ray's processes included, if it outlives SECONDS
-    local limit=$1
+run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, stopped (SIGTERM, then
+    # SIGKILL 10 s later) with everything it started, Ray's processes included, if it outlives SECONDS; 124 then.
+    # SIGTERM, not SIGINT: a background job of a script starts with SIGINT ignored, and so would Python.
+    local limit=$1 started=$SECONDS
     shift
     setsid "$@" &
     local pid=$!
-    (sleep "$limit"; kill -INT -- "-$pid" 2>/dev/null; sleep 20; kill -KILL -- "-$pid" 2>/dev/null) &
+    # The watchdog holds none of our output (a pipe to tee would wait for its sleep) and is a group of its own.
+    setsid bash -c 'sleep "$1"; kill -TERM -- "-$2"; sleep 10; kill -KILL -- "-$2"' _ "$limit" "$pid" \
+        </dev/null >/dev/null 2>&1 &
     local watchdog=$!
     wait "$pid"
-    local status=$?
-    kill "$watchdog" 2>/dev/null
-    return $status
+    local code=$?
+    kill -- "-$watchdog" 2>/dev/null  # its group: the sleep too
+    kill "$watchdog" 2>/dev/null  # in case it had not made its group yet
+    ((SECONDS - started >= limit)) && code=124
+    return $code
 }
 
 sample_gpu() {  # nvidia-smi samples into WORK/NAME.util.csv until the returned pid is killed
     nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 \
-        >"$work/$1.util.csv" 2>/dev/null &
+        >"$work/$1.util.csv" 2>/dev/null </dev/null &
     echo $!
 }
 
@@ -74,20 +93,25 @@ tests)
     timeout "$(left)" python3 -m pytest -q -n 8 --dist loadfile \
         --ignore=tests/test_notebooks.py --ignore=tests/test_storage_uri.py --ignore=tests/test_report_browser.py \
         2>&1 | tee "$work/tests.log"
+    note "pytest" "${PIPESTATUS[0]}"
     ;;
 bench-fp32 | bench-bf16)
-    # The largest K is capped at 4096: building K members and drawing their K batches are host loops (at
-    # d = 256, K = 1024 took 100 s to build on the 2-core development CPU), so a larger K measures the host.
+    # Rows print as each d finishes, so a run cut off by the budget keeps the d values it finished. The
+    # largest K is capped at 4096: building K members and drawing their K batches are host loops (at d = 256,
+    # K = 1024 took 100 s to build on the 2-core development CPU), so a larger K measures the host.
     flag=$([ "$stage" = bench-bf16 ] && echo --bf16)
     timeout "$(left)" python3 bench/throughput.py --device cuda $flag --threads 4 --runs 3 \
         --d-model 16 64 128 256 --packs 5 50 --auto --max-k 4096 --compile 50 --compile-mode reduce-overhead \
         2>&1 | tee "$work/$stage.log"
+    note "throughput" "${PIPESTATUS[0]}"
     ;;
 fractions)
     for fraction in 0.25 0.5 1; do
         gpu=$(sample_gpu "$fraction")
-        run_until $(($(left) / 3 + 30)) study run richter2020.fig7 --scale cpu --storage "results-gpu/$fraction" \
-            --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$work/$fraction.log"
+        slot=$(($(left) / 3))
+        run_until "$((slot > 1 ? slot : 1))" study run richter2020.fig7 --scale cpu \
+            --storage "results-gpu/$fraction" --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$work/$fraction.log"
+        note "fig7 at $fraction GPU per trial" "${PIPESTATUS[0]}"
         kill "$gpu"
         keep_results "$fraction" "results-gpu/$fraction"
     done
@@ -95,9 +119,13 @@ fractions)
 paper)
     gpu=$(sample_gpu paper)
     for name in gros2024.fig5 gros2024.fig7 csordas2021.table1 richter2020.fig7; do
-        [ "$(left)" -gt 60 ] || break
+        if (($(left) <= 60)); then
+            note "$name (not started: under a minute left)" 124
+            continue
+        fi
         run_until "$(left)" study run "$name" --scale paper --storage results-gpu/paper --gpus-per-trial 0.25 \
             --no-report 2>&1 | tee "$work/$name.log"
+        note "$name" "${PIPESTATUS[0]}"
     done
     kill "$gpu"
     keep_results paper results-gpu/paper
@@ -105,3 +133,4 @@ paper)
 esac
 tar czf "$out/$stage.tar.gz" -C "$out" "$stage" && rm -rf "${work:?}"
 ls -la "$out/$stage.tar.gz"
+exit $status

@@ -92,7 +92,8 @@ def test_tpe_sampler_runs_its_budget_and_resumes(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     started = time.time()
-    result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--gpus-per-trial", "0.25")
+    result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--gpus-per-trial", "0.25",
+                     env={"CUDA_VISIBLE_DEVICES": ""})  # a CPU machine, also where the tests run on a GPU one
     assert result.returncode == 1
     assert "invalid --gpus-per-trial 0.25: the Ray cluster has 0 GPUs" in result.stderr
     assert "Traceback" not in result.stderr and time.time() - started < 60
