@@ -14,15 +14,16 @@ Pure functions (``LazyFrame -> DataFrame``, ``DataFrame -> Figure``); only the C
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.plots import format_value, order_panels
 from analysis.stats import best_config, epochwise_rgb
+
+#: Two grid values closer than this (relative) are one cell: 0.3**k and the like are inexact.
+REL_TOL: float = 1e-6
 
 #: Default threshold of the robustness share: G (mean accuracy over seeds) of at least 50%.
 DEFAULT_THRESHOLD: float = 0.5
@@ -42,13 +43,14 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _close(a: object, b: object) -> bool:
+def close_values(a: object, b: object) -> bool:
+    """Equal, floats to a relative 1e-6 (0.3**k is inexact): what makes two grid values one cell."""
     if isinstance(a, float) or isinstance(b, float):
         try:
             fa, fb = float(a), float(b)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return False
-        return abs(fa - fb) <= 1e-6 * max(abs(fa), abs(fb), 1e-300)
+        return abs(fa - fb) <= REL_TOL * max(abs(fa), abs(fb), 1e-300)
     return a == b
 
 
@@ -58,12 +60,12 @@ def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
     if not floats:
         return pl.col(column).is_in(list(values))
     col = pl.col(column).cast(pl.Float64)
-    return pl.any_horizontal([(col - v).abs() <= 1e-6 * abs(v) for v in floats])
+    return pl.any_horizontal([(col - v).abs() <= REL_TOL * abs(v) for v in floats])
 
 
 def common_values(a: Sequence[object], b: Sequence[object]) -> list[object]:
     """The values of ``a`` that ``b`` also has (floats to a relative 1e-6), in ``a``'s sorted order."""
-    return sorted({v for v in a if any(_close(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
+    return sorted({v for v in a if any(close_values(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
 
 
 def common_grid(a: pl.LazyFrame, b: pl.LazyFrame, axes: Sequence[str]) -> dict[str, list[object]]:
@@ -199,61 +201,6 @@ def compare_sides(
         .sort("_m", "_p")
         .select("metric", panel, *(c for c in COMPARISON_COLUMNS if c != "metric"))
     )
-
-
-def paired_differences(
-    a: pl.LazyFrame, b: pl.LazyFrame, *, panel: str, x: str, y: str, metric: str, resamples: int = 2000
-) -> pl.DataFrame:
-    """Per panel value, G of A minus G of B configuration by configuration (the cells both sides ran).
-
-    For two runs of one grid that should agree up to random streams (CPU vs GPU, two torch versions), the
-    best-G and robustness columns can hide a shift spread over the grid. This pairs each (x, y) cell of
-    the panel: ``n`` cells, ``mean_diff`` of G_A - G_B, a 95% bootstrap interval of that mean (``ci_low``,
-    ``ci_high``; ``resamples`` draws, seeded, so the same data give the same interval), and an exact
-    two-sided sign test (``n_up``, ``n_down``: cells where A is higher / lower; ``sign_p``).
-    """
-    def cells(lf: pl.LazyFrame) -> pl.DataFrame:
-        if "status" in lf.collect_schema().names():
-            lf = lf.filter(pl.col("status") != "failed")
-        rgb = epochwise_rgb(lf, metric, [panel, x, y]).collect()
-        return rgb.select(panel, *(_cell_key(rgb, c) for c in (x, y)), "g")
-
-    joined = cells(a).join(cells(b), on=[panel, x, y], suffix="_b").drop_nulls(["g", "g_b"])
-    rng = np.random.default_rng(0)
-    rows = []
-    for value in order_panels(joined.get_column(panel).unique().to_list()):
-        diff = joined.filter(pl.col(panel) == value).select(pl.col("g") - pl.col("g_b")).to_series().to_numpy()
-        means = rng.choice(diff, size=(resamples, diff.size)).mean(axis=1)
-        up, down = int((diff > 0).sum()), int((diff < 0).sum())
-        rows.append({panel: value, "n": diff.size, "mean_diff": float(diff.mean()),
-                     "ci_low": float(np.quantile(means, 0.025)), "ci_high": float(np.quantile(means, 0.975)),
-                     "n_up": up, "n_down": down, "sign_p": sign_test(up, down)})
-    return pl.DataFrame(rows)
-
-
-def _cell_key(df: pl.DataFrame, column: str) -> pl.Expr:
-    """A grid axis as a join key: floats rounded to 10 significant digits (both sides' 1e-3 is one cell)."""
-    return pl.col(column).round_sig_figs(10) if df.schema[column].is_float() else pl.col(column)
-
-
-def sign_test(up: int, down: int) -> float:
-    """Exact two-sided sign test: P(a split at least as uneven as up/down | no difference); ties left out."""
-    n = up + down
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(up, down) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
-def format_paired(df: pl.DataFrame, panel: str, metric: str) -> str:
-    """One line per panel value of :func:`paired_differences`, in percentage points."""
-    lines = [f"paired over the cells both ran ({metric} G, A - B, pp; 95% bootstrap interval of the mean; "
-             "sign test over the cells that differ):"]
-    for r in df.iter_rows(named=True):
-        lines.append(f"  {r[panel]}: {100 * r['mean_diff']:+.1f} ({100 * r['ci_low']:+.1f} .. "
-                     f"{100 * r['ci_high']:+.1f}) over {r['n']} cells; A higher in {r['n_up']}, lower in "
-                     f"{r['n_down']}, sign test p = {r['sign_p']:.2g}")
-    return "\n".join(lines)
 
 
 def _pct(v: float | None) -> str:

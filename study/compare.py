@@ -122,7 +122,8 @@ def compare(
     out: str | None = None,
 ) -> str:
     """Compare two sides; return the text table (and write ``out/index.html`` + PNG when ``out``)."""
-    from analysis.compare import compare_sides, format_comparison, format_paired, paired_differences
+    from analysis.compare import compare_sides, format_comparison
+    from analysis.paired import format_paired
     from analysis.training import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
@@ -147,30 +148,51 @@ def compare(
     except ValueError as err:
         raise CompareError(str(err)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
-    for m in chosen:
-        text += "\n\n" + format_paired(paired_differences(a.lf, b.lf, panel=panel, x=x, y=y, metric=m), panel, m)
+    paired = _paired(a.lf, b.lf, (panel, x, y), chosen, common)
+    text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
     for side in (a, b):
         if side.note:
             text += f"\nINCOMPLETE: {side.note}"
     if common:
         text += f"\n(over the common grid of {panel} x {x} x {y}; --all-configs for each side's whole grid)"
     if out:
-        text += "\nwritten: " + _write_page(Path(out), df, chosen, panel, a.label, b.label, threshold)
+        text += "\nwritten: " + _write_page(Path(out), df, paired, panel, a.label, b.label, threshold)
     return text
 
 
-def _write_page(out_dir: Path, df: pl.DataFrame, metrics: list[str], panel: str, label_a: str, label_b: str,
-                threshold: float) -> str:
-    """OUT/index.html (the table and one bar figure per metric, embedded), PNGs and compare.csv; its path."""
+def _paired(a: pl.LazyFrame, b: pl.LazyFrame, axes: tuple[str, str, str], metrics: list[str],
+            common: bool) -> dict[str, pl.DataFrame]:
+    """Per metric, :func:`analysis.paired.paired_differences`, over the common grid when ``common`` (as the
+    table: cells outside it are not "unpaired", the sides never shared them)."""
+    from analysis.compare import common_grid, restrict
+    from analysis.paired import paired_differences
+
+    panel, x, y = axes
+    try:
+        if common:
+            grid = common_grid(a, b, list(axes))
+            a, b = restrict(a, grid), restrict(b, grid)
+        return {m: paired_differences(a, b, panel=panel, x=x, y=y, metric=m) for m in metrics}
+    except (ValueError, pl.exceptions.PolarsError) as err:
+        raise CompareError(f"the two sides cannot be paired cell by cell: {str(err).splitlines()[0]}") from None
+
+
+def _write_page(out_dir: Path, df: pl.DataFrame, paired: dict[str, pl.DataFrame], panel: str, label_a: str,
+                label_b: str, threshold: float) -> str:
+    """OUT/index.html (the table, the paired differences and one bar figure per metric, embedded), PNGs,
+    compare.csv and paired_<metric>.csv; the page's path."""
     from analysis.compare import comparison_figure, comparison_html
+    from analysis.paired import format_paired
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    imgs = []
-    for m in metrics:
+    parts = []
+    for m, pairs in paired.items():
+        pairs.write_csv(out_dir / f"paired_{m}.csv")
+        parts.append(f"<pre>{html.escape(format_paired(pairs, panel, m))}</pre>")
         png = out_dir / f"compare_{m}.png"
         comparison_figure(df, panel, label_a, label_b, m).savefig(png, dpi=100)
         data = base64.b64encode(png.read_bytes()).decode("ascii")
-        imgs.append(f"<figure><img src='data:image/png;base64,{data}' alt='comparison {html.escape(m)}'></figure>")
+        parts.append(f"<figure><img src='data:image/png;base64,{data}' alt='comparison {html.escape(m)}'></figure>")
     page = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>compare</title><style>"
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
@@ -179,7 +201,7 @@ def _write_page(out_dir: Path, df: pl.DataFrame, metrics: list[str], panel: str,
         ".pos{color:#1a7f37}.neg{color:#cf222e}img{max-width:100%}</style></head><body>"
         f"<h1>{html.escape(label_a)} vs {html.escape(label_b)}</h1>"
         + comparison_html(df, panel, label_a, label_b, threshold)
-        + "".join(imgs)
+        + "".join(parts)
         + "</body></html>\n"
     )
     (out_dir / "index.html").write_text(page)

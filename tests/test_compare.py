@@ -8,15 +8,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.compare import (
-    common_grid,
-    compare_sides,
-    format_comparison,
-    format_paired,
-    paired_differences,
-    side_summary,
-    sign_test,
-)
+from analysis.compare import common_grid, compare_sides, format_comparison, side_summary
+from analysis.paired import format_paired, paired_differences, sign_test
 from analysis.reference import load_reference
 from analysis.stats import epochwise_rgb
 from analysis.synthetic import write_synthetic_study
@@ -170,6 +163,9 @@ def test_cli_compare_directory_with_published_and_out(tmp_path: Path) -> None:
     page = (tmp_path / "o" / "index.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page
     assert pl.read_csv(tmp_path / "o" / "compare.csv").height == 4
+    assert "paired over the cells both ran (val_accuracy G" in result.output and "paired over" in page
+    paired = pl.read_csv(tmp_path / "o" / "paired_val_accuracy.csv")
+    assert paired.get_column("architecture").to_list() == ["MTE", "max"] and paired.get_column("n").min() >= 1
 
     bad = runner.invoke(main, ["compare", "no.such.study@smoke", "published:richter2020/nope"])
     assert bad.exit_code != 0 and "Error" in bad.output
@@ -182,7 +178,7 @@ def test_analysis_compare_imports_neither_torch_nor_ray() -> None:
     import sys
 
     code = (
-        "import sys, analysis.compare, analysis.report; "
+        "import sys, analysis.compare, analysis.paired, analysis.report; "
         "print(','.join(m for m in ('torch', 'ray', 'trainables', 'study', 'optuna') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -236,28 +232,51 @@ def test_sign_test_exact_values() -> None:
     assert sign_test(6, 6) == 1.0 and sign_test(0, 0) == 1.0
 
 
+def _paired(a: pl.LazyFrame, b: pl.LazyFrame) -> pl.DataFrame:
+    return paired_differences(a, b, panel="architecture", x="d_model", y="learning_rate", metric="val_accuracy")
+
+
 def test_paired_differences_hand_computed() -> None:
-    """Cell by cell on the cells both ran: NAP A - B = 0.7 - 0.6 (lr 0.1) and 0.3 - 0.9 (lr 0.01)."""
-    df = paired_differences(A, B, panel="architecture", x="d_model", y="learning_rate", metric="val_accuracy")
+    """Cell by cell on the cells both ran: NAP A - B = 0.7 - 0.6 (lr 0.1) and 0.3 - 0.9 (lr 0.01); B's lr 0.001
+    is unpaired. Differences +0.1, -0.6: mean -0.25, sd 0.7 / sqrt(2), t(1) = 12.706, so the interval is
+    -0.25 +- 12.706 x 0.35."""
+    df = _paired(A, B)
     nap = df.filter(pl.col("architecture") == "NAP").row(0, named=True)
-    assert nap["n"] == 2 and nap["n_up"] == 1 and nap["n_down"] == 1  # lr 0.001 only B ran: not paired
-    assert nap["mean_diff"] == pytest.approx((0.1 - 0.6) / 2)
-    assert -0.6 - 1e-12 <= nap["ci_low"] <= nap["mean_diff"] <= nap["ci_high"] <= 0.1 + 1e-12  # within the cells
+    assert (nap["n"], nap["n_up"], nap["n_down"], nap["only_a"], nap["only_b"]) == (2, 1, 1, 0, 1)
+    assert nap["mean_diff"] == pytest.approx(-0.25)
+    assert [nap["ci_low"], nap["ci_high"]] == pytest.approx([-0.25 - 12.706 * 0.35, -0.25 + 12.706 * 0.35])
     assert nap["sign_p"] == 1.0
     mx = df.filter(pl.col("architecture") == "max").row(0, named=True)
-    assert mx["n"] == 2 and mx["mean_diff"] == pytest.approx((0.15 - 0.15 + 0.1 - 0.1) / 2)
+    assert mx["n"] == 2 and mx["mean_diff"] == pytest.approx(0.0) and mx["only_b"] == 0
     assert df.get_column("architecture").to_list() == ["NAP", "max"]  # the paper's panel order
-    again = paired_differences(A, B, panel="architecture", x="d_model", y="learning_rate", metric="val_accuracy")
-    assert again.equals(df)  # the bootstrap is seeded
+    text = format_paired(df, "architecture", "val_accuracy")
+    assert "  NAP: -25.0 (-469.7 .. +419.7) over 2 cells; A higher in 1, lower in 1, sign test p = 1; " \
+           "unpaired: 1 with a G in B only" in text
 
 
-def test_a_uniform_shift_is_found_and_float_keys_pair() -> None:
-    """B = A - 0.05 in every cell, its learning rates off by float rounding: the pairs still form."""
-    shifted = A.with_columns(pl.col("val_accuracy") - 0.05, pl.col("learning_rate") * (1 + 1e-13))
-    df = paired_differences(A, shifted, panel="architecture", x="d_model", y="learning_rate",
-                            metric="val_accuracy")
+def test_a_uniform_shift_is_found_whatever_the_key_types_and_rounding() -> None:
+    """B = A - 0.05 in every cell, B's learning rates off by float rounding and its d_model a float: the cells
+    still pair, once each."""
+    shifted = A.with_columns(pl.col("val_accuracy") - 0.05, pl.col("learning_rate") * (1 + 1e-9),
+                             pl.col("d_model").cast(pl.Float64))
+    df = _paired(A, shifted)
     for row in df.iter_rows(named=True):
-        assert row["n"] == 2 and row["n_up"] == 2 and row["n_down"] == 0
+        assert (row["n"], row["n_up"], row["n_down"], row["only_a"], row["only_b"]) == (2, 2, 0, 0, 0)
         assert [row["mean_diff"], row["ci_low"], row["ci_high"]] == pytest.approx([0.05] * 3)
     text = format_paired(df, "architecture", "val_accuracy")
     assert "  NAP: +5.0 (+5.0 .. +5.0) over 2 cells; A higher in 2, lower in 0, sign test p = 0.5" in text
+
+
+def test_unpaired_cells_one_cell_and_nothing_in_common_are_said() -> None:
+    one = _rows({("NAP", 8, 0.1): [[0.2, 0.6], [0.4, 0.8]], ("sum", 8, 0.1): [[0.5, 0.5], [0.5, 0.5]]})
+    nan = float("nan")
+    other = _rows({("NAP", 8, 0.1): [[0.5, 0.5], [0.5, 0.5]], ("sum", 8, 0.1): [[nan, nan], [nan, nan]]})
+    text = format_paired(_paired(one, other), "architecture", "val_accuracy")
+    assert "  NAP: +20.0 (no interval from 1 cell) over 1 cells; A higher in 1, lower in 0, sign test p = 1" in text
+    assert "  sum: no cell with a G on both sides; unpaired: 1 with a G in A only" in text  # B diverged there
+    far = _rows({("BERT", 16, 0.5): [[0.5, 0.5]]})
+    apart = format_paired(_paired(one, far), "architecture", "val_accuracy")
+    assert "  BERT: no cell with a G on both sides; unpaired: 1 with a G in B only" in apart
+    assert "  NAP: no cell with a G on both sides; unpaired: 1 with a G in A only" in apart
+    empty = pl.DataFrame()
+    assert format_paired(empty, "architecture", "val_accuracy").endswith(" no cells in common")
