@@ -114,10 +114,17 @@ def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
 def packed_stepper(
     cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool | str = False
 ) -> Callable[[], None]:
-    """K packed members, the step of train_packed (no frozen members)."""
-    model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
+    """K packed members, the step of train_packed (no frozen members); ``sample_only``: its sampling alone (no
+    model is built, so the sampling steppers hold no device memory)."""
     task = make_task(cfg)
     gens = [_generator(i) for i in range(k)]
+    if sample_only:
+        def sample() -> None:
+            pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # as the step below
+            torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
+
+        return sample
+    model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
     params = list(model.params.values())
     opt = PackedAdam(params)
     r = cfg.resolved()
@@ -128,8 +135,6 @@ def packed_stepper(
     def step() -> None:
         pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # one batch per member, as train_packed
         tokens, labels = torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
-        if sample_only:
-            return
         with _autocast():
             logits = model(tokens, training=True)
         losses = member_losses(logits.float(), labels)
@@ -146,7 +151,7 @@ def packed_stepper(
 
 def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Callable[[], None]:
     """K members in packs of ``members_per_pack`` (train_packed's default), the packs one after another."""
-    size = members_per_pack(cfg) or k
+    size = members_per_pack(cfg, DEVICE) or k
     steps = [packed_stepper(cfg, min(size, k - i), sample_only=sample_only) for i in range(0, k, size)]
 
     def step() -> None:
@@ -158,8 +163,8 @@ def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Call
 
 def largest_pack(cfg: TrainConfig, limit: int, start: int = 64) -> int:
     """The largest K (doubling from `start`, at most `limit`) whose packed step runs without running out of
-    device memory; the memory is given back after each try."""
-    fits, k = 0, start
+    device memory beside what is already allocated; the memory is given back after each try."""
+    fits, k = 0, min(start, limit)
     while k <= limit:
         try:
             packed_stepper(cfg, k)()
@@ -193,12 +198,8 @@ def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
     for k in args.packs:
         variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
     for k in args.auto:
-        size = members_per_pack(cfg) or k
+        size = members_per_pack(cfg, DEVICE) or k
         variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
-    if args.max_k:
-        k = largest_pack(cfg, args.max_k)
-        variants[f"packed K={k} (largest that fits)"] = (k, packed_stepper(cfg, k),
-                                                          packed_stepper(cfg, k, sample_only=True))
     for k in args.compile:
         t = time.perf_counter()
         step = packed_stepper(cfg, k, compile=args.compile_mode)
@@ -206,6 +207,10 @@ def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
         print(f"d={cfg.d_model}: torch.compile ({args.compile_mode}) of packed K={k}: "
               f"{time.perf_counter() - t:.1f} s (compile + 1 step)")
         variants[f"packed K={k} compiled ({args.compile_mode})"] = (k, step, packed_stepper(cfg, k, sample_only=True))
+    if args.max_k:  # last: it must fit beside the others, which are timed with it
+        k = largest_pack(cfg, args.max_k)
+        variants[f"packed K={k} (largest that fits)"] = (k, packed_stepper(cfg, k),
+                                                          packed_stepper(cfg, k, sample_only=True))
     return variants
 
 
@@ -230,6 +235,8 @@ def main() -> None:
     args = parser.parse_args()
     global DEVICE, AUTOCAST
     DEVICE, AUTOCAST = args.device, args.bf16
+    if args.max_k < 0:
+        parser.error(f"invalid --max-k {args.max_k}; allowed: 0 (off) or a positive K")
     if DEVICE.startswith("cuda") and not torch.cuda.is_available():
         parser.error(f"invalid --device {DEVICE!r}: torch sees no CUDA device here; allowed: cpu")
     torch.set_num_threads(args.threads)
