@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from tools.offline_bundle import _console_scripts, _unpack, build, closure, present_names
+from tools.offline_bundle import _console_scripts, _unpack, build, closure, node_conflicts, present_packages
 
 
-def test_present_names_read_pip_freeze_and_plain_lists(tmp_path: Path) -> None:
+def test_present_packages_read_pip_freeze_and_plain_lists(tmp_path: Path) -> None:
     listing = tmp_path / "node.txt"
     listing.write_text("torch==2.11.0\nPyYAML==6.0\n# a comment\ntyping_extensions\n"
                        "nvidia-ml-py @ file:///wheels/x.whl\n\nscikit-learn>=1\n")
-    assert present_names(listing) == {"torch", "pyyaml", "typing-extensions", "nvidia-ml-py", "scikit-learn"}
+    assert present_packages(listing) == {"torch": "2.11.0", "pyyaml": "6.0", "typing-extensions": None,
+                                         "nvidia-ml-py": None, "scikit-learn": None}
 
 
 def test_the_closure_is_the_projects_needs_at_the_versions_tested_here() -> None:
@@ -52,6 +53,23 @@ def test_a_dependency_missing_here_is_named(tmp_path: Path, monkeypatch: pytest.
     assert closure([], "3.11", root="needy").keys() == {"click"}  # neither marker holds on 3.11
 
 
+def test_a_node_version_out_of_a_required_range_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root (the project) and the packages a bundle would carry are checked against the node's versions;
+    the node's own packages are not (their requirements are the node's business)."""
+    for name, requires in (("needy", ["click>=99", "helper"]), ("helper", ["pyyaml<1"])):
+        info = tmp_path / f"{name}-1.0.dist-info"
+        info.mkdir()
+        info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+                                             + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    node = {"click": "8.1.0", "pyyaml": "6.0"}
+    assert node_conflicts(node, [], "3.12", root="needy") == [
+        "click 8.1.0 on the node; needy 1.0 needs click>=99", "pyyaml 6.0 on the node; helper 1.0 needs pyyaml<1"]
+    assert node_conflicts({**node, "helper": "1.0"}, [], "3.12", root="needy") == [
+        "click 8.1.0 on the node; needy 1.0 needs click>=99"]  # helper is the node's: not checked
+    assert node_conflicts({"click": None}, [], "3.12", root="needy") == []  # no version listed: nothing to check
+
+
 def test_a_node_without_its_own_torch_is_refused_before_any_download(tmp_path: Path) -> None:
     listing = tmp_path / "node.txt"
     listing.write_text("numpy==2.0\n")
@@ -71,6 +89,15 @@ def test_unpacking_keeps_the_executable_bit(tmp_path: Path) -> None:
     _unpack(wheel, tmp_path / "site")
     assert stat.S_IMODE((tmp_path / "site/pkg/server").stat().st_mode) == 0o755
     assert stat.S_IMODE((tmp_path / "site/pkg/data.txt").stat().st_mode) == 0o644
+
+
+def test_a_wheel_with_a_data_directory_is_refused(tmp_path: Path) -> None:
+    wheel = tmp_path / "tool-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("tool/__init__.py", "")
+        archive.writestr("tool-1.0.data/scripts/run-tool", "#!/bin/sh\n")
+    with pytest.raises(SystemExit, match=r"^tool-1.0-py3-none-any.whl has tool-1.0.data/, which a bundle cannot"):
+        _unpack(wheel, tmp_path / "site")
 
 
 def test_console_scripts_run_and_skip_pruned_modules(tmp_path: Path) -> None:

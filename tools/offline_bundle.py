@@ -29,6 +29,7 @@ import sysconfig
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -44,14 +45,17 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def present_names(path: Path) -> set[str]:
-    """Package names of a `pip list --format=freeze` (or one name per line) file."""
-    names = set()
+def present_packages(path: Path) -> dict[str, str | None]:
+    """Package name -> version (None where the line names no ``==`` version) of a `pip list --format=freeze`
+    (or one name per line) file."""
+    found: dict[str, str | None] = {}
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
-            names.add(normalise(re.split(r"[=<>!~ @\[]", line, maxsplit=1)[0]))
-    return names
+            name = re.split(r"[=<>!~ @\[]", line, maxsplit=1)[0]
+            version = line.split("==", 1)[1].strip() if "==" in line else None
+            found[normalise(name)] = version
+    return found
 
 
 def _environment(python: str, extra: str) -> dict[str, str]:
@@ -60,10 +64,9 @@ def _environment(python: str, extra: str) -> dict[str, str]:
             "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
 
 
-def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, str]:
-    """name -> installed version of everything `root` (the project, with `extras`) needs on `python`, as
-    pinned here; `root` itself is left out."""
-    found: dict[str, str] = {}
+def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str, Requirement | None]]:
+    """(name, installed version, one of its requirements on `python`, or None once per package) over everything
+    `root` (with `extras`) needs, following requirements' extras."""
     wanted, seen = [(root, frozenset(extras))], set()
     while wanted:
         name, with_extras = wanted.pop()
@@ -71,17 +74,38 @@ def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, st
             continue
         seen.add((normalise(name), with_extras))
         try:
-            found[normalise(name)] = md.version(name)
+            version = md.version(name)
         except md.PackageNotFoundError:
             sys.exit(f"{name} (needed on Python {python}) is not installed here: install it, so that its "
                      "version is one the tests ran with, then build again")
+        yield normalise(name), version, None
         environments = [_environment(python, extra) for extra in ("", *with_extras)]
         for text in md.requires(name) or []:
             req = Requirement(text)
             if req.marker is None or any(req.marker.evaluate(env) for env in environments):
+                yield normalise(name), version, req
                 wanted.append((req.name, frozenset(req.extras)))
+
+
+def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, str]:
+    """name -> installed version of everything `root` (the project, with `extras`) needs on `python`, as
+    pinned here; `root` itself is left out."""
+    found = {name: version for name, version, _ in _walk(extras, python, root)}
     del found[normalise(root)]
     return found
+
+
+def node_conflicts(present: dict[str, str | None], extras: list[str], python: str, root: str = PROJECT) -> list[str]:
+    """What the node has in a version that the project or a bundled package does not allow: one line each.
+    Requirements of the node's own packages are the node's business and not checked."""
+    lines = []
+    for name, version, req in _walk(extras, python, root):
+        if req is None or (name in present and name != normalise(root)):
+            continue
+        have = present.get(normalise(req.name))
+        if have and not req.specifier.contains(have, prereleases=True):
+            lines.append(f"{req.name} {have} on the node; {name} {version} needs {req.name}{req.specifier}")
+    return sorted(set(lines))
 
 
 def download(pins: dict[str, str], python: str, into: Path) -> list[Path]:
@@ -98,6 +122,10 @@ def _unpack(wheel: Path, tree: Path) -> None:
     """Unzip a wheel keeping its files' modes (zipfile drops them: Ray's raylet and GCS server must stay
     executable)."""
     with zipfile.ZipFile(wheel) as archive:
+        data = sorted({n.split("/", 1)[0] for n in archive.namelist() if n.split("/", 1)[0].endswith(".data")})
+        if data:  # scripts, headers or data files pip would install elsewhere: not supported here
+            sys.exit(f"{wheel.name} has {', '.join(data)}/, which a bundle cannot install; allowed: wheels "
+                     "without a .data directory")
         for info in archive.infolist():
             path = Path(archive.extract(info, tree))
             mode = (info.external_attr >> 16) & 0o777
@@ -116,10 +144,14 @@ def _strip(tree: Path) -> None:
 
 
 def build(args: argparse.Namespace) -> None:
-    present = present_names(args.present)
+    present = present_packages(args.present)
     if "torch" not in present:
         sys.exit(f"invalid --present {args.present}: torch is not listed; the node needs its own CUDA build of "
                  "torch (a bundle never carries one)")
+    conflicts = node_conflicts(present, args.extras, args.python)
+    if conflicts:
+        sys.exit(f"the node's packages ({args.present}) do not fit: " + "; ".join(conflicts)
+                 + "; allowed: versions within those ranges (upgrade the node, or pin the project here)")
     pins = {n: v for n, v in closure(args.extras, args.python).items() if n not in present}
     with tempfile.TemporaryDirectory() as tmp:
         wheels = download(pins, args.python, Path(tmp) / "wheels")
