@@ -3,6 +3,7 @@ and nothing points at material outside it (the design notes and specs the projec
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from pathlib import Path
@@ -13,19 +14,29 @@ CITED = re.compile(r"\b((?:docs|bench|tests|tools|analysis|study|search_spaces|t
 OUTSIDE = re.compile(r"shared/(?:specs|seeds|design|reference)|RAY_NOTES")
 
 
-SKIPPED_DIRS = {"results", "reports", "build", "__pycache__"}  # .gitignore's directories (and hidden ones)
+def _ignored_dirs() -> tuple[list[str], list[str]]:
+    """.gitignore's directory patterns: (names matched anywhere, e.g. ``*.egg-info``; rooted paths, ``bench/out``)."""
+    lines = [line.strip() for line in (ROOT / ".gitignore").read_text().splitlines()]
+    dirs = [line.rstrip("/") for line in lines if line.endswith("/") and not line.startswith("#")]
+    return [d for d in dirs if not d.startswith("/")], [d.lstrip("/") for d in dirs if d.startswith("/")]
 
 
 def _tracked() -> list[Path]:
     """The repository's .md, .py and .yaml files: git's list, or, in a copy of the tree without .git (a GPU
-    machine's working copy), every such file outside hidden and ignored directories."""
+    machine's working copy), every such file outside hidden directories and .gitignore's directories."""
     try:
         out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
         names = out.split()
     except (subprocess.CalledProcessError, FileNotFoundError):
-        names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
-                 if not any(part.startswith(".") or part in SKIPPED_DIRS or part.endswith(".egg-info")
-                            for part in p.relative_to(ROOT).parts[:-1])]
+        anywhere, rooted = _ignored_dirs()
+        names = []
+        for path in ROOT.rglob("*"):
+            parts = path.relative_to(ROOT).parts[:-1]
+            if any(part.startswith(".") or any(fnmatch.fnmatch(part, d) for d in anywhere) for part in parts):
+                continue
+            if any("/".join(parts[: len(r.split("/"))]) == r for r in rooted):
+                continue
+            names.append(str(path.relative_to(ROOT)))
     return [ROOT / p for p in names if p.endswith((".md", ".py", ".yaml")) and (ROOT / p).is_file()]
 
 
