@@ -13,6 +13,7 @@
 #   paper       paper-scale runs in the order of value (gros2024.fig5, gros2024.fig7,
 #               csordas2021.table1, richter2020.fig7) in results-gpu/paper
 #
+# Studies run as `python3 -m study.cli` (the python3 that holds torch; no PATH assumptions).
 # Each stage leaves ONE file, OUT/STAGE.tar.gz: its logs, nvidia-smi samples and the Parquet results of its
 # studies (under results/). SECONDS (default 540, at least 60) bounds the stage; a study cut off by it
 # resumes on the next call from results-gpu/ (while the machine keeps it) without losing or repeating a
@@ -109,7 +110,7 @@ fractions)
     for fraction in 0.25 0.5 1; do
         gpu=$(sample_gpu "$fraction")
         slot=$(($(left) / 3))
-        run_until "$((slot > 1 ? slot : 1))" study run richter2020.fig7 --scale cpu \
+        run_until "$((slot > 1 ? slot : 1))" python3 -m study.cli run richter2020.fig7 --scale cpu \
             --storage "results-gpu/$fraction" --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$work/$fraction.log"
         note "fig7 at $fraction GPU per trial" "${PIPESTATUS[0]}"
         kill "$gpu"
@@ -123,8 +124,8 @@ paper)
             note "$name (not started: under a minute left)" 124
             continue
         fi
-        run_until "$(left)" study run "$name" --scale paper --storage results-gpu/paper --gpus-per-trial 0.25 \
-            --no-report 2>&1 | tee "$work/$name.log"
+        run_until "$(left)" python3 -m study.cli run "$name" --scale paper --storage results-gpu/paper \
+            --gpus-per-trial 0.25 --no-report 2>&1 | tee "$work/$name.log"
         note "$name" "${PIPESTATUS[0]}"
     done
     kill "$gpu"
