@@ -91,13 +91,24 @@ def test_unpacking_keeps_the_executable_bit(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "site/pkg/data.txt").stat().st_mode) == 0o644
 
 
-def test_a_wheel_with_a_data_directory_is_refused(tmp_path: Path) -> None:
+def test_a_wheels_data_directory_lands_where_pip_would_put_it(tmp_path: Path) -> None:
+    """purelib joins the tree, scripts go beside python3 with the installing interpreter in their #! line,
+    data (man pages, kernel specs) is left out and named."""
     wheel = tmp_path / "tool-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("tool/__init__.py", "")
-        archive.writestr("tool-1.0.data/scripts/run-tool", "#!/bin/sh\n")
-    with pytest.raises(SystemExit, match=r"^tool-1.0-py3-none-any.whl has tool-1.0.data/, which a bundle cannot"):
-        _unpack(wheel, tmp_path / "site")
+        archive.writestr("tool-1.0.data/purelib/tool_extra.py", "X = 1\n")
+        info = zipfile.ZipInfo("tool-1.0.data/scripts/run-tool")
+        info.external_attr = (stat.S_IFREG | 0o755) << 16
+        archive.writestr(info, "#!python\nprint('ran')\n")
+        archive.writestr("tool-1.0.data/data/share/man/man1/tool.1", ".TH tool")
+    site, bin_dir = tmp_path / "site", tmp_path / "bin"
+    assert _unpack(wheel, site) == ["tool-1.0.data/data/share/man/man1/tool.1"]
+    assert (site / "tool_extra.py").read_text() == "X = 1\n" and not list(site.glob("*.data"))
+    bin_dir.mkdir()
+    assert _console_scripts(site, bin_dir) == ["run-tool"]
+    assert (bin_dir / "run-tool").read_text() == f"#!{sys.executable}\nprint('ran')\n"
+    assert subprocess.run([str(bin_dir / "run-tool")], capture_output=True, text=True).stdout == "ran\n"
 
 
 def test_console_scripts_run_and_skip_pruned_modules(tmp_path: Path) -> None:

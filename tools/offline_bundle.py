@@ -118,19 +118,37 @@ def download(pins: dict[str, str], python: str, into: Path) -> list[Path]:
     return sorted(into.glob("*.whl"))
 
 
-def _unpack(wheel: Path, tree: Path) -> None:
-    """Unzip a wheel keeping its files' modes (zipfile drops them: Ray's raylet and GCS server must stay
-    executable)."""
+SCRIPTS = "_scripts"  # in the bundle: the wheels' .data/scripts, written beside python3 by `install`
+
+
+def _unpack(wheel: Path, tree: Path) -> list[str]:
+    """Unzip a wheel as pip would place it, keeping file modes (zipfile drops them: Ray's raylet and GCS server
+    must stay executable). Of a ``.data`` directory, ``purelib`` and ``platlib`` join the tree and ``scripts``
+    go to SCRIPTS (ruff's binary); ``data`` and ``headers`` (man pages, C headers, kernel specs) are left out,
+    and their names returned so that the build can say so."""
+    left_out = []
     with zipfile.ZipFile(wheel) as archive:
-        data = sorted({n.split("/", 1)[0] for n in archive.namelist() if n.split("/", 1)[0].endswith(".data")})
-        if data:  # scripts, headers or data files pip would install elsewhere: not supported here
-            sys.exit(f"{wheel.name} has {', '.join(data)}/, which a bundle cannot install; allowed: wheels "
-                     "without a .data directory")
         for info in archive.infolist():
-            path = Path(archive.extract(info, tree))
+            top, _, rest = info.filename.partition("/")
+            target = info.filename
+            if top.endswith(".data"):
+                kind, _, inside = rest.partition("/")
+                if kind in ("purelib", "platlib"):
+                    target = inside
+                elif kind == "scripts":
+                    target = f"{SCRIPTS}/{inside}"
+                else:
+                    left_out.append(info.filename)
+                    continue
+            if not target or info.is_dir():
+                continue
+            path = tree / target
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(archive.read(info))
             mode = (info.external_attr >> 16) & 0o777
-            if mode and not info.is_dir():
+            if mode:
                 path.chmod(mode)
+    return left_out
 
 
 def _strip(tree: Path) -> None:
@@ -156,8 +174,10 @@ def build(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         wheels = download(pins, args.python, Path(tmp) / "wheels")
         tree = Path(tmp) / "site"
-        for wheel in wheels:
-            _unpack(wheel, tree)
+        left_out = [name for wheel in wheels for name in _unpack(wheel, tree)]
+        if left_out:
+            tops = sorted({n.split("/", 2)[0] + "/" + n.split("/", 2)[1] for n in left_out})
+            print(f"left out {len(left_out)} files pip would put outside site-packages: {', '.join(tops)}")
         for part in PRUNED:
             shutil.rmtree(tree / part, ignore_errors=True)
         for cache in list(tree.rglob("__pycache__")):
@@ -177,7 +197,8 @@ def build(args: argparse.Namespace) -> None:
 
 
 def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
-    """Write each bundled package's console scripts into bin_dir (beside python3), never over an existing one."""
+    """Write each bundled package's console scripts and its wheel's scripts into bin_dir (beside python3), never
+    over an existing one; returns their names."""
     written = []
     for entry_points in site.glob("*.dist-info/entry_points.txt"):
         section = ""
@@ -197,6 +218,17 @@ def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
                                       f"sys.exit({attr}())\n")
                     script.chmod(0o755)
                     written.append(name)
+    scripts = site / SCRIPTS
+    for script in sorted(scripts.iterdir()) if scripts.is_dir() else []:
+        target = bin_dir / script.name
+        if target.exists():
+            continue
+        body = script.read_bytes()
+        if body.startswith(b"#!python"):  # a wheel's placeholder for the installing interpreter
+            body = f"#!{sys.executable}".encode() + body[len(b"#!python"):]
+        target.write_bytes(body)
+        target.chmod(0o755)
+        written.append(script.name)
     return written
 
 
