@@ -63,6 +63,14 @@ def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
     return pl.any_horizontal([(col - v).abs() <= REL_TOL * abs(v) for v in floats])
 
 
+def common_types(a: pl.LazyFrame, b: pl.LazyFrame, keys: Sequence[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Key columns that are float on either side become Float64 on both (an Int64 d_model joins a Float64 one)."""
+    sa, sb = a.collect_schema(), b.collect_schema()
+    floats = [k for k in keys if sa[k].is_float() or sb[k].is_float()]
+    cast = [pl.col(k).cast(pl.Float64) for k in floats]
+    return (a.with_columns(cast), b.with_columns(cast)) if cast else (a, b)
+
+
 def common_values(a: Sequence[object], b: Sequence[object]) -> list[object]:
     """The values of ``a`` that ``b`` also has (floats to a relative 1e-6), in ``a``'s sorted order."""
     return sorted({v for v in a if any(close_values(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
@@ -178,6 +186,7 @@ def compare_sides(
     missing = {k: v for k, v in missing.items() if v}
     if missing:
         raise ValueError(f"columns missing: {missing}")
+    a, b = common_types(a, b, [panel, x, y])
     if common:
         grid = common_grid(a, b, [panel, x, y])
         a, b = restrict(a, grid), restrict(b, grid)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from analysis.compare import REL_TOL, close_values
+from analysis.compare import REL_TOL, close_values, common_types
 from analysis.plots import order_panels
 from analysis.stats import epochwise_rgb
 
@@ -31,7 +31,7 @@ def paired_differences(
     or every seed of it diverged there).
     """
     keys = [panel, x, y]
-    a, b = _common_types(a, b, keys)
+    a, b = common_types(a, b, keys)
     grid = {c: _canonical(a, b, c) for c in (x, y)}
 
     def cells(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -56,14 +56,6 @@ def paired_differences(
     return pl.DataFrame(rows)
 
 
-def _common_types(a: pl.LazyFrame, b: pl.LazyFrame, keys: Sequence[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Key columns that are float on either side become Float64 on both (an Int64 d_model joins a Float64 one)."""
-    sa, sb = a.collect_schema(), b.collect_schema()
-    floats = [k for k in keys if sa[k].is_float() or sb[k].is_float()]
-    cast = [pl.col(k).cast(pl.Float64) for k in floats]
-    return (a.with_columns(cast), b.with_columns(cast)) if cast else (a, b)
-
-
 def _canonical(a: pl.LazyFrame, b: pl.LazyFrame, column: str) -> list[object]:
     """One value per cell of ``column`` over both sides: A's values, then B's that none of A's is close to."""
     va, vb = (lf.select(pl.col(column).unique().sort()).collect().to_series().to_list() for lf in (a, b))
@@ -77,11 +69,12 @@ def _snap(column: str, values: Sequence[object]) -> pl.Expr:
     if not floats:
         return pl.col(column)
     col = pl.col(column)
-    return pl.coalesce([pl.when((col - v).abs() <= REL_TOL * abs(v)).then(pl.lit(v)) for v in floats]).alias(column)
+    return pl.coalesce([pl.when((col - v).abs() <= REL_TOL * pl.max_horizontal(col.abs(), pl.lit(abs(v))))
+                        .then(pl.lit(v)) for v in floats]).alias(column)  # symmetric, as close_values
 
 
-#: Two-sided 95% quantiles of Student's t by degrees of freedom; between entries the next lower df is used
-#: (a slightly wider interval), above 120 the normal 1.96.
+#: Two-sided 95% quantiles of Student's t by degrees of freedom; between entries and above 120 the next lower
+#: df is used (a slightly wider interval than the exact one).
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
         20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
@@ -94,7 +87,7 @@ def _t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
     if n < 2:
         return None, None
     df = n - 1
-    t = 1.96 if df > 120 else _T95[max(k for k in _T95 if k <= df)]
+    t = _T95[max(k for k in _T95 if k <= df)]
     half = t * float(diff.std(ddof=1)) / math.sqrt(n)
     mean = float(diff.mean())
     return mean - half, mean + half

@@ -145,8 +145,8 @@ def compare(
         df = compare_sides(
             a.lf, b.lf, panel=panel, x=x, y=y, metrics=chosen, threshold=threshold, common=common
         )
-    except ValueError as err:
-        raise CompareError(str(err)) from None
+    except (ValueError, pl.exceptions.PolarsError) as err:
+        raise CompareError(str(err).splitlines()[0]) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
     paired = _paired(a.lf, b.lf, (panel, x, y), chosen, common)
     text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
@@ -164,11 +164,12 @@ def _paired(a: pl.LazyFrame, b: pl.LazyFrame, axes: tuple[str, str, str], metric
             common: bool) -> dict[str, pl.DataFrame]:
     """Per metric, :func:`analysis.paired.paired_differences`, over the common grid when ``common`` (as the
     table: cells outside it are not "unpaired", the sides never shared them)."""
-    from analysis.compare import common_grid, restrict
+    from analysis.compare import common_grid, common_types, restrict
     from analysis.paired import paired_differences
 
     panel, x, y = axes
     try:
+        a, b = common_types(a, b, list(axes))
         if common:
             grid = common_grid(a, b, list(axes))
             a, b = restrict(a, grid), restrict(b, grid)

@@ -267,6 +267,14 @@ def test_a_uniform_shift_is_found_whatever_the_key_types_and_rounding() -> None:
     assert "  NAP: +5.0 (+5.0 .. +5.0) over 2 cells; A higher in 2, lower in 0, sign test p = 0.5" in text
 
 
+def test_an_int_axis_meets_a_float_one_in_the_table_and_the_pairs() -> None:
+    """One side's d_model stored as float (a release file, another writer): the table and the pairs both run."""
+    as_float = B.with_columns(pl.col("d_model").cast(pl.Float64))
+    table = compare_sides(A, as_float, metrics=["val_accuracy"])
+    assert table.filter(pl.col("architecture") == "NAP")["b_best_g"].item() == pytest.approx(0.9)
+    assert _paired(A, as_float).filter(pl.col("architecture") == "NAP")["n"].item() == 2
+
+
 def test_unpaired_cells_one_cell_and_nothing_in_common_are_said() -> None:
     one = _rows({("NAP", 8, 0.1): [[0.2, 0.6], [0.4, 0.8]], ("sum", 8, 0.1): [[0.5, 0.5], [0.5, 0.5]]})
     nan = float("nan")
