@@ -170,38 +170,47 @@ def _fits(cfg: TrainConfig, k: int) -> bool:
         return True
     except torch.OutOfMemoryError:
         return False
+    except RuntimeError as error:  # cuBLAS / cuDNN workspace allocations fail as plain RuntimeErrors
+        if "out of memory" not in str(error).lower():
+            raise
+        return False
     finally:
         if DEVICE.startswith("cuda"):
             torch.cuda.empty_cache()
 
 
-def _first_guess(cfg: TrainConfig, start: int, limit: int) -> int:
-    """On CUDA, the power of two that the memory of one K = `start` step predicts (90% of what is free), so
-    the search builds one or two large packs instead of every power of two (a build is a host loop over
-    members); elsewhere `start`."""
+def _predicted(cfg: TrainConfig, lowest: int) -> float | None:
+    """On CUDA, the K that 90% of the free memory holds, from the peak memory of one K = `lowest` step (None
+    elsewhere, or when even that does not fit)."""
     if not DEVICE.startswith("cuda"):
-        return start
+        return None
+    device = torch.device(DEVICE)
     torch.cuda.empty_cache()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    if not _fits(cfg, start):
-        return start
-    per_member = max(1, torch.cuda.max_memory_allocated() - base) / start
-    free, _ = torch.cuda.mem_get_info()
-    guess = 2 ** int(math.log2(max(start, 0.9 * free / per_member)))
-    return min(limit, guess)
+    base = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    if not _fits(cfg, lowest):
+        return None
+    per_member = max(1, torch.cuda.max_memory_allocated(device) - base) / lowest
+    free, _ = torch.cuda.mem_get_info(device)
+    return 0.9 * free / per_member
 
 
 def largest_pack(cfg: TrainConfig, limit: int, start: int = 64) -> int:
-    """The largest K of `start` x 2^i (at most `limit`) whose packed step runs beside what is already allocated:
-    from the first guess, halving while it does not fit, then doubling while it does."""
+    """The largest K of `lowest` x 2^i (lowest = min(start, limit); at most `limit`) whose packed step runs
+    beside what is already allocated. On CUDA the search starts where one step's memory predicts, so it
+    builds one or two large packs rather than every size (a build is a host loop over members)."""
     lowest = min(start, limit)
-    k = _first_guess(cfg, lowest, limit)
-    while k >= lowest and not _fits(cfg, k):
-        k //= 2
-    if k < lowest:
+    k, failed = lowest, None
+    predicted = _predicted(cfg, lowest)
+    if predicted is not None and predicted > lowest:
+        k = lowest * 2 ** int(math.log2(predicted / lowest))
+        while k > limit:
+            k //= 2
+        while k > lowest and not _fits(cfg, k):
+            failed, k = k, k // 2
+    elif not _fits(cfg, lowest):
         raise SystemExit(f"d={cfg.d_model}: not even K={lowest} fits on {DEVICE}")
-    while 2 * k <= limit and _fits(cfg, 2 * k):
+    while 2 * k <= limit and 2 * k != failed and _fits(cfg, 2 * k):
         k *= 2
     return k
 

@@ -148,3 +148,25 @@ def test_the_gpu_checks_refuse_bad_input_and_a_machine_without_cuda(tmp_path: Pa
     assert run("paper", out, "30") == (2, "invalid SECONDS '30'; allowed: a whole number of seconds, at least 60\n")
     assert run("bench-bf16", out) == (1, "nvidia-smi not found: the bench-bf16 stage needs a CUDA machine\n")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("limit", "fits_up_to", "predicted", "expected", "built"), [
+    (4096, 700, 900.0, 512, [512, 1024]),   # the guess fits, its double does not
+    (4096, 300, 900.0, 256, [512, 256]),    # the guess does not fit: halve (512 known to fail: not rebuilt)
+    (100, 90, 128.0, 64, []),               # a guess above the limit halves below it first (to K=64, which
+    (48, 60, 54.0, 48, []),                 # the prediction's step showed to fit); a limit below 64: 48 x 2^i
+    (4096, 700, None, 512, [64, 128, 256, 512, 1024]),  # no memory reading (a CPU): double from the start
+])
+def test_the_largest_k_search(limit: int, fits_up_to: int, predicted: float | None, expected: int,
+                              built: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/throughput.py --max-k: the CUDA search from one step's memory, with the GPU replaced by a rule
+    (K members fit up to `fits_up_to`) and the prediction given; `built` lists the packs it builds after the
+    prediction's own step (which showed the lowest K to fit)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "bench"))
+    import throughput
+
+    tried: list[int] = []
+    monkeypatch.setattr(throughput, "_predicted", lambda cfg, lowest: predicted)
+    monkeypatch.setattr(throughput, "_fits", lambda cfg, k: tried.append(k) or k <= fits_up_to)
+    assert throughput.largest_pack(None, limit) == expected  # type: ignore[arg-type]
+    assert tried == built
