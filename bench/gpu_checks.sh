@@ -59,19 +59,20 @@ print('torch', torch.__version__, 'ray', ray.__version__, 'optuna', optuna.__ver
 run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, stopped (SIGTERM, then
     # SIGKILL 10 s later) with everything it started, Ray's processes included, if it outlives SECONDS; 124 then.
     # SIGTERM, not SIGINT: a background job of a script starts with SIGINT ignored, and so would Python.
-    local limit=$1 started=$SECONDS
+    local limit=$1 flag
     shift
+    flag=$(mktemp -u)  # made by the watchdog when it stops the command: then, and only then, the status is 124
     setsid "$@" &
     local pid=$!
     # The watchdog holds none of our output (a pipe to tee would wait for its sleep) and is a group of its own.
-    setsid bash -c 'sleep "$1"; kill -TERM -- "-$2"; sleep 10; kill -KILL -- "-$2"' _ "$limit" "$pid" \
-        </dev/null >/dev/null 2>&1 &
+    setsid bash -c 'sleep "$1"; touch "$3"; kill -TERM -- "-$2"; sleep 10; kill -KILL -- "-$2"' _ "$limit" "$pid" \
+        "$flag" </dev/null >/dev/null 2>&1 &
     local watchdog=$!
     wait "$pid"
     local code=$?
     kill -- "-$watchdog" 2>/dev/null  # its group: the sleep too
     kill "$watchdog" 2>/dev/null  # in case it had not made its group yet
-    ((SECONDS - started >= limit)) && code=124
+    [ -e "$flag" ] && code=124 && rm -f "$flag"
     return $code
 }
 
@@ -91,7 +92,7 @@ case $stage in
 tests)
     # Three files need what a GPU image rarely has and never touch CUDA: Jupyter (test_notebooks), a local
     # S3 server (test_storage_uri, moto) and Chromium (test_report_browser). Named here, not skipped silently.
-    timeout "$(left)" python3 -m pytest -q -n 8 --dist loadfile \
+    timeout -k 10 "$(left)" python3 -m pytest -q -n 8 --dist loadfile \
         --ignore=tests/test_notebooks.py --ignore=tests/test_storage_uri.py --ignore=tests/test_report_browser.py \
         2>&1 | tee "$work/tests.log"
     note "pytest" "${PIPESTATUS[0]}"
@@ -101,15 +102,17 @@ bench-fp32 | bench-bf16)
     # largest K is capped at 4096: building K members and drawing their K batches are host loops (at d = 256,
     # K = 1024 took 100 s to build on the 2-core development CPU), so a larger K measures the host.
     flag=$([ "$stage" = bench-bf16 ] && echo --bf16)
-    timeout "$(left)" python3 bench/throughput.py --device cuda $flag --threads 4 --runs 3 \
+    timeout -k 10 "$(left)" python3 bench/throughput.py --device cuda $flag --threads 4 --runs 3 \
         --d-model 16 64 128 256 --packs 5 50 --auto --max-k 4096 --compile 50 --compile-mode reduce-overhead \
         2>&1 | tee "$work/$stage.log"
     note "throughput" "${PIPESTATUS[0]}"
     ;;
 fractions)
+    remaining=3
     for fraction in 0.25 0.5 1; do
         gpu=$(sample_gpu "$fraction")
-        slot=$(($(left) / 3))
+        slot=$(($(left) / remaining))  # an equal share of what is left: 1/3, then 1/2 of the rest, then all
+        remaining=$((remaining - 1))
         run_until "$((slot > 1 ? slot : 1))" python3 -m study.cli run richter2020.fig7 --scale cpu \
             --storage "results-gpu/$fraction" --gpus-per-trial "$fraction" --no-report 2>&1 | tee "$work/$fraction.log"
         note "fig7 at $fraction GPU per trial" "${PIPESTATUS[0]}"
