@@ -56,18 +56,22 @@ def test_a_dependency_missing_here_is_named(tmp_path: Path, monkeypatch: pytest.
 def test_a_node_version_out_of_a_required_range_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The root (the project) and the packages a bundle would carry are checked against the node's versions;
     the node's own packages are not (their requirements are the node's business)."""
-    for name, requires in (("needy", ["click>=99", "helper"]), ("helper", ["pyyaml<1"])):
+    for name, requires in (("needy", ["click>=99", "helper[fast]"]),
+                           ("helper", ["pyyaml<1", "packaging>=99; extra == 'fast'"])):
         info = tmp_path / f"{name}-1.0.dist-info"
         info.mkdir()
         info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
                                              + "".join(f"Requires-Dist: {r}\n" for r in requires))
     monkeypatch.syspath_prepend(str(tmp_path))
-    node = {"click": "8.1.0", "pyyaml": "6.0"}
-    assert node_conflicts(node, [], "3.12", root="needy") == [
-        "click 8.1.0 on the node; needy 1.0 needs click>=99", "pyyaml 6.0 on the node; helper 1.0 needs pyyaml<1"]
-    assert node_conflicts({**node, "helper": "1.0"}, [], "3.12", root="needy") == [
-        "click 8.1.0 on the node; needy 1.0 needs click>=99"]  # helper is the node's: not checked
-    assert node_conflicts({"click": None}, [], "3.12", root="needy") == []  # no version listed: nothing to check
+    node = {"click": "8.1.0", "pyyaml": "6.0", "packaging": "24.0"}
+    assert node_conflicts(node, [], "3.12", root="needy") == [  # sorted
+        "click 8.1.0 on the node; needy 1.0 needs click>=99",
+        "packaging 24.0 on the node; helper 1.0 needs packaging>=99",
+        "pyyaml 6.0 on the node; helper 1.0 needs pyyaml<1"]
+    assert node_conflicts({**node, "helper": "1.0"}, [], "3.12", root="needy") == [  # helper is the node's: its
+        "click 8.1.0 on the node; needy 1.0 needs click>=99",  # base requirements are not checked, but what
+        "packaging 24.0 on the node; helper 1.0 needs packaging>=99"]    # needy's [fast] asks of it is
+    assert node_conflicts({"click": None, "packaging": "not-a-version"}, [], "3.12", root="needy") == []
 
 
 def test_a_node_without_its_own_torch_is_refused_before_any_download(tmp_path: Path) -> None:

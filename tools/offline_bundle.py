@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "attention-studies"
@@ -64,9 +65,10 @@ def _environment(python: str, extra: str) -> dict[str, str]:
             "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
 
 
-def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str, Requirement | None]]:
-    """(name, installed version, one of its requirements on `python`, or None once per package) over everything
-    `root` (with `extras`) needs, following requirements' extras."""
+def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str, Requirement | None, bool]]:
+    """(name, installed version, one of its requirements on `python` or None once per package, whether that
+    requirement comes with one of the extras asked of the package) over everything `root` (with `extras`)
+    needs, following requirements' extras."""
     wanted, seen = [(root, frozenset(extras))], set()
     while wanted:
         name, with_extras = wanted.pop()
@@ -78,32 +80,43 @@ def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str,
         except md.PackageNotFoundError:
             sys.exit(f"{name} (needed on Python {python}) is not installed here: install it, so that its "
                      "version is one the tests ran with, then build again")
-        yield normalise(name), version, None
-        environments = [_environment(python, extra) for extra in ("", *with_extras)]
+        yield normalise(name), version, None, False
+        base = _environment(python, "")
+        environments = [_environment(python, extra) for extra in with_extras]
         for text in md.requires(name) or []:
             req = Requirement(text)
-            if req.marker is None or any(req.marker.evaluate(env) for env in environments):
-                yield normalise(name), version, req
-                wanted.append((req.name, frozenset(req.extras)))
+            if req.marker is None or req.marker.evaluate(base):
+                yield normalise(name), version, req, False
+            elif any(req.marker.evaluate(env) for env in environments):
+                yield normalise(name), version, req, True
+            else:
+                continue
+            wanted.append((req.name, frozenset(req.extras)))
 
 
 def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, str]:
     """name -> installed version of everything `root` (the project, with `extras`) needs on `python`, as
     pinned here; `root` itself is left out."""
-    found = {name: version for name, version, _ in _walk(extras, python, root)}
+    found = {name: version for name, version, _, _ in _walk(extras, python, root)}
     del found[normalise(root)]
     return found
 
 
 def node_conflicts(present: dict[str, str | None], extras: list[str], python: str, root: str = PROJECT) -> list[str]:
     """What the node has in a version that the project or a bundled package does not allow: one line each.
-    Requirements of the node's own packages are the node's business and not checked."""
+    The base requirements of the node's own packages are the node's business and not checked; what an extra
+    asked of one of them brings (``ray[tune]`` on a node with Ray) is. Versions that are not PEP 440 are
+    skipped."""
     lines = []
-    for name, version, req in _walk(extras, python, root):
-        if req is None or (name in present and name != normalise(root)):
+    for name, version, req, from_extra in _walk(extras, python, root):
+        if req is None or (name in present and name != normalise(root) and not from_extra):
             continue
         have = present.get(normalise(req.name))
-        if have and not req.specifier.contains(have, prereleases=True):
+        try:
+            parsed = Version(have) if have else None
+        except InvalidVersion:
+            continue
+        if parsed is not None and not req.specifier.contains(parsed, prereleases=True):
             lines.append(f"{req.name} {have} on the node; {name} {version} needs {req.name}{req.specifier}")
     return sorted(set(lines))
 
