@@ -5,15 +5,17 @@ from collections.abc import Iterator
 import pytest
 
 
-def pytest_report_header() -> str:
-    """Say where the device-parametrized tests run, so a run without CUDA says so instead of hiding it."""
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say where the device-parametrized tests ran (also under -q), so a run without CUDA says so."""
     from tests.tiny import DEVICES
 
     if "cuda" in DEVICES:
         import torch
 
-        return f"devices: cpu, cuda ({torch.cuda.get_device_name()})"
-    return "devices: cpu only (no CUDA here: the device-parametrized tests run their cpu case alone)"
+        line = f"devices: cpu, cuda ({torch.cuda.get_device_name()})"
+    else:
+        line = "devices: cpu only (no CUDA here: the device-parametrized tests ran their cpu case alone)"
+    terminalreporter.write_line(line)
 
 
 @pytest.fixture
