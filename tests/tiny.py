@@ -9,8 +9,8 @@ import torch
 
 from trainables.richter.config import TrainConfig
 
-# Where the device-parametrized tests train: the CPU always, CUDA too on a machine that has it (pytest's last
-# line says which). Packed == separate must hold on every device the trials may run on.
+# Where the device-parametrized tests train: the CPU always, CUDA too on a machine that has it (pytest's summary
+# says which). Packed == separate must hold on every device the trials may run on.
 DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
 
 
