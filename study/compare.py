@@ -122,8 +122,8 @@ def compare(
     out: str | None = None,
 ) -> str:
     """Compare two sides; return the text table (and write ``out/index.html`` + PNG when ``out``)."""
-    from analysis.compare import compare_sides, format_comparison
-    from analysis.paired import format_paired
+    from analysis.compare import common_grid, common_types, compare_sides, format_comparison, restrict
+    from analysis.paired import format_paired, paired_differences
     from analysis.training import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
@@ -141,14 +141,16 @@ def compare(
     bad = [m for m in chosen if m not in cols_a or m not in cols_b]
     if bad or not chosen:
         raise CompareError(f"invalid --metric {bad or chosen}; allowed: metrics both sides have, e.g. val_accuracy")
-    try:
-        df = compare_sides(
-            a.lf, b.lf, panel=panel, x=x, y=y, metrics=chosen, threshold=threshold, common=common
-        )
+    try:  # the common grid once, for the table and the pairs (each is a scan of both sides' trial files)
+        lf_a, lf_b = common_types(a.lf, b.lf, [panel, x, y])
+        if common:
+            grid = common_grid(lf_a, lf_b, [panel, x, y])
+            lf_a, lf_b = restrict(lf_a, grid), restrict(lf_b, grid)
+        df = compare_sides(lf_a, lf_b, panel=panel, x=x, y=y, metrics=chosen, threshold=threshold, common=False)
+        paired = {m: paired_differences(lf_a, lf_b, panel=panel, x=x, y=y, metric=m) for m in chosen}
     except (ValueError, pl.exceptions.PolarsError) as err:
         raise CompareError(str(err).splitlines()[0]) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
-    paired = _paired(a.lf, b.lf, (panel, x, y), chosen, common)
     text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
     for side in (a, b):
         if side.note:
@@ -158,24 +160,6 @@ def compare(
     if out:
         text += "\nwritten: " + _write_page(Path(out), df, paired, panel, a.label, b.label, threshold)
     return text
-
-
-def _paired(a: pl.LazyFrame, b: pl.LazyFrame, axes: tuple[str, str, str], metrics: list[str],
-            common: bool) -> dict[str, pl.DataFrame]:
-    """Per metric, :func:`analysis.paired.paired_differences`, over the common grid when ``common`` (as the
-    table: cells outside it are not "unpaired", the sides never shared them)."""
-    from analysis.compare import common_grid, common_types, restrict
-    from analysis.paired import paired_differences
-
-    panel, x, y = axes
-    try:
-        a, b = common_types(a, b, list(axes))
-        if common:
-            grid = common_grid(a, b, list(axes))
-            a, b = restrict(a, grid), restrict(b, grid)
-        return {m: paired_differences(a, b, panel=panel, x=x, y=y, metric=m) for m in metrics}
-    except (ValueError, pl.exceptions.PolarsError) as err:
-        raise CompareError(f"the two sides cannot be paired cell by cell: {str(err).splitlines()[0]}") from None
 
 
 def _write_page(out_dir: Path, df: pl.DataFrame, paired: dict[str, pl.DataFrame], panel: str, label_a: str,
