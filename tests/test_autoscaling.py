@@ -226,12 +226,13 @@ def _study_run(cluster: LocalAutoscalingCluster, study: str, storage: Path, *opt
                             env=ray_env(**{AUTOSCALER_CONFIG_ENV: str(cluster.config_path)}))
 
 
-def _finish(driver: subprocess.Popen, timeout: float) -> str:
+def _finish(driver: subprocess.Popen, timeout: float, cluster: LocalAutoscalingCluster | None = None) -> str:
     try:
         return driver.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
         os.killpg(driver.pid, signal.SIGKILL)
-        raise AssertionError(f"study run did not finish in {timeout:.0f} s: {driver.communicate()[0]}") from None
+        why = f"\nnodes: {cluster.snapshots()[-1:]}\nautoscaler: {cluster.head_log()[-4000:]}" if cluster else ""
+        raise AssertionError(f"study run did not finish in {timeout:.0f} s: {driver.communicate()[0]}{why}") from None
 
 
 def _no_workers(cluster: LocalAutoscalingCluster) -> float:
@@ -311,7 +312,7 @@ def test_scale_up_from_zero_share_gpus_lose_a_worker_and_scale_down(cluster: Loc
                 killed_at = time.time()
                 before = {f.name: f.stat().st_mtime_ns for f in (study_dir / "trials").glob("*.parquet")}
             time.sleep(0.1)
-        output = _finish(driver, 240)
+        output = _finish(driver, 240, cluster)
     finally:
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGKILL)
@@ -367,11 +368,15 @@ def test_scale_up_from_zero_share_gpus_lose_a_worker_and_scale_down(cluster: Loc
 
 
 @pytest.mark.slow
-def test_a_gpu_trial_on_a_node_without_cuda_fails_with_one_line(cluster: LocalAutoscalingCluster,
-                                                                 tmp_path: Path) -> None:
-    """Item 4: without --simulated-gpus, a GPU trial on a node that has no CUDA fails (no silent CPU fallback)."""
-    driver = _study_run(cluster, f"{STUDIES}:ONE_GPU_TRIAL", tmp_path, "--gpus-per-trial", str(GPU_FRACTION))
-    output = _finish(driver, 180)
+def test_a_gpu_trial_on_a_node_without_cuda_fails_with_one_line(tmp_path: Path) -> None:
+    """Item 4: without --simulated-gpus, a GPU trial on a node that has no CUDA fails (no silent CPU fallback).
+
+    On a cluster of its own: on the module's cluster, right after the test that kills a worker node, the
+    autoscaler twice launched no node within 180 s (2 of 3 whole-module runs on a quiet machine; never when
+    this test ran alone; cause not established, and _finish now prints the autoscaler's log if it recurs)."""
+    with local_autoscaling_cluster(idle_timeout_minutes=IDLE_TIMEOUT_MINUTES) as fresh:
+        driver = _study_run(fresh, f"{STUDIES}:ONE_GPU_TRIAL", tmp_path, "--gpus-per-trial", str(GPU_FRACTION))
+        output = _finish(driver, 180, fresh)
     assert driver.returncode == 1, output
     study_dir = tmp_path / "test.one_gpu_trial"
     assert not list((study_dir / "trials").glob("*.parquet")), "no silent CPU fallback"
