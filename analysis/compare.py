@@ -63,6 +63,11 @@ def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
     return pl.any_horizontal([(col - v).abs() <= REL_TOL * abs(v) for v in floats])
 
 
+def without_failed(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The rows of trials that did not fail (all rows where there is no status column)."""
+    return lf.filter(pl.col("status") != "failed") if "status" in lf.collect_schema().names() else lf
+
+
 def common_types(a: pl.LazyFrame, b: pl.LazyFrame, keys: Sequence[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Key columns that are float on either side become Float64 on both (an Int64 d_model joins a Float64 one)."""
     sa, sb = a.collect_schema(), b.collect_schema()
@@ -133,8 +138,7 @@ def side_summary(
     Columns: ``metric, {panel}, best_g, at, robust_share, n_configs``. Failed rows are left out.
     """
     by = [panel, x, y]
-    if "status" in lf.collect_schema().names():
-        lf = lf.filter(pl.col("status") != "failed")
+    lf = without_failed(lf)
     frames = []
     for metric in metrics:
         rgb = epochwise_rgb(lf, metric, by).collect()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from analysis.compare import REL_TOL, close_values, common_types
+from analysis.compare import REL_TOL, close_values, common_types, without_failed
 from analysis.plots import order_panels
 from analysis.stats import epochwise_rgb
 
@@ -35,9 +35,7 @@ def paired_differences(
     grid = {c: _canonical(a, b, c) for c in (x, y)}
 
     def cells(lf: pl.LazyFrame) -> pl.LazyFrame:
-        if "status" in lf.collect_schema().names():
-            lf = lf.filter(pl.col("status") != "failed")
-        lf = lf.with_columns(_snap(c, grid[c]) for c in (x, y))
+        lf = without_failed(lf).with_columns(_snap(c, grid[c]) for c in (x, y))
         return epochwise_rgb(lf, metric, keys).select(*keys, "g")
 
     ga, gb = pl.collect_all([cells(a), cells(b)])

@@ -25,7 +25,7 @@ import polars as pl
 
 from analysis.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
-from study.storage import StorageError, StudyStorage
+from study.storage import StorageError, StudyStorage, first_line
 
 PUBLISHED = "published"
 
@@ -149,7 +149,7 @@ def compare(
         df = compare_sides(lf_a, lf_b, panel=panel, x=x, y=y, metrics=chosen, threshold=threshold, common=False)
         paired = {m: paired_differences(lf_a, lf_b, panel=panel, x=x, y=y, metric=m) for m in chosen}
     except (ValueError, pl.exceptions.PolarsError) as err:
-        raise CompareError(str(err).splitlines()[0]) from None
+        raise CompareError(first_line(err)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
     text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
     for side in (a, b):
