@@ -19,31 +19,16 @@ from pathlib import Path
 import click
 
 from search_spaces import SCALES, Study, StudyError, all_studies, get_study
-from study.storage import StorageError, StudyStorage, first_line
-
-DEFAULT_STORAGE = "results"
-#: Exit status when a finding that was checked fails (analysis.findings.FINDING_FAILED_EXIT; 1 is an error).
-FINDING_FAILED_EXIT = 3
-#: Without GPUs, a study whose paper scale trains more models than this needs an explicit --scale paper.
-MAX_IMPLICIT_CPU_MODELS = 100
-
-
-def _study(name: str, scale: str) -> Study:
-    try:
-        return get_study(name, scale)
-    except StudyError as error:
-        raise click.ClickException(str(error)) from None
-
-
-def _storage(study: Study, storage: str, *, must_exist: bool = True) -> StudyStorage:
-    """The study's storage; unless ``must_exist`` is False (run creates it), unusable storage is an error."""
-    target = StudyStorage(storage=storage, directory=study.directory)
-    if must_exist:
-        try:
-            target.check_readable()
-        except StorageError as error:
-            raise click.ClickException(str(error)) from None
-    return target
+from study.cli_common import (
+    FINDING_FAILED_EXIT,
+    MAX_IMPLICIT_CPU_MODELS,
+    load_study,
+    run_scale_option,
+    scale_option,
+    storage_option,
+    study_storage,
+)
+from study.storage import StudyStorage, first_line
 
 
 def _models(study: Study) -> str:
@@ -85,16 +70,6 @@ def _axis_text(axis: object) -> str:
     return repr(axis)
 
 
-scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,
-                            help="paper: the published scale; cpu: laptop hours; smoke: seconds.")
-run_scale_option = click.option(
-    "--scale", type=click.Choice(SCALES), default=None,
-    help="paper (the default): the published scale; cpu: laptop hours; smoke: seconds. Without GPUs a paper "
-         f"scale over {MAX_IMPLICIT_CPU_MODELS} models must be asked for explicitly.")
-storage_option = click.option("--storage", default=DEFAULT_STORAGE, show_default=True,
-                              help="Results root: a directory or a URI pyarrow and Ray Tune reach.")
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Hyperparameter studies of attention mechanisms (Ray Tune + Optuna + Parquet + polars)."""
@@ -119,7 +94,7 @@ def show(name: str, scale: str) -> None:
     """The search space of a study and its trial count per scale (after checking every configuration)."""
     from study.validate import validate
 
-    study = _study(name, scale)
+    study = load_study(name, scale)
     try:
         validate(study)  # an unknown hyperparameter name is an error here too, not only at run time
     except StudyError as error:
@@ -171,7 +146,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 
     Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
     """
-    study = _study(name, scale or "paper")
+    study = load_study(name, scale or "paper")
     click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
     if scale is None:
         _guard_paper_scale(study, name, address, gpus_per_trial)
@@ -182,7 +157,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     from study.runner import Resources, run_study
     from study.validate import validate
 
-    target = _storage(study, storage, must_exist=False)
+    target = study_storage(study, storage, must_exist=False)
     started = time.time()
     try:
         validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
@@ -213,8 +188,8 @@ def status(name: str, scale: str, storage: str) -> None:
     from study.progress import PROGRESS_FILE
     from study.runner import trial_points
 
-    study = _study(name, scale)
-    target = _storage(study, storage)
+    study = load_study(name, scale)
+    target = study_storage(study, storage)
     total = study.trial_count()
     finished = target.finished_keys()
     if study.sampler == "grid":
@@ -297,8 +272,8 @@ def report(name: str, scale: str, storage: str, out: str | None) -> None:
 
     Exits 3 when a finding that was checked fails (1 on errors).
     """
-    study = _study(name, scale)
-    if _write_report(study, _storage(study, storage), out):
+    study = load_study(name, scale)
+    if _write_report(study, study_storage(study, storage), out):
         sys.exit(FINDING_FAILED_EXIT)
 
 
@@ -307,7 +282,7 @@ def report(name: str, scale: str, storage: str, out: str | None) -> None:
 @scale_option
 def dump_json(name: str, scale: str) -> None:
     """The study definition as study.json would record it."""
-    click.echo(json.dumps(_study(name, scale).to_json(), indent=1, default=str))
+    click.echo(json.dumps(load_study(name, scale).to_json(), indent=1, default=str))
 
 
 @main.command()
@@ -353,8 +328,8 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
     from analysis.meta import MetaError, read_study_meta
     from analysis.training import plot_axes
 
-    study = _study(name, scale)
-    target = _storage(study, storage)
+    study = load_study(name, scale)
+    target = study_storage(study, storage)
     study_dir, _ = _local_copy(study, target)
     scan = open_trials(study_dir)
     if scan.lf is None:

@@ -1,0 +1,45 @@
+"""What every `study` command shares: the options, the study and storage lookups, the exit statuses.
+
+A command of its own module (study/commands/) imports these and is added to the group in study/cli.py.
+"""
+
+from __future__ import annotations
+
+import click
+
+from search_spaces import SCALES, Study, StudyError, get_study
+from study.storage import StorageError, StudyStorage
+
+DEFAULT_STORAGE = "results"
+#: Exit status when a finding that was checked fails (analysis.findings.FINDING_FAILED_EXIT; 1 is an error).
+FINDING_FAILED_EXIT = 3
+#: Without GPUs, a study whose paper scale trains more models than this needs an explicit --scale paper.
+MAX_IMPLICIT_CPU_MODELS = 100
+
+
+def load_study(name: str, scale: str) -> Study:
+    try:
+        return get_study(name, scale)
+    except StudyError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> StudyStorage:
+    """The study's storage; unless ``must_exist`` is False (run creates it), unusable storage is an error."""
+    target = StudyStorage(storage=storage, directory=study.directory)
+    if must_exist:
+        try:
+            target.check_readable()
+        except StorageError as error:
+            raise click.ClickException(str(error)) from None
+    return target
+
+
+scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,
+                            help="paper: the published scale; cpu: laptop hours; smoke: seconds.")
+run_scale_option = click.option(
+    "--scale", type=click.Choice(SCALES), default=None,
+    help="paper (the default): the published scale; cpu: laptop hours; smoke: seconds. Without GPUs a paper "
+         f"scale over {MAX_IMPLICIT_CPU_MODELS} models must be asked for explicitly.")
+storage_option = click.option("--storage", default=DEFAULT_STORAGE, show_default=True,
+                              help="Results root: a directory or a URI pyarrow and Ray Tune reach.")
