@@ -17,6 +17,13 @@ FINDING_FAILED_EXIT = 3
 MAX_IMPLICIT_CPU_MODELS = 100
 
 
+class InputError(click.ClickException):
+    """Bad input (an unknown name, a bad value, unusable storage): one line naming the field, the value and what
+    is allowed, exit status 2 (docs/cli.md). Errors that are not the input's fault stay ClickException (1)."""
+
+    exit_code = 2
+
+
 def load_study(name: str, scale: str) -> Study:
     try:
         return get_study(name, scale)
