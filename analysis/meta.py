@@ -109,6 +109,9 @@ class StudyMeta:
     #: Label columns a study declares (kept as written; the report does not interpret them).
     labels: Any = None
     versions: Mapping[str, Any] = field(default_factory=dict)
+    #: The latest run: the driver's machine and the settings that decide the numbers (threads per trial,
+    #: precision, GPUs per trial, packing); every row also records the machine that trained it.
+    run: Mapping[str, Any] = field(default_factory=dict)
     #: Where this definition came from (named in error messages); not a study.json key.
     source: str = "study.json"
 
@@ -174,6 +177,7 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
         table_by=tuple(str(c) for c in data.get("table_by") or ()),
         labels=data.get("labels"),
         versions=dict(data.get("versions") or {}),
+        run=dict(data.get("run") or {}),
         source=source,
     )
 

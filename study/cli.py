@@ -133,8 +133,9 @@ def show(name: str, scale: str) -> None:
 @click.option("--address", default=None, help="Ray cluster address (e.g. auto); default: a local Ray.")
 @click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
               help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
-@click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
-              help="bf16: train and evaluate under bf16 autocast (for GPUs); recorded in every row.")
+@click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
+              help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
+                   "numbers on any CPU, docs/reproducibility.md); recorded in every row.")
 @click.option("--simulated-gpus", is_flag=True,
               help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
                    "where CUDA is missing instead of failing; rows record device cpu.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -43,3 +44,37 @@ def software_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[package] = "absent"
     return versions
+
+
+@functools.cache
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux; the platform's word elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> dict[str, str]:
+    """What decides a trial's numbers besides its configuration: the CPU and the SIMD level torch takes on it
+    (``ATEN_CPU_CAPABILITY`` can lower it), torch's and numpy's versions and torch's thread count now.
+
+    Two runs with equal machines and equal code give bit-identical rows; docs/reproducibility.md says what
+    holds across machines.
+    """
+    import numpy
+    import torch
+
+    return {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__, "numpy": numpy.__version__, "threads": str(torch.get_num_threads())}
+
+
+def machine_text(spec: dict[str, str] | None = None) -> str:
+    """One line for the ``machine`` column of every row: ``AMD EPYC | AVX512 | torch 2.13.0+cpu | numpy 2.3.5 |
+    1 thread`` (a column of few distinct values: Parquet stores it once per file)."""
+    m = spec or machine()
+    threads = f"{m['threads']} thread" + ("" if m["threads"] == "1" else "s")
+    return f"{m['cpu']} | {m['cpu_capability']} | torch {m['torch']} | numpy {m['numpy']} | {threads}"

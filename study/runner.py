@@ -21,10 +21,10 @@ import ray
 from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
-from study.identity import software_versions, trial_key
+from study.identity import machine, software_versions, trial_key
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
-from study.trainable import objective
+from study.trainable import PRECISIONS, objective
 from study.validate import validate
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
-PRECISIONS = ("fp32", "bf16")  # --precision: float32, or training under bf16 autocast
 _TUNER_RUNS = itertools.count()  # distinct experiment names even for chunks started within one second
 
 
@@ -45,7 +44,7 @@ class Resources:
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
     packed: bool | None = None  # seeds as one packed model; None: on for GPU trials (study.devices.packing)
-    precision: str = "fp32"  # "bf16": training under torch.autocast(bfloat16); recorded in every row
+    precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trainable.precision_context); in every row
     simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.devices)
 
     def __post_init__(self) -> None:
@@ -60,6 +59,15 @@ class Resources:
         if self.simulated_gpus and self.gpus_per_trial <= 0:
             raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
                              "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
+
+
+def run_record(resources: Resources) -> dict[str, Any]:
+    """What study.json records of the latest run: the driver's machine (study.identity.machine) and the
+    settings that decide the numbers. Trials on other nodes record their own machine in every row."""
+    driver = {k: v for k, v in machine().items() if k != "threads"}  # the trials' threads are the setting below
+    return {"machine": driver, "threads_per_trial": max(1, int(resources.cpus_per_trial)),
+            "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
+            "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
 
 
 def trial_points(study: Study) -> dict[str, dict[str, Any]]:
@@ -278,7 +286,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         previous = finished_points(study, storage)
         n_done = min(len(previous), total)
         todo = []
-    storage.write_json("study.json", {**study.to_json(), "versions": software_versions()})
+    storage.write_json("study.json", {**study.to_json(), "versions": software_versions(), "run": run_record(resources)})
     remaining = total - n_done
     echo(f"study {study.name} (scale {study.scale}): {total} trials x {len(study.seeds)} seeds; "
          f"{n_done} finished before, {remaining} to run; results in {storage.uri}")

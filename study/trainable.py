@@ -12,13 +12,13 @@ import contextlib
 import math
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from search_spaces.study import Study
-from study.identity import code_version, trial_key
+from study.identity import code_version, machine_text, trial_key
 from study.storage import StudyStorage
 
 Report = Callable[[dict[str, Any]], None]
@@ -98,7 +98,7 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
 
-    with autocast(device, precision):
+    with precision_context(device, precision):
         result = family.train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
 
@@ -116,21 +116,41 @@ def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def autocast(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
-    """The mixed-precision context of a trial: bf16 autocast around the family's whole training, or nothing.
+PRECISIONS = ("fp32", "bf16", "fp64")
 
-    Generic over model families (none of them needs to know): inside it, matmuls and convolutions run in
-    bfloat16 (their gradients follow the forward's dtypes) while losses, softmax and normalisations stay
-    float32 (torch's autocast op lists); parameters and optimiser state stay float32. Evaluation runs under
-    it too, so reported accuracies are those of the bf16 model.
+
+def precision_context(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """The numeric precision of a trial, around the family's whole training (none of them needs to know).
+
+    * ``fp32``: nothing to do (PyTorch's default).
+    * ``bf16``: bf16 autocast. Matmuls and convolutions run in bfloat16 (their gradients follow the forward's
+      dtypes) while losses, softmax and normalisations stay float32 (torch's autocast op lists); parameters and
+      optimiser state stay float32. Evaluation runs under it too, so reported accuracies are the bf16 model's.
+    * ``fp64``: float64 everywhere (torch's default dtype inside the context: parameters, activations, the
+      random draws of initialisation and data). Slower, but the same run on another CPU or SIMD path agrees to
+      ~1e-12 instead of drifting apart from the last bit of float32 (docs/reproducibility.md).
     """
+    if precision not in PRECISIONS:
+        raise ValueError(f"invalid precision={precision!r}; allowed: {', '.join(PRECISIONS)}")
     if precision == "fp32":
         return contextlib.nullcontext()
-    if precision != "bf16":
-        raise ValueError(f"invalid precision={precision!r}; allowed: fp32, bf16")
     import torch
 
+    if precision == "fp64":
+        return _default_dtype(torch.float64)
     return torch.autocast(device_type=str(device).split(":")[0], dtype=torch.bfloat16)
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: Any) -> Iterator[None]:
+    import torch
+
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
 
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
@@ -140,7 +160,7 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
     chooses how a configuration's seeds train (None: the family's default on ``device``);
-    `precision` (``fp32`` or ``bf16`` autocast) is recorded in every row.
+    `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
     """
     report = report or (lambda _: None)
     key = trial_key(study.name, study.configuration(point), study.seeds)
@@ -155,10 +175,9 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         rows = _measure_rows(study, point)
     else:
         rows, artifacts = _train_rows(study, point, device, report, packed, precision)
-    version = code_version()
-    host = socket.gethostname()
+    version, host, where = code_version(), socket.gethostname(), machine_text()
     for row in rows:
-        row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host,
+        row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host, machine=where,
                    precision=precision if study.kind == "training" else "fp32")
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))

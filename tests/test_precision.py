@@ -1,4 +1,4 @@
-"""--precision bf16: a trial's forward passes under bf16 autocast, recorded in every row (on each device here)."""
+"""--precision bf16 and fp64: a trial trains under bf16 autocast or in float64, recorded in every row."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from search_spaces import Study
 from search_spaces.study import StudyError
 from study.runner import Resources
 from study.storage import StudyStorage
-from study.trainable import autocast, run_trial
+from study.trainable import precision_context, run_trial
 from tests.tiny import DEVICES
 
 _STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", task="mode",
@@ -37,7 +37,20 @@ def test_bf16_rows_say_so_and_differ_from_fp32_by_rounding_only(tmp_path, one_to
 
 
 def test_unknown_precision_is_one_clear_line() -> None:
-    with pytest.raises(StudyError, match=r"invalid --precision 'fp8'; allowed: fp32, bf16"):
+    with pytest.raises(StudyError, match=r"invalid --precision .fp8.; allowed: fp32, bf16, fp64"):
         Resources(precision="fp8")
-    with pytest.raises(ValueError, match=r"invalid precision='fp16'; allowed: fp32, bf16"):
-        autocast("cpu", "fp16")
+    with pytest.raises(ValueError, match=r"invalid precision=.fp16.; allowed: fp32, bf16, fp64"):
+        precision_context("cpu", "fp16")
+
+
+def test_fp64_rows_say_so_repeat_bit_for_bit_and_leave_float32_the_default(tmp_path, one_torch_thread) -> None:
+    import torch
+
+    fp32, first, second = _rows(tmp_path / "a", "fp32"), _rows(tmp_path / "b", "fp64"), _rows(tmp_path / "c", "fp64")
+    assert {r["precision"] for r in first} == {"fp64"}
+    assert torch.get_default_dtype() == torch.float32  # the context restored it
+    volatile = ("wall_time_s", "hostname", "node_id", "code_version")
+    strip = [{k: v for k, v in r.items() if k not in volatile} for r in first]
+    assert strip == [{k: v for k, v in r.items() if k not in volatile} for r in second]
+    assert first[0]["train_loss"] != fp32[0]["train_loss"]  # float64 really ran (other draws, other rounding)
+    assert first[0]["n_params"] == fp32[0]["n_params"]

@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trainables.dtypes import at_least_fp32
+
 
 def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """(hi, lo), each (N, N): sum_{k in S_ij} = C[i, hi_ij] - C[i, lo_ij] (0 where lo_ij < 0)."""
@@ -32,13 +34,13 @@ def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Ten
 def geometric_weights(logits: torch.Tensor, mask: torch.Tensor, normalize: bool = False) -> torch.Tensor:
     """Geometric attention weights from logits (..., N, N) and a key mask (..., N, N), True = masked.
 
-    The diagonal is masked here as well. Computed in fp32; returns (..., N, N) with rows summing to <= 1
+    The diagonal is masked here as well. Computed in at least fp32; returns (..., N, N) with rows summing to <= 1
     (or renormalised to 1 with ``normalize``, the "+ geom. att." baseline).
     """
     n = logits.shape[-1]
     eye = torch.eye(n, dtype=torch.bool, device=logits.device)
     mask = mask | eye
-    logits = logits.float()
+    logits = at_least_fp32(logits)
     log_p = F.logsigmoid(logits).masked_fill(mask, -math.inf)  # log P_ij
     log_not_p = F.logsigmoid(-logits).masked_fill(mask, 0.0)  # log(1 - P_ij); masked keys never block
     cum = log_not_p.cumsum(-1)  # (..., N, N): C[i, k] = sum_{k' <= k} log(1 - P_ik')

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trainables.dtypes import at_least_fp32
 from trainables.ndr.config import CTLConfig
 from trainables.ndr.ctl import TABLE_NAMES, Encoded, encoded_splits, length_bucketed_batches, uniform_batches
 from trainables.ndr.geometric import GeometricAttention
@@ -81,7 +82,7 @@ def evaluate(model: nn.Module, data: Encoded, limit: int | None, device: str) ->
     correct, loss = 0.0, 0.0
     for start in range(0, n, EVAL_BATCH):
         tokens, lengths, labels = data.batch(order[start:start + EVAL_BATCH])
-        logits = model(tokens.to(device), lengths.to(device)).float()
+        logits = at_least_fp32(model(tokens.to(device), lengths.to(device)))
         labels = labels.to(device)
         correct += float((logits.argmax(-1) == labels).sum())
         loss += float(F.cross_entropy(logits, labels, reduction="sum"))

@@ -26,8 +26,9 @@ from trainables.ndr.ctl import MAX_INPUT_LEN, N_SYMBOLS, VOCAB_SIZE
 def sinusoid(positions: torch.Tensor, d_model: int) -> torch.Tensor:
     """Sinusoidal encodings (P, d) of (possibly negative) positions: sin on even dims, cos on odd, base 1e4."""
     device = positions.device  # the relative offsets live on the model's device (a CPU `inv` would not mix)
-    inv = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32, device=device) * (-math.log(10000.0) / d_model))
-    angles = positions.float().view(-1, 1) * inv.view(1, -1)  # (P, d/2)
+    dtype = torch.get_default_dtype()  # float32, or float64 in an fp64 run
+    inv = torch.exp(torch.arange(0, d_model, 2, dtype=dtype, device=device) * (-math.log(10000.0) / d_model))
+    angles = positions.to(dtype).view(-1, 1) * inv.view(1, -1)  # (P, d/2)
     pe = torch.zeros(positions.numel(), d_model, device=device)
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
