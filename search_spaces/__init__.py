@@ -2,6 +2,7 @@
 
 import importlib
 import importlib.util
+import traceback
 from pathlib import Path
 
 from search_spaces.study import SCALES, Finding, IntRange, Linked, LogUniform, Plot, Study, StudyError, Uniform
@@ -61,9 +62,23 @@ def _from_file(spec: str) -> Study:
     module_spec = importlib.util.spec_from_file_location(f"_study_file_{path.stem}", path)
     assert module_spec is not None and module_spec.loader is not None
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # noqa: BLE001 - any error of the user's file becomes one line naming it
+        raise StudyError(f"invalid study file {path_text!r}: {_where_it_failed(error, path)}") from None
     study = getattr(module, variable, None)
     if not isinstance(study, Study):
         found = [k for k, v in vars(module).items() if isinstance(v, Study)]
         raise StudyError(f"invalid study variable {variable!r} in {path_text}; valid: {', '.join(found) or 'none'}")
     return study
+
+
+def _where_it_failed(error: Exception, path: Path) -> str:
+    """``line N: SyntaxError: invalid syntax``: the line of the study file where importing it failed."""
+    line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
+    if line is None:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+        line = frames[-1].lineno if frames else None
+    message = error.msg if isinstance(error, SyntaxError) else str(error).strip().splitlines()[0] if str(error) else ""
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return f"line {line}: {text}" if line else text

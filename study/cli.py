@@ -22,12 +22,15 @@ from search_spaces import SCALES, Study, StudyError, all_studies, get_study
 from study.cli_common import (
     FINDING_FAILED_EXIT,
     MAX_IMPLICIT_CPU_MODELS,
+    InputError,
+    OneLineErrors,
     load_study,
     run_scale_option,
     scale_option,
     storage_option,
     study_storage,
 )
+from study.commands.verify import verify
 from study.storage import StudyStorage, first_line
 
 
@@ -70,7 +73,7 @@ def _axis_text(axis: object) -> str:
     return repr(axis)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Hyperparameter studies of attention mechanisms (Ray Tune + Optuna + Parquet + polars)."""
 
@@ -98,7 +101,7 @@ def show(name: str, scale: str) -> None:
     try:
         validate(study)  # an unknown hyperparameter name is an error here too, not only at run time
     except StudyError as error:
-        raise click.ClickException(str(error)) from None
+        raise InputError(str(error)) from None
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
     click.echo(f"task: {study.task}   kind: {study.kind}   sampler: {study.sampler}   "
@@ -155,7 +158,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
-    from study.runner import Resources, run_study
+    from study.runner import ClusterError, Resources, run_study
     from study.validate import validate
 
     target = study_storage(study, storage, must_exist=False)
@@ -167,10 +170,12 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
                               precision=precision, simulated_gpus=simulated_gpus)
         with StudyLock(target):
             counts = run_study(study, target, resources, address=address, echo=click.echo)
-    except (StudyError, StudyLocked) as error:
+    except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
+    except StudyError as error:  # a bad study, value or resource request
+        raise InputError(str(error)) from None
     except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
-        raise click.ClickException(f"invalid --storage {storage!r}: {first_line(error)}") from None
+        raise InputError(f"invalid --storage {storage!r}: {first_line(error)}") from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
     failed_findings = _write_report(study, target, None) if report else 0
@@ -310,8 +315,8 @@ def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], 
     try:
         click.echo(run_compare(a, b, storage=storage, scale=scale, metrics=metrics, threshold=threshold,
                                common=not all_configs, out=out))
-    except CompareError as error:
-        raise click.ClickException(str(error)) from None
+    except CompareError as error:  # a side, scale, storage, metric or reference that cannot be used
+        raise InputError(str(error)) from None
 
 
 @main.command()
@@ -339,9 +344,12 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
     try:
         meta = read_study_meta(study_dir)
         panel = plot_axes(meta, scan.lf.collect_schema().names())[0]
-        table = importances(scan.lf, meta, panel=panel, metric=metric, evaluator=evaluator)
-    except (MetaError, FileNotFoundError, ValueError) as error:
+    except (MetaError, FileNotFoundError) as error:
         raise click.ClickException(str(error)) from None
+    try:
+        table = importances(scan.lf, meta, panel=panel, metric=metric, evaluator=evaluator)
+    except ValueError as error:  # an unknown --metric, an evaluator that needs scikit-learn
+        raise InputError(str(error)) from None
     click.echo(f"{study.name} (scale {study.scale}): importance of each hyperparameter for the best G of "
                f"{metric or meta.metric} per {panel} ({evaluator}; sums to 1 per {panel})")
     for line in format_importances(table, panel):
@@ -350,6 +358,8 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
         click.echo(f"INCOMPLETE: computed without {len(scan.unreadable)} unreadable trial file(s): "
                    + ", ".join(str(p) for p in scan.unreadable))
 
+
+main.add_command(verify)
 
 if __name__ == "__main__":
     main()

@@ -25,10 +25,11 @@ class InputError(click.ClickException):
 
 
 def load_study(name: str, scale: str) -> Study:
+    """The study `name` at `scale`; an unknown name or a study file that cannot be imported is an InputError."""
     try:
         return get_study(name, scale)
     except StudyError as error:
-        raise click.ClickException(str(error)) from None
+        raise InputError(str(error)) from None
 
 
 def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> StudyStorage:
@@ -38,8 +39,26 @@ def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> Stu
         try:
             target.check_readable()
         except StorageError as error:
-            raise click.ClickException(str(error)) from None
+            raise InputError(str(error)) from None
     return target
+
+
+class OneLineErrors(click.Group):
+    """The `study` group: every error is one line (``Error: ...``, no usage block) with its exit status: 2 for
+    bad input (click's own checks of options and arguments included), 1 for other errors (docs/cli.md)."""
+
+    def main(self, *args, **kwargs):  # noqa: ANN002, ANN003 - click's signature
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.ClickException as error:
+            usage = isinstance(error, click.UsageError) and error.ctx is not None
+            hint = f" (see `{error.ctx.command_path} --help`)" if usage else ""
+            click.echo(f"Error: {error.format_message()}{hint}", err=True)
+            raise SystemExit(error.exit_code) from None
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            raise SystemExit(1) from None
 
 
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,

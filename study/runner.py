@@ -61,6 +61,10 @@ class Resources:
                              "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
 
 
+class ClusterError(StudyError):
+    """Ray could not be started or reached: not the input's fault (the CLI's exit status 1, not 2)."""
+
+
 def run_record(resources: Resources) -> dict[str, Any]:
     """What study.json records of the latest run: the driver's machine (study.identity.machine) and the
     settings that decide the numbers. Trials on other nodes record their own machine in every row."""
@@ -138,7 +142,7 @@ def start_ray(address: str | None, echo: Echo) -> None:
             ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     except OSError as error:  # a broken Ray install, an unreachable cluster: not the storage's fault
         where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
-        raise StudyError(f"could not {where}: {first_line(error)}") from None
+        raise ClusterError(f"could not {where}: {first_line(error)}") from None
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")

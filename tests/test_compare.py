@@ -211,7 +211,7 @@ def test_cli_compare_a_study_with_an_unseen_release_file(tmp_path: Path) -> None
     assert "configs A/B" in result.output and " 4/4" in result.output  # 2 sizes x 2 rates on both sides
     # different x axes are refused with both named
     bad = CliRunner().invoke(main, ["compare", str(tmp_path / "s"), "published:richter2020/mode__var_dim"])
-    assert bad.exit_code == 1
+    assert bad.exit_code == 2
     assert "different plot axes" in bad.output and "vocab_size" in bad.output and "d_model" in bad.output
 
 

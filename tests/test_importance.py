@@ -77,7 +77,7 @@ def test_cli_importance_prints_the_ranking(tmp_path: Path) -> None:
     assert re.fullmatch(r"  A: learning_rate (0\.9\d|1\.00), d_model 0\.0\d \(64 configurations\)", lines[1])
     assert re.fullmatch(r"  B: d_model (0\.9\d|1\.00), learning_rate 0\.0\d \(64 configurations\)", lines[2])
     bad = CliRunner().invoke(main, ["importance", "demo", "--storage", str(tmp_path), "--metric", "nope"])
-    assert bad.exit_code == 1 and "invalid metric 'nope'" in bad.output
+    assert bad.exit_code == 2 and "invalid metric 'nope'" in bad.output
 
 
 def test_fanova_needs_scikit_learn_or_works(tmp_path: Path) -> None:

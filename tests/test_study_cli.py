@@ -94,9 +94,13 @@ def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     started = time.time()
     result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--gpus-per-trial", "0.25",
                      env={"CUDA_VISIBLE_DEVICES": ""})  # a CPU machine, also where the tests run on a GPU one
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "invalid --gpus-per-trial 0.25: the Ray cluster has 0 GPUs" in result.stderr
     assert "Traceback" not in result.stderr and time.time() - started < 60
+
+
+_BROKEN_STUDY_FILE = "from search_spaces import Study\n\nBROKEN = Study(name='x', goal='y', task='mode',\n"
+_PUBLISHED = "published:richter2020/mode__var_dim"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -105,13 +109,23 @@ def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     (["run", f"{STUDIES}:UNKNOWN_ARCHITECTURE"],
      "invalid architecture='transfomer'; allowed: BERT, MTE, NAP, NON, sum, max"),
     (["run", "demo", "--cpus-per-trial", "0"], "invalid --cpus-per-trial 0.0; allowed: a number > 0"),
+    (["run", "demo", "--scale", "smoke", "--max-concurrent", "0"],
+     "invalid --max-concurrent 0; allowed: an integer >= 1"),
+    (["run", "demo", "--precision", "fp8"], "'fp8' is not one of 'fp32', 'bf16', 'fp64'"),
     (["report", "demo", "--storage", "/nonexistent"], "invalid --storage '/nonexistent': no such directory"),
+    (["run", "broken.py:BROKEN"], "Error: invalid study file 'broken.py': line 3: SyntaxError: '(' was never closed"),
+    (["show", f"{STUDIES}:NOT_THERE"], "invalid study variable 'NOT_THERE' in "),
+    (["compare", _PUBLISHED, _PUBLISHED, "--metric", "nope"], "invalid --metric ['nope']; allowed: metrics both"),
+    (["compare", "published:nope", _PUBLISHED], "unknown reference 'nope'; valid: "),
+    (["verify", "demo", "--trials", "0"], "invalid --trials 0; allowed: an integer >= 1"),
 ])
-def test_bad_input_gets_one_line_errors(args: list[str], message: str, tmp_path: Path) -> None:
+def test_bad_input_is_one_line_and_exit_status_2(args: list[str], message: str, tmp_path: Path) -> None:
+    """docs/cli.md: every bad-input error of every command is one line and exits 2."""
+    (tmp_path / "broken.py").write_text(_BROKEN_STUDY_FILE)
     result = run_cli(*args, timeout=60, cwd=tmp_path)
-    assert result.returncode != 0
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and message in errors[0], result.stderr
     assert not (tmp_path / "results").exists()  # a rejected study creates no directory
 
 
@@ -121,7 +135,7 @@ def test_a_misspelt_hyperparameter_fails_before_anything_runs(command: str, tmp_
     the study and the valid names, and nothing starts (no Ray, no results directory)."""
     started = time.time()
     result = run_cli(command, f"{STUDIES}:TYPO", timeout=60, cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(errors) == 1, result.stderr
     assert errors[0].startswith("Error: invalid hyperparameter 'learnig_rate' in study test.typo (task 'mode')")
@@ -176,7 +190,7 @@ def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
                                      ["compare", "demo", "published"], ["run", "demo", "--scale", "smoke"]])
 def test_unusable_storage_is_an_error_in_every_command(command: list[str], tmp_path: Path) -> None:
     result = run_cli(*command, "--storage", "/proc/forbidden", timeout=60, cwd=tmp_path)
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
     assert "invalid --storage '/proc/forbidden'" in result.stderr and "Traceback" not in result.stderr
     assert "pending" not in result.stdout
 
@@ -193,7 +207,7 @@ def test_a_paper_scale_study_without_gpus_needs_an_explicit_request(tmp_path: Pa
     # the demo's paper scale is small: it starts without asking (here it stops at the storage check)
     demo = run_cli("run", "demo", "--storage", "/proc/forbidden", timeout=60, cwd=tmp_path, env=no_gpu)
     assert demo.stdout.startswith("demo at scale paper: 9 trials x 3 seeds = 27 models")
-    assert demo.returncode == 1 and "invalid --storage" in demo.stderr
+    assert demo.returncode == 2 and "invalid --storage" in demo.stderr
 
 
 def _study_with_findings(storage: Path, directory: str, scale: str, findings: list[dict]) -> Path:
