@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.findings import Verdict
+from analysis.machines import machine_counts, run_settings_text
 from analysis.meta import StudyMeta, parse_meta, read_study_meta
 from analysis.page import Page
 from analysis.render import header_html
@@ -65,6 +66,8 @@ def build_report(
     names = (*BUILT_IN[parsed.kind], *parsed.sections) if ctx.scan.lf is not None else ("progress",)
     for name in names:
         extra += get_section(name)(page, ctx)
+    if ctx.scan.lf is not None:
+        extra += _machines(page, ctx.scan.lf, parsed)
     if parsed.versions:
         page.h(2, "Software versions")
         page.raw(f"<pre>{html.escape(json.dumps(dict(parsed.versions), indent=1))}</pre>")
@@ -76,6 +79,18 @@ def build_report(
     summary = "\n".join(summary_lines(ctx, extra))
     (out_dir / "summary.txt").write_text(summary + "\n")
     return Report(index_html=index, figures=page.figures, summary=summary, verdicts=list(ctx.verdicts))
+
+
+def _machines(page: Page, lf: Any, meta: StudyMeta) -> list[str]:
+    """The machines that trained the trials (rows' ``machine``) and the latest run's settings; summary lines."""
+    counts = machine_counts(lf)
+    page.h(2, "Machines")
+    page.raw("<p>Where the numbers come from: the same code on the same machine repeats them bit for bit; "
+             "float32 runs on two machines agree in distribution only (docs/reproducibility.md).</p><ul>"
+             + "".join(f"<li>{html.escape(m)}: {n} trial(s)</li>" for m, n in counts.items())
+             + f"</ul><p>{html.escape(run_settings_text(meta.run))}</p>")
+    lines = [f"machines: {'; '.join(f'{m} ({n} trials)' for m, n in counts.items())}"]
+    return lines + ([f"WARNING: trials ran on {len(counts)} different machines"] if len(counts) > 1 else [])
 
 
 def write_report(

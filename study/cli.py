@@ -191,6 +191,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 @storage_option
 def status(name: str, scale: str, storage: str) -> None:
     """Trials done / running / failed / pending of a study."""
+    from analysis.machines import run_settings_text
     from study.progress import PROGRESS_FILE
     from study.runner import trial_points
 
@@ -211,6 +212,7 @@ def status(name: str, scale: str, storage: str) -> None:
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
                f"unreadable {len(unreadable)} | pending {pending} | total {total}")
+    click.echo(f"  {run_settings_text((target.read_json('study.json') or {}).get('run') or {})}")
     for key in sorted(unreadable):
         click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import polars as pl
 
+from analysis.machines import PUBLISHED as PUBLISHED_MACHINE
+from analysis.machines import machine_counts, machines_line
 from analysis.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
 from study.storage import StorageError, StudyStorage, first_line
@@ -42,6 +44,7 @@ class Side:
     lf: pl.LazyFrame
     meta: StudyMeta
     note: str = ""  # e.g. "1 unreadable trial file left out: ..."
+    machines: tuple[str, ...] = ()  # where its numbers came from (analysis.machines)
 
 
 def _published(spec: str, other: Side | None) -> Side:
@@ -58,7 +61,7 @@ def _published(spec: str, other: Side | None) -> Side:
         raise CompareError(str(err)) from None
     meta = StudyMeta(name=f"published:{name}", scale="paper",
                      plot=PlotSpec(panel="architecture", x=column, y="learning_rate"), source=f"published:{name}")
-    return Side(label=f"published:{name}", lf=lf, meta=meta)
+    return Side(label=f"published:{name}", lf=lf, meta=meta, machines=(PUBLISHED_MACHINE,))
 
 
 def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = None) -> Side:
@@ -107,7 +110,7 @@ def _from_dir(study_dir: Path, label: str) -> Side:
     if scan.unreadable:
         note = (f"{label}: {len(scan.unreadable)} unreadable trial file(s) left out of every number: "
                 + ", ".join(str(p) for p in scan.unreadable))
-    return Side(label=label, lf=scan.lf, meta=meta, note=note)
+    return Side(label=label, lf=scan.lf, meta=meta, note=note, machines=tuple(machine_counts(scan.lf)))
 
 
 def compare(
@@ -152,6 +155,7 @@ def compare(
         raise CompareError(first_line(err)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
     text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
+    text += "\n" + machines_line(a.label, list(a.machines), b.label, list(b.machines))
     for side in (a, b):
         if side.note:
             text += f"\nINCOMPLETE: {side.note}"

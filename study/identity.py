@@ -73,8 +73,11 @@ def machine() -> dict[str, str]:
 
 
 def machine_text(spec: dict[str, str] | None = None) -> str:
-    """One line for the ``machine`` column of every row: ``AMD EPYC | AVX512 | torch 2.13.0+cpu | numpy 2.3.5 |
-    1 thread`` (a column of few distinct values: Parquet stores it once per file)."""
+    """One line for the ``machine`` column of every row: ``AMD EPYC | AVX512 | torch 2.13.0+cpu | numpy 2.4.6 |
+    1 thread`` (a column of few distinct values: Parquet stores it once per file). A ``spec`` without threads
+    (a driver's) leaves them out."""
     m = spec or machine()
-    threads = f"{m['threads']} thread" + ("" if m["threads"] == "1" else "s")
-    return f"{m['cpu']} | {m['cpu_capability']} | torch {m['torch']} | numpy {m['numpy']} | {threads}"
+    text = f"{m['cpu']} | {m['cpu_capability']} | torch {m['torch']} | numpy {m['numpy']}"
+    if "threads" in m:
+        text += f" | {m['threads']} thread" + ("" if m["threads"] == "1" else "s")
+    return text

@@ -21,7 +21,7 @@ import ray
 from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
-from study.identity import machine, software_versions, trial_key
+from study.identity import machine, machine_text, software_versions, trial_key
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
 from study.trainable import PRECISIONS, objective
@@ -69,7 +69,8 @@ def run_record(resources: Resources) -> dict[str, Any]:
     """What study.json records of the latest run: the driver's machine (study.identity.machine) and the
     settings that decide the numbers. Trials on other nodes record their own machine in every row."""
     driver = {k: v for k, v in machine().items() if k != "threads"}  # the trials' threads are the setting below
-    return {"machine": driver, "threads_per_trial": max(1, int(resources.cpus_per_trial)),
+    return {"machine": driver, "machine_text": machine_text(driver),
+            "threads_per_trial": max(1, int(resources.cpus_per_trial)),
             "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
             "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
 

@@ -132,3 +132,20 @@ def test_rows_compare_by_precision_and_seed_noise_needs_two_seeds() -> None:
     assert within_seed_noise(a, b, "val_accuracy", "max")[0]  # 0.01 against a standard error of ~0.08
     c = [{**r, "val_accuracy": r["val_accuracy"] + 0.3} for r in a]
     assert not within_seed_noise(a, c, "val_accuracy", "max")[0]
+
+
+def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished, tmp_path) -> None:
+    from analysis.machines import PUBLISHED, machines_line
+    from analysis.report import build_report
+    from study.identity import machine, machine_text
+
+    studies = tmp_path / "verify_studies.py"
+    studies.write_text("from tests.test_verify import STUDY\n")
+    status = CliRunner().invoke(main, ["status", f"{studies}:STUDY", "--storage", str(finished.storage)])
+    driver = machine_text({k: v for k, v in machine().items() if k != "threads"})
+    assert f"latest run: driver on {driver}; threads per trial 1, precision fp32" in status.output
+    summary = build_report(finished.local_path(), tmp_path / "report").summary
+    assert f"machines: {driver} | 1 thread (4 trials)" in summary.splitlines()
+    assert "Machines</h2>" in (tmp_path / "report" / "index.html").read_text()
+    assert machines_line("a", ["X"], "b", ["X"]).startswith("machines: both sides ran on X")
+    assert machines_line("a", ["X"], "b", [PUBLISHED]).startswith("machines: DIFFERENT or unknown")
