@@ -149,3 +149,20 @@ def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished,
     assert "Machines</h2>" in (tmp_path / "report" / "index.html").read_text()
     assert machines_line("a", ["X"], "b", ["X"]).startswith("machines: both sides ran on X")
     assert machines_line("a", ["X"], "b", [PUBLISHED]).startswith("machines: DIFFERENT or unknown")
+
+
+@pytest.mark.slow
+def test_a_smoke_study_run_twice_through_ray_is_bit_identical_and_verifies(tmp_path) -> None:
+    """docs/reproducibility.md's first promise, end to end: two `study run`s (real local Rays), then `verify`."""
+    from analysis.dataset import scan_study
+    from study.verify import VOLATILE
+    from tests.cli import run_cli
+
+    for name in ("first", "second"):
+        result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path / name), timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+    first, second = (scan_study(tmp_path / n / "demo.smoke").drop(VOLATILE).sort("trial_key", "seed", "step")
+                     .collect() for n in ("first", "second"))
+    assert first.height == 18 and first.equals(second, null_equal=True)  # 9 trials x 1 seed x 2 evaluations
+    verified = run_cli("verify", "demo", "--scale", "smoke", "--storage", str(tmp_path / "first"), "--trials", "2")
+    assert verified.returncode == 0 and "2 of 2 trial(s) reproduced" in verified.stdout, verified.stdout
