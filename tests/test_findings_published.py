@@ -1,0 +1,130 @@
+"""The paper's observations as findings, checked on the authors' own numbers: each one the release ships data for
+PASSes on it (a finding that fails there is a wrong encoding), the same finding reversed FAILs on the same
+numbers (so these tests can fail), and `study findings` prints and exits as docs/cli.md says."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from analysis.findings import FAIL, NOT_CHECKED, PASS
+from search_spaces import Finding, Study, get_study
+from study.cli import main
+from study.commands.findings import published_verdicts
+
+#: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
+EXPECTED = {
+    ("richter2020.fig3", "paper"): [PASS, PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
+    ("richter2020.fig3", "cpu"): [NOT_CHECKED] * 6,
+    ("richter2020.fig5", "paper"): [PASS] * 5,
+    ("richter2020.fig5", "cpu"): [PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
+    ("richter2020.fig7", "paper"): [PASS, PASS],
+    ("richter2020.fig7", "cpu"): [PASS, NOT_CHECKED],
+}
+
+
+def _verdicts(study: Study, data: str = "published") -> list:
+    return published_verdicts(study, data)[1]
+
+
+@pytest.mark.parametrize(("name", "scale"), sorted(EXPECTED))
+def test_every_finding_passes_on_the_published_data_or_says_why_not(name: str, scale: str) -> None:
+    verdicts = _verdicts(get_study(name, scale))
+    assert [v.status for v in verdicts] == EXPECTED[(name, scale)]
+    for v in verdicts:
+        if v.status == NOT_CHECKED:  # the reason is the scale or the architectures the release lacks
+            assert v.reason.startswith(("not checked at this scale", "the data has none of the panel values"))
+
+
+def test_the_published_numbers_are_the_papers() -> None:
+    fig7 = _verdicts(get_study("richter2020.fig7"))
+    assert [c.text() for c in fig7[0].checks] == ["max: 14.1%, required <= 15.0%: holds",
+                                                  "sum: 95.9%, required >= 50.0%: holds",
+                                                  "NAP: 95.7%, required >= 50.0%: holds"]
+    fig5 = _verdicts(get_study("richter2020.fig5"))
+    assert [c.text() for c in fig5[2].checks] == ["BERT: 2.9%, required <= 50.0%: holds",
+                                                  "sum: 2.4%, required <= 50.0%: holds",
+                                                  "NAP: 95.0%, required >= 50.0%: holds",
+                                                  "max: 90.0%, required >= 50.0%: holds"]
+    assert fig5[2].reason == "not in the data, left out: MTE, NON"
+    fig3 = _verdicts(get_study("richter2020.fig3"))
+    assert fig3[1].checks[0].text() == (
+        "BERT (best at learning_rate >= 0.027, d_model <= 16): 96.4%, required >= BERT (best at learning_rate >= "
+        "0.027, d_model >= 512) 31.2% + 30.0 pp = 61.2%: holds")
+
+
+def _reversed(finding: Finding) -> Finding:
+    """The claim turned round: at most <-> at least, and a comparison's two regions (or two sides) swapped."""
+    if finding.versus_where is not None:
+        return dataclasses.replace(finding, where=finding.versus_where, versus_where=finding.where)
+    ahead: dict[str, tuple[str, ...]] = {}
+    for a, bs in finding.ahead.items():
+        for b in bs:
+            ahead[b] = (*ahead.get(b, ()), a)
+    return dataclasses.replace(finding, below=finding.above, above=finding.below, ahead=ahead)
+
+
+@pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5", "richter2020.fig7"])
+def test_each_passing_finding_reversed_fails_on_the_same_numbers(name: str) -> None:
+    study = get_study(name)
+    passing = [f for f, v in zip(study.findings, _verdicts(study), strict=True) if v.status == PASS]
+    assert passing
+    wrong = dataclasses.replace(study, findings=tuple(_reversed(f) for f in passing))
+    assert [v.status for v in _verdicts(wrong)] == [FAIL] * len(passing)
+
+
+def test_swapped_architectures_fail() -> None:
+    study = get_study("richter2020.fig7")
+    right = study.findings[0]
+    swapped = dataclasses.replace(right, below={"sum": 0.15}, above={"max": 0.5, "NAP": 0.5})
+    (v,) = _verdicts(dataclasses.replace(study, findings=(swapped,)))
+    assert v.status == FAIL
+    assert [c.text() for c in v.checks] == ["sum: 95.9%, required <= 15.0%: fails",
+                                            "max: 14.1%, required >= 50.0%: fails",
+                                            "NAP: 95.7%, required >= 50.0%: holds"]
+
+
+def test_study_findings_on_published_data_prints_and_exits() -> None:
+    ok = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--data", "published"])
+    assert ok.exit_code == 0, ok.output
+    lines = ok.output.splitlines()
+    assert lines[0] == ("richter2020.fig7 (scale paper): findings on the published data richter2020/mode__var_dim, "
+                        "480 cells of architecture BERT, MTE, NAP, NON, max, sum")
+    assert lines[1] == "  PASS: Fig. 7 (Sec. 5.3, obs. 2): max pooling cannot learn mode finding (paper: <= 15%) " \
+                       "while sum and NAP can"
+    none = CliRunner().invoke(main, ["findings", "richter2020.fig4", "--data", "published"])
+    assert none.exit_code == 2
+    assert "invalid --data 'published': study richter2020.fig4 ships no published results; allowed: " \
+           "published:<path>.parquet" in none.output
+    bad = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--data", "publishd"])
+    assert bad.exit_code == 2 and "invalid --data 'publishd'; allowed: published, " in bad.output
+
+
+def test_a_failed_finding_on_a_published_file_exits_3(tmp_path: Path) -> None:
+    from analysis.reference import reference_path
+
+    learned = tmp_path / "max_learns.parquet"
+    raw = pl.read_parquet(reference_path("richter2020/mode__var_dim"))
+    raw.with_columns(pl.when(pl.col("architecture") == "max").then(0.9).otherwise(pl.col("val_accuracy"))
+                     .alias("val_accuracy")).write_parquet(learned)
+    result = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--data", f"published:{learned}"])
+    assert result.exit_code == 3, result.output
+    assert "      max: 90.0%, required <= 15.0%: fails" in result.output
+    assert "1 finding(s) checked and failed: exit status 3" in result.output
+
+
+def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> None:
+    from analysis.synthetic import write_synthetic_study
+
+    grid = {"architecture": ["NAP", "sum", "max"], "d_model": [32], "learning_rate": [0.027, 0.0081, 0.0024]}
+    write_synthetic_study(tmp_path / "demo", grid, seeds=(0, 1, 2), cases=False, name="demo",
+                          meta={"scale": "paper", "findings": []})  # recorded before the study had findings
+    result = CliRunner().invoke(main, ["findings", "demo", "--storage", str(tmp_path)])
+    assert result.output.splitlines()[0].startswith(f"demo (scale paper): findings on {tmp_path / 'demo'}")
+    assert result.exit_code == 0, result.output
+    assert "  PASS: max pooling cannot learn mode finding" in result.output
+    assert "      max: 11.6%, required <= 20.0%: holds" in result.output
