@@ -128,3 +128,29 @@ def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert "  PASS: max pooling cannot learn mode finding" in result.output
     assert "      max: 11.6%, required <= 20.0%: holds" in result.output
+
+
+def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: Path) -> None:
+    """The report's findings section and summary carry the extended findings, with the number recomputed here
+    from the rows: per cell the smallest of the three case accuracies' G, best over the low rates."""
+    from analysis.report import build_report
+    from analysis.synthetic import write_synthetic_study
+
+    metric = "min(train_argmin_accuracy, train_first_accuracy, train_argmax_accuracy)"
+    finding = {"description": "all three cases at low rates", "quote": 'Sec. 5.2: "(3) Only NAP and max ..."',
+               "metric": metric, "where": {"learning_rate": {"max": 0.01}}, "above": {"NAP": 0.0}}
+    grid = {"architecture": ["NAP", "max"], "d_model": [16, 32], "learning_rate": [0.09, 0.0027]}
+    write_synthetic_study(tmp_path / "s", grid, seeds=(0, 1), meta={"scale": "paper", "findings": [finding]})
+    report = build_report(tmp_path / "s", tmp_path / "out")
+    (v,) = report.verdicts
+    rows = pl.read_parquet(tmp_path / "s" / "trials" / "*.parquet")
+    cases = [f"train_{c}_accuracy" for c in ("argmin", "first", "argmax")]
+    per_cell = (rows.filter(pl.col("architecture") == "NAP", pl.col("learning_rate") <= 0.01)
+                .group_by("d_model", "learning_rate", "step").agg(pl.col(c).mean() for c in cases)
+                .group_by("d_model", "learning_rate").agg(pl.col(c).max() for c in cases)
+                .select(pl.min_horizontal(cases).alias("v")))
+    expected = per_cell.get_column("v").max()
+    assert v.status == PASS and v.checks[0].value == pytest.approx(expected)
+    line = f"      NAP (best at learning_rate <= 0.01): {100 * expected:.1f}%, required >= 0.0%: holds"
+    assert line in report.summary.splitlines()
+    assert "Sec. 5.2: &quot;(3) Only NAP and max ...&quot;" in report.index_html.read_text()
