@@ -176,7 +176,10 @@ def _evaluate(finding: FindingSpec, scale: str, metric: str, frames: Mapping[str
     if cell_values(frames, metric) is None:
         return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
                                                      f"{', '.join(sorted(frames))})")
-    checks = _checks(finding, metric, frames, panel, complete)
+    try:
+        checks = _checks(finding, metric, frames, panel, complete)
+    except ValueError as error:  # a region naming a column the grid does not have: the encoding is wrong
+        return Verdict(finding, metric, FAIL, reason=str(error))
     absent = sorted({k for c in checks for k in _named(c) if present is not None and k not in present})
     kept = tuple(c for c in checks if not set(_named(c)) & set(absent))
     if absent and not kept:

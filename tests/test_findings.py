@@ -133,10 +133,11 @@ def test_a_comparison_is_undecided_while_either_side_could_move_it() -> None:
     assert w.status == PASS
 
 
-def test_a_region_naming_no_column_of_the_grid_is_an_error() -> None:
-    with pytest.raises(ValueError, match=r"finding where names column 'seq_len', not a column of the grid; "
-                                         r"allowed: architecture, d_model, learning_rate"):
-        _grid_verdicts({"description": "d", "where": {"seq_len": [256]}, "above": {"NAP": 0.5}})
+def test_a_region_naming_no_column_of_the_grid_fails_and_says_why() -> None:
+    (v,) = _grid_verdicts({"description": "d", "where": {"seq_len": [256]}, "above": {"NAP": 0.5}})
+    assert v.status == FAIL and not v.checks
+    assert v.reason == ("finding where names column 'seq_len', not a column of the grid; allowed: architecture, "
+                        "d_model, learning_rate")
 
 
 def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
