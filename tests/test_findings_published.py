@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from analysis.findings import FAIL, NOT_CHECKED, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
-from study.commands.findings import published_verdicts
+from study.commands.findings import grid_values, published_verdicts
 
 #: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
 EXPECTED = {
@@ -154,3 +154,26 @@ def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: 
     line = f"      NAP (best at learning_rate <= 0.01): {100 * expected:.1f}%, required >= 0.0%: holds"
     assert line in report.summary.splitlines()
     assert "Sec. 5.2: &quot;(3) Only NAP and max ...&quot;" in report.index_html.read_text()
+
+
+@pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig4", "richter2020.fig5", "richter2020.fig6",
+                                  "richter2020.fig7", "richter2020.fig9", "richter2020.fig13", "richter2020.fig15",
+                                  "richter2020.fig16"])
+def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path) -> None:
+    """On rows with the study's own axes (every value, one learning rate in three) each finding computes its
+    number: no metric or region names a column the study does not have (that would FAIL on any run)."""
+    from analysis.meta import parse_meta
+    from analysis.render_results import verdicts_of
+    from analysis.sections import ReportContext
+    from analysis.synthetic import write_synthetic_study
+
+    study = get_study(name)
+    meta = study.to_json()
+    grid = {k: grid_values(study, k) for k in study.scientific}
+    grid["learning_rate"] = meta["nuisance"]["learning_rate"][::3]
+    write_synthetic_study(tmp_path / "s", grid, seeds=(0,), n_evals=2, meta={**meta, "n_trials": None})
+    ctx = ReportContext.open(tmp_path / "s", parse_meta({**meta, "n_trials": None}))
+    verdicts = verdicts_of(ctx)
+    assert len(verdicts) == len(study.findings)
+    assert [v.reason for v in verdicts if v.reason.startswith(("finding where", "the results have no column"))] == []
+    assert all(c.value is not None for v in verdicts for c in v.checks)
