@@ -40,12 +40,21 @@ class PlotSpec:
     y: str | None = None
 
 
+#: What a finding computes over the cells of its region, per panel value (docs/cli.md, Findings).
+STATISTICS = ("best", "worst", "mean", "share")
+
+
 @dataclass(frozen=True)
 class FindingSpec:
-    """A qualitative claim checked with numbers: the best G of ``metric`` per panel value vs a bound.
+    """A qualitative claim checked with numbers: a statistic of ``metric``'s G per panel value vs a bound.
 
-    ``below``: the value must be at most the threshold; ``above``: at least. ``scales``: the scales
-    at which the claim can show (None: every scale); elsewhere it is "not checked at this scale".
+    ``below``: the value must be at most the threshold; ``above``: at least. ``ahead``: panel value A ->
+    the panel values B it must reach: A's value >= B's value + ``margin`` (B's over ``versus_where`` when
+    given). The value is ``statistic`` (best / worst / mean G, or the ``share`` of cells with G >= ``level``)
+    over the cells in ``where`` (column -> list of values, or ``{"min": a, "max": b}``; empty: the whole
+    grid). ``scales``: the scales at which the claim can show (None: every scale); elsewhere it is "not
+    checked at this scale". ``quote``: the paper's words and where it says them. Files written before the
+    region fields existed lack them: the defaults are the old meaning (best G over the whole grid).
     """
 
     description: str
@@ -53,28 +62,78 @@ class FindingSpec:
     below: Mapping[str, float] = field(default_factory=dict)
     above: Mapping[str, float] = field(default_factory=dict)
     scales: tuple[str, ...] | None = None
+    quote: str = ""
+    where: Mapping[str, Any] = field(default_factory=dict)
+    statistic: str = "best"
+    level: float = 0.5
+    ahead: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    margin: float = 0.0
+    versus_where: Mapping[str, Any] | None = None
 
     def checked_at(self, scale: str) -> bool:
         """Whether this finding is checked for a study run at ``scale``."""
         return self.scales is None or scale in self.scales
 
 
-_FINDING_KEYS = ("description", "metric", "below", "above", "scales")
+_FINDING_KEYS = ("description", "metric", "below", "above", "scales", "quote", "where", "statistic", "level",
+                 "ahead", "margin", "versus_where")
+
+
+def _number(source: str, what: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(source, what, value, "a number")
+    return float(value)
+
+
+def _region(source: str, what: str, raw: Any) -> dict[str, Any]:
+    """A region of the grid: column -> list of values, or {"min": a, "max": b} (either may be left out)."""
+    if not isinstance(raw, Mapping):
+        raise _fail(source, what, raw, "a mapping column -> list of values or {min, max}")
+    region: dict[str, Any] = {}
+    for column, spec in raw.items():
+        if isinstance(spec, Mapping):
+            _check_keys(source, f"{what}.{column}", spec, ("min", "max"))
+            if not spec:
+                raise _fail(source, f"{what}.{column}", dict(spec), "min and/or max")
+            region[str(column)] = {k: _number(source, f"{what}.{column}.{k}", v) for k, v in spec.items()}
+        elif isinstance(spec, Sequence) and not isinstance(spec, str) and spec:
+            region[str(column)] = list(spec)
+        else:
+            raise _fail(source, f"{what}.{column}", spec, "a non-empty list of values or {min, max}")
+    return region
+
+
+def _ahead(source: str, what: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str)
+                                               for v in raw.values()):
+        raise _fail(source, what, raw, "a mapping panel value -> list of panel values")
+    return {str(a): tuple(str(b) for b in bs) for a, bs in raw.items()}
 
 
 def _finding(source: str, i: int, data: Mapping[str, Any]) -> FindingSpec:
-    _check_keys(source, f"findings[{i}]", data, _FINDING_KEYS)
+    where = f"findings[{i}]"
+    _check_keys(source, where, data, _FINDING_KEYS)
     bounds = {}
     for relation in ("below", "above"):
         raw = data.get(relation) or {}
         if not isinstance(raw, Mapping) or not all(isinstance(v, int | float) for v in raw.values()):
-            raise _fail(source, f"findings[{i}].{relation}", raw, "a mapping panel value -> number")
+            raise _fail(source, f"{where}.{relation}", raw, "a mapping panel value -> number")
         bounds[relation] = {str(k): float(v) for k, v in raw.items()}
-    scales = data.get("scales")
+    statistic = data.get("statistic") or "best"
+    if statistic not in STATISTICS:
+        raise _fail(source, f"{where}.statistic", statistic, ", ".join(STATISTICS))
+    scales, versus = data.get("scales"), data.get("versus_where")
     return FindingSpec(
         description=str(data.get("description") or f"finding {i}"),
         metric=data.get("metric"),
         scales=None if scales is None else tuple(str(s) for s in scales),
+        quote=str(data.get("quote") or ""),
+        where=_region(source, f"{where}.where", data.get("where") or {}),
+        statistic=statistic,
+        level=_number(source, f"{where}.level", data.get("level", 0.5)),
+        ahead=_ahead(source, f"{where}.ahead", data.get("ahead") or {}),
+        margin=_number(source, f"{where}.margin", data.get("margin", 0.0)),
+        versus_where=None if versus is None else _region(source, f"{where}.versus_where", versus),
         **bounds,
     )
 

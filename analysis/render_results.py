@@ -114,15 +114,16 @@ def verdicts_of(ctx: ReportContext) -> list[Verdict]:
         complete = set()
     elif not ctx.coverage.complete:
         complete = complete_panels(stats.select_rgb, ctx.meta, stats.axes.panel, stats.axes.by, ctx.coverage)
-    return evaluate_findings(ctx.meta, stats.best_by_panel, stats.axes.panel, stats.metrics.select, complete,
+    return evaluate_findings(ctx.meta, stats.finding_rgb, stats.axes.panel, stats.metrics.select, complete,
                              ctx.coverage.missing_text())
 
 
 def _verdict_html(v: Verdict) -> str:
     cls = _VERDICT_CLASS.get(v.status, "fail")
     detail = "; ".join(c.text() for c in v.checks) + (f" — {v.reason}" if v.reason else "")
+    quote = f"<br><span class='note'>{html.escape(v.finding.quote)}</span>" if v.finding.quote else ""
     return (f"<p><span class='{cls}'>{v.status}</span> {html.escape(v.finding.description)} "
-            f"<span class='note'>[{v.metric}: {html.escape(detail.lstrip('; '))}]</span></p>")
+            f"<span class='note'>[{html.escape(v.metric)}: {html.escape(detail.lstrip('; '))}]</span>{quote}</p>")
 
 
 @section("findings")
@@ -132,9 +133,11 @@ def findings_section(page: Page, ctx: ReportContext) -> list[str]:
         return []
     ctx.verdicts = verdicts_of(ctx)
     page.h(2, "Findings")
-    page.p("A finding bounds the best G (mean over seeds, maximised over training, best cell of the grid) of a "
-           "metric per panel value: 'required <=' is at most, '>=' at least. NOT CHECKED: the study's scale is "
-           "too small to show it. UNDECIDED: cells are missing that could change the outcome.", "note")
+    page.p("A finding bounds a statistic of a metric's G (mean over seeds, maximised over training) per panel "
+           "value: by default the best cell of the grid, else the one named beside the panel value (worst, mean, "
+           "or the share of cells reaching a level, over a region of the grid). 'required <=' is at most, '>=' at "
+           "least (or at least another panel value's number plus a margin). NOT CHECKED: the study's scale is too "
+           "small to show it. UNDECIDED: cells are missing that could change the outcome.", "note")
     page.raw("".join(_verdict_html(v) for v in ctx.verdicts))
     return []
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.finding_values import metric_columns
 from analysis.meta import StudyMeta, parse_meta
 from analysis.plots import format_value, in_paper_order
 from analysis.stats import (
@@ -97,7 +98,7 @@ def choose_metrics(meta: StudyMeta, columns: Sequence[str]) -> Metrics:
         raise ValueError(f"{meta.source}: no accuracy column to draw; expected one of "
                          f"{[*ACCURACY_METRICS, meta.metric]} among {list(columns)}")
     select = meta.metric if meta.metric in grids else ("val_accuracy" if "val_accuracy" in grids else grids[0])
-    wanted = {f.metric or select for f in meta.findings}
+    wanted = {c for f in meta.findings for c in metric_columns(f.metric or select)}
     losses = {m for m in columns if "loss" in m}
     cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
     return Metrics(
@@ -145,13 +146,18 @@ class TrainingStats:
     rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> RGB per configuration
     case_rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # split -> case RGB per configuration
     best: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> best per (panel, varying facets)
-    best_by_panel: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> best per panel (findings)
+    rgb_min: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' loss metrics: RGB, minimised
     seed_stats: pl.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
         """No finished (non-failed) rows."""
         return self.steps.is_empty()
+
+    @property
+    def finding_rgb(self) -> dict[str, pl.DataFrame]:
+        """Metric -> RGB per configuration of every metric a finding may read (losses minimised)."""
+        return {**self.rgb, **self.rgb_min}
 
     @property
     def select_rgb(self) -> pl.DataFrame:
@@ -222,7 +228,7 @@ def _collect(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> list[pl.DataFram
     base = with_status.filter(pl.col("status") != "failed")
     maxed = [*metrics.grids, *metrics.extra_max]
     queries = [
-        step_stats(base, [*maxed, *metrics.cases], axes.by, "max"),
+        step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), axes.by, "max"),
         seed_best(base, maxed, axes.by, "max"),
         model_status(with_status),
     ]
@@ -257,16 +263,11 @@ def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
     axes = Axes(panel, x, y, candidates, varying)
     by = axes.by
     rgb = {m: rgb_from_step_stats(steps.lazy(), m, by).collect() for m in [*metrics.grids, *metrics.extra_max]}
-    best_by_panel = {m: best_config(frame.lazy(), panel).collect() for m, frame in rgb.items()}
-    if metrics.extra_min:
-        steps_min = collected[3]
-        for m in metrics.extra_min:
-            best_by_panel[m] = best_config(rgb_from_step_stats(steps_min.lazy(), m, by, "min"), panel,
-                                           mode="min").collect()
+    rgb_min = {m: rgb_from_step_stats(collected[3].lazy(), m, by, "min").collect() for m in metrics.extra_min}
     return TrainingStats(
         axes=axes, metrics=metrics, steps=steps, per_seed=per_seed, counts=counts, facets=facets, rgb=rgb,
         case_rgb=_case_grids(steps, metrics, by),
         best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()},
-        best_by_panel=best_by_panel,
+        rgb_min=rgb_min,
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from search_spaces import richter2020_findings as observed
 from search_spaces.study import Finding, Linked, Plot, Study
 
 ARCHITECTURES = ("BERT", "MTE", "NAP", "NON", "sum", "max")
@@ -95,7 +96,7 @@ FIG3 = _d_sweep(
     "richter2020.fig3", "cases",
     "Which pooling learns argmin-first-argmax case distinction (output at every token) across "
     "model sizes and learning rates, and which generalises to half the training length?",
-    reference="richter2020/cases__var_dim",
+    reference="richter2020/cases__var_dim", findings=observed.FIG3,
 )
 
 FIG5 = _d_sweep(
@@ -103,15 +104,14 @@ FIG5 = _d_sweep(
     "Can the case distinction be aggregated into the first token? Case accuracies (Fig. 5) and "
     "min/mean/max accuracy (Fig. 14) across model sizes and learning rates.",
     reference="richter2020/cases__first_token_output__var_dim", aliases=("richter2020.fig14",),
+    findings=observed.FIG5,
 )
 
 FIG7 = _d_sweep(
     "richter2020.fig7", "mode",
     "Which pooling can find the mode of a sequence (no positions) across model sizes and learning rates?",
     reference="richter2020/mode__var_dim",
-    findings=(Finding(description="max pooling cannot learn mode finding (paper: <= 15%) while sum "
-                      "and NAP can", metric="val_accuracy", below={"max": 0.15},
-                      above={"sum": 0.5, "NAP": 0.5}),),
+    findings=observed.FIG7,
 )
 
 # Fig. 9 / Table 1: BERT -> MTE one modification at a time; each label sets the four switches.
@@ -132,6 +132,7 @@ FIG9 = Study(
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"n_steps": 3200, "batch_size": 32},
     plot=Plot(panel="ablation", x="d_model", y="learning_rate"),
+    findings=observed.FIG9,
     deviations=COMMON_DEVIATIONS + (
         "'+ GELU' is BERT with all four switches flipped; it equals MTE by construction.",),
     scales=_scales(cpu={"d_model": (16, 32, 64)}, smoke={"d_model": (8,)}, smoke_architectures=None),
@@ -144,6 +145,7 @@ FIG4 = Study(
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"n_steps": 3200, "batch_size": 32, "d_model": 128},
     plot=Plot(panel="architecture", x="seq_len", y="learning_rate"),
+    findings=observed.FIG4,
     deviations=COMMON_DEVIATIONS,
     scales=_scales(cpu={"seq_len": (16, 64, 256)}, smoke={"seq_len": (4, 8)}, cpu_fixed={"d_model": 32},
                    smoke_fixed={"d_model": 8}),
@@ -156,6 +158,7 @@ FIG6 = Study(
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"n_steps": 3200, "batch_size": 32, "d_model": 128},
     plot=Plot(panel="architecture", x="n_heads", y="learning_rate"),
+    findings=observed.FIG6,
     deviations=COMMON_DEVIATIONS + ("sum and max have no heads and are left out, as in the paper.",),
     scales=_scales(cpu={"n_heads": (1, 4, 16)}, smoke={"n_heads": (1, 2)},
                    cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}, smoke_architectures=("MTE", "NAP")),
@@ -168,6 +171,7 @@ FIG15 = Study(
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"n_steps": 3200, "batch_size": 32, "d_model": 128},
     plot=Plot(panel="architecture", x="n_layers", y="learning_rate"),
+    findings=observed.FIG15,
     deviations=COMMON_DEVIATIONS,
     scales=_scales(cpu={"n_layers": (1, 2, 4)}, smoke={"n_layers": (1, 2)}, cpu_fixed={"d_model": 32},
                    smoke_fixed={"d_model": 8}),
@@ -183,6 +187,7 @@ FIG13 = Study(
     nuisance={"learning_rate": LEARNING_RATES},
     fixed={"d_model": 128},
     plot=Plot(panel="architecture", x="batch_size", y="learning_rate"),
+    findings=observed.FIG13,
     deviations=COMMON_DEVIATIONS + (
         "Evaluation every n_steps/32 steps (32 evaluations per run at every batch size).",),
     scales=_scales(cpu={"batch_size": _budget_axis("batch_size", (8, 32, 128), lambda b: 800 * 32 // b, 8)},
@@ -202,8 +207,7 @@ FIG16 = Study(
     metric="train_accuracy", table_by=("vocab_size",),
     deviations=COMMON_DEVIATIONS + (
         "Evaluation every n_steps/32 steps (32 evaluations per run at every vocabulary size).",),
-    findings=(Finding(description="max pooling fails mode finding at every vocabulary size",
-                      metric="train_accuracy", below={"max": 0.6}),),
+    findings=observed.FIG16,
     scales=_scales(cpu={"vocab_size": _budget_axis("vocab_size", (4, 8, 16), lambda s: 100 * s, 8)},
                    smoke={"vocab_size": _budget_axis("vocab_size", (2, 4), lambda s: 10 * s, 2)},
                    cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}),

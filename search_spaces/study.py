@@ -96,7 +96,17 @@ class Plot:
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
-    """A qualitative claim the report checks: best mean `metric` per panel value below / above a bound."""
+    """A qualitative claim the report checks: a statistic of `metric`'s G per panel value against a bound.
+
+    By default the statistic is the best G over the whole grid; `where` restricts it to a region (e.g. a band
+    of learning rates: ``{"learning_rate": {"min": 0.027}}``, or x values: ``{"seq_len": (256,)}``), and
+    `statistic` is ``best``, ``worst``, ``mean`` or ``share`` (of the region's cells with G >= `level`).
+    `metric` is a results column, or per cell ``min(a, b, ...)`` / ``max(a, b, ...)`` / ``a - b`` of columns'
+    G (e.g. all three case accuracies learned: ``min(val_argmin_accuracy, val_first_accuracy,
+    val_argmax_accuracy)``). `below` / `above` bound the value per panel value; `ahead` compares panel
+    values: ``{"NAP": ("BERT",)}`` means NAP's value >= BERT's + `margin` (BERT's over `versus_where` when
+    given, e.g. the same architecture at other x values). Semantics and verdicts: docs/cli.md, Findings.
+    """
 
     description: str
     metric: str = "val_accuracy"
@@ -104,6 +114,14 @@ class Finding:
     above: Mapping[str, float] = field(default_factory=dict)
     #: Scales at which the claim can show; elsewhere the report says "not checked at this scale".
     scales: tuple[str, ...] = ("paper", "cpu")
+    #: The paper's words and where it says them (section, figure, observation).
+    quote: str = ""
+    where: Mapping[str, Any] = field(default_factory=dict)
+    statistic: str = "best"
+    level: float = 0.5
+    ahead: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    margin: float = 0.0
+    versus_where: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

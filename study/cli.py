@@ -25,11 +25,13 @@ from study.cli_common import (
     InputError,
     OneLineErrors,
     load_study,
+    local_copy,
     run_scale_option,
     scale_option,
     storage_option,
     study_storage,
 )
+from study.commands.findings import findings
 from study.commands.verify import verify
 from study.storage import StudyStorage, first_line
 
@@ -238,21 +240,13 @@ def _alive(progress: dict) -> bool:
     return True
 
 
-def _local_copy(study: Study, target: StudyStorage) -> tuple[Path, Path]:
-    """(study directory to analyse, default report directory): remote results are copied here first."""
-    if target.is_local:
-        return target.local_path(), target.local_path() / "report"
-    default_out = Path("reports") / study.directory
-    return target.download(default_out / "data"), default_out
-
-
 def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
     """Write the report, echo its summary; return the number of findings checked and failed."""
     from analysis.findings import failed
     from analysis.meta import MetaError
     from analysis.report import build_report
 
-    study_dir, default_out = _local_copy(study, target)
+    study_dir, default_out = local_copy(study, target)
     if not any((study_dir / "trials").glob("*.parquet")):
         raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
                                    f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
@@ -338,7 +332,7 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
-    study_dir, _ = _local_copy(study, target)
+    study_dir, _ = local_copy(study, target)
     scan = open_trials(study_dir)
     if scan.lf is None:
         raise click.ClickException(f"no readable results for study {study.name} (scale {study.scale}) in "
@@ -362,6 +356,7 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
 
 
 main.add_command(verify)
+main.add_command(findings)
 
 if __name__ == "__main__":
     main()

@@ -5,6 +5,8 @@ A command of its own module (study/commands/) imports these and is added to the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from search_spaces import SCALES, Study, StudyError, get_study
@@ -59,6 +61,13 @@ class OneLineErrors(click.Group):
         except click.Abort:
             click.echo("Aborted!", err=True)
             raise SystemExit(1) from None
+
+def local_copy(study: Study, target: StudyStorage) -> tuple[Path, Path]:
+    """(study directory to analyse, default report directory): remote results are copied here first."""
+    if target.is_local:
+        return target.local_path(), target.local_path() / "report"
+    default_out = Path("reports") / study.directory
+    return target.download(default_out / "data"), default_out
 
 
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,

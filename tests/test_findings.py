@@ -66,3 +66,101 @@ def test_a_panel_value_without_data_fails_when_complete_and_is_undecided_otherwi
     assert v.status == FAIL and v.checks[0].text() == "BERT: no data, required <= 50.0%: fails"
     (u,) = _verdicts([{"description": "d", "below": {"BERT": 0.5}}], complete=set())
     assert u.status == UNDECIDED
+
+
+# A 2 x 2 grid per architecture (d_model x learning_rate) with case accuracies, G per cell.
+CELLS = pl.DataFrame({
+    "architecture": ["NAP"] * 4 + ["BERT"] * 4,
+    "d_model": [16, 16, 512, 512] * 2,
+    "learning_rate": [0.09, 1e-5] * 4,
+})
+GRID = {
+    "train_accuracy": CELLS.with_columns(g=pl.Series([0.95, 0.40, 0.92, 0.97, 0.96, 0.30, 0.20, 0.99])),
+    "train_first_accuracy": CELLS.with_columns(g=pl.Series([0.9, 0.5, 0.9, 1.0, 0.8, 0.3, 0.7, 1.0])),
+    "train_argmin_accuracy": CELLS.with_columns(g=pl.Series([0.9, 0.9, 0.9, 1.0, 0.2, 0.9, 0.1, 1.0])),
+}
+
+
+def _grid_verdicts(finding: dict, complete: set[str] | None = None) -> list:
+    meta = parse_meta({"scale": "paper", "findings": [finding]})
+    return evaluate_findings(meta, GRID, "architecture", "train_accuracy", complete, "2 pending")
+
+
+def test_a_region_and_a_statistic_pick_the_cells_and_say_so() -> None:
+    (v,) = _grid_verdicts({"description": "d", "metric": "train_accuracy", "where": {"learning_rate": {"min": 0.05}},
+                           "statistic": "worst", "above": {"NAP": 0.9, "BERT": 0.3}})
+    assert [c.text() for c in v.checks] == ["NAP (worst at learning_rate >= 0.05): 92.0%, required >= 90.0%: holds",
+                                            "BERT (worst at learning_rate >= 0.05): 20.0%, required >= 30.0%: fails"]
+    (share,) = _grid_verdicts({"description": "d", "statistic": "share", "level": 0.9, "where": {"d_model": [512]},
+                               "below": {"BERT": 0.5}})
+    assert share.checks[0].text() == "BERT (share of cells with G >= 90% at d_model in {512}): 50.0%, required <= " \
+                                     "50.0%: holds"
+    (mean,) = _grid_verdicts({"description": "d", "statistic": "mean", "above": {"NAP": 0.81}})
+    assert mean.status == PASS and mean.checks[0].value == pytest.approx(0.81)
+
+
+def test_a_metric_of_case_columns_is_computed_per_cell() -> None:
+    (both,) = _grid_verdicts({"description": "d", "metric": "min(train_first_accuracy, train_argmin_accuracy)",
+                              "below": {"BERT": 1.0}, "above": {"NAP": 1.0}})
+    assert [c.value for c in both.checks] == [1.0, 1.0] and both.status == PASS
+    (diff,) = _grid_verdicts({"description": "d", "metric": "train_first_accuracy - train_argmin_accuracy",
+                              "where": {"learning_rate": [0.09]}, "above": {"BERT": 0.6}, "below": {"NAP": 0.0}})
+    assert [c.text() for c in diff.checks] == [
+        "NAP (best at learning_rate in {0.09}): 0.0%, required <= 0.0%: holds",
+        "BERT (best at learning_rate in {0.09}): 60.0%, required >= 60.0%: holds"]
+    (missing,) = _grid_verdicts({"description": "d", "metric": "max(train_argmax_accuracy, train_accuracy)",
+                                 "above": {"NAP": 0.5}})
+    assert missing.status == FAIL and missing.reason.startswith("the results have no column of max(")
+
+
+def test_ahead_compares_panel_values_or_regions_with_a_margin() -> None:
+    (v,) = _grid_verdicts({"description": "d", "ahead": {"NAP": ["BERT"]}, "margin": 0.05})
+    assert v.status == FAIL and v.checks[0].text() == "NAP: 97.0%, required >= BERT 99.0% + 5.0 pp = 104.0%: fails"
+    (shift,) = _grid_verdicts({"description": "d", "where": {"d_model": [16], "learning_rate": {"min": 0.05}},
+                               "versus_where": {"d_model": [512], "learning_rate": {"min": 0.05}},
+                               "ahead": {"BERT": ["BERT"]}, "margin": 0.3})
+    assert shift.status == PASS and shift.checks[0].threshold == pytest.approx(0.5)
+    (similar,) = _grid_verdicts({"description": "d", "ahead": {"NAP": ["BERT"]}, "margin": -0.02})
+    assert similar.status == PASS and "BERT 99.0% - 2.0 pp = 97.0%" in similar.checks[0].text()
+
+
+def test_a_comparison_is_undecided_while_either_side_could_move_it() -> None:
+    # NAP's best (97%) holds against BERT's (99% - 5 pp) so far; BERT incomplete could rise past it
+    (v,) = _grid_verdicts({"description": "d", "ahead": {"NAP": ["BERT"]}, "margin": -0.05}, complete={"NAP"})
+    assert v.status == UNDECIDED and v.reason == "not decided: the grid is incomplete (2 pending)"
+    # ... but a best NAP could still raise does not undo a comparison it already wins against a complete BERT
+    (w,) = _grid_verdicts({"description": "d", "ahead": {"NAP": ["BERT"]}, "margin": -0.05}, complete={"BERT"})
+    assert w.status == PASS
+
+
+def test_a_region_naming_no_column_of_the_grid_fails_and_says_why() -> None:
+    (v,) = _grid_verdicts({"description": "d", "where": {"seq_len": [256]}, "above": {"NAP": 0.5}})
+    assert v.status == FAIL and not v.checks
+    assert v.reason == ("finding where names column 'seq_len', not a column of the grid; allowed: architecture, "
+                        "d_model, learning_rate")
+
+
+def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
+    meta = parse_meta({"scale": "paper", "findings": [
+        {"description": "a", "above": {"NAP": 0.5, "MTE": 0.5}},
+        {"description": "b", "ahead": {"MTE": ["BERT"]}}]})
+    kept, gone = evaluate_findings(meta, GRID, "architecture", "train_accuracy", None, present={"NAP", "BERT"})
+    assert kept.status == PASS and [c.panel_value for c in kept.checks] == ["NAP"]
+    assert kept.reason == "not in the data, left out: MTE"
+    assert gone.status == NOT_CHECKED and gone.reason == "the data has none of the panel values it names (MTE)"
+
+
+def test_old_study_json_findings_read_with_the_old_meaning_and_bad_fields_are_named() -> None:
+    from analysis.meta import MetaError
+
+    (old,) = parse_meta({"findings": [{"description": "d", "metric": "val_accuracy", "below": {"max": 0.15},
+                                       "above": {}, "scales": ["paper", "cpu"]}]}).findings
+    assert (old.where, old.statistic, old.ahead, old.margin, old.versus_where, old.quote) == ({}, "best", {}, 0.0,
+                                                                                             None, "")
+    with pytest.raises(MetaError, match=r"invalid findings\[0\].statistic 'median'; allowed: best, worst, mean, "
+                                        r"share"):
+        parse_meta({"findings": [{"description": "d", "statistic": "median"}]})
+    with pytest.raises(MetaError, match=r"invalid findings\[0\].where.learning_rate 0.1; allowed: a non-empty list"):
+        parse_meta({"findings": [{"description": "d", "where": {"learning_rate": 0.1}}]})
+    with pytest.raises(MetaError, match=r"unknown key 'low' in findings\[0\].where.learning_rate; allowed: min, max"):
+        parse_meta({"findings": [{"description": "d", "where": {"learning_rate": {"low": 0.1}}}]})
