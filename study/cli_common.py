@@ -42,6 +42,14 @@ def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> Stu
     return target
 
 
+def require_results(study: Study, target: StudyStorage) -> None:
+    """Fail with the command to run when the study has neither a results table nor a trial file."""
+    location = target.location
+    if not location.exists("table/_delta_log") and not location.list_files("trials", ".parquet"):
+        raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
+                                   f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
+
+
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,
                             help="paper: the published scale; cpu: laptop hours; smoke: seconds.")
 run_scale_option = click.option(
