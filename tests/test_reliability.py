@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from tests.cli import STUDY, rows, run_cli
+from tests.cli import STUDY, finished_trials, rows, run_cli
 from tests.test_study_cli import STUDIES
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -151,14 +151,13 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
         # Wait until both nodes have finished trials, then stop the worker node mid-study.
         nodes: set[str] = set()
         while time.time() < deadline + 120 and len(nodes) < 2 and driver.poll() is None:
-            files = _files(study_dir)
-            if files:
-                nodes = set(pl.read_parquet(files, columns=["node_id"])["node_id"])
+            if finished_trials(study_dir):  # the table and the trial files not folded yet
+                nodes = set(rows(study_dir)["node_id"])
             time.sleep(0.2)
         if len(nodes) < 2:
             driver.kill()
             pytest.fail(f"trials must have run on both nodes, ran on {nodes}: {driver.communicate()[0]}")
-        finished_at_stop = len(_files(study_dir))
+        finished_at_stop = finished_trials(study_dir)
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         output, _ = driver.communicate(timeout=300)

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 #: Columns that differ between runs of the same code (timings, the machine, the checkout).
-VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id")
+VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "finished_at")
 STORED = Path(__file__).with_name("rows.parquet")
 
 
