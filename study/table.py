@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
-from deltalake import CommitProperties, WriterProperties, write_deltalake
+from deltalake import ColumnProperties, CommitProperties, WriterProperties, write_deltalake
 
 from analysis.dataset import scan_files
 from analysis.lake import ARTIFACT_TABLES, ARTIFACTS, TABLE, TRIALS, artifact_names, open_table, snapshot
@@ -39,7 +39,14 @@ MAX_TABLE_FILES = 32  # more data files than this (many small folds): rewrite th
 SORT_BY = ("trial_key", "seed", "step")
 #: Created with the table: files replaced by a rewrite stay one hour for readers still on the older version.
 TABLE_CONFIG = {"delta.deletedFileRetentionDuration": "interval 1 hours"}
-_WRITER = WriterProperties(compression="ZSTD", compression_level=1)  # level 3: same size here, 2x slower
+_FLOATS = ColumnProperties(dictionary_enabled=False, encoding="BYTE_STREAM_SPLIT")
+
+
+def _writer(schema: pl.Schema) -> WriterProperties:
+    """zstd (level 3: 1% smaller, slower); float columns byte-stream-split (15% smaller on the 2,000-trial bench:
+    measured metrics do not repeat, so dictionaries do not pay)."""
+    floats = {name: _FLOATS for name, dtype in schema.items() if dtype.is_float()}
+    return WriterProperties(compression="ZSTD", compression_level=1, column_properties=floats)
 
 
 class FoldError(RuntimeError):
@@ -128,7 +135,7 @@ def _append(location: Location, table: str, files: Sequence[str], result: Folded
     _crash("before_commit", crash_at)
     # One chunk: the writer keeps the order of its rows (several chunks were written interleaved).
     write_deltalake(location.join(table), frame.rechunk().to_arrow(), mode="append", schema_mode="merge",
-                    storage_options=location.options() or None, writer_properties=_WRITER,
+                    storage_options=location.options() or None, writer_properties=_writer(frame.schema),
                     configuration=TABLE_CONFIG,
                     commit_properties=CommitProperties(custom_metadata={"folded_files": str(len(good))}))
     result.commits += 1
@@ -214,7 +221,7 @@ def _compact_files(location: Location, table: str) -> None:
     delta = open_table(location, table)
     if delta is None or len(delta.file_uris()) <= MAX_TABLE_FILES:
         return
-    delta.optimize.compact(writer_properties=_WRITER)
+    delta.optimize.compact(writer_properties=_writer(pl.scan_delta(delta).collect_schema()))
     delta.vacuum(dry_run=False)
 
 

@@ -58,6 +58,19 @@ def test_a_fold_moves_every_row_into_the_table_once_and_deletes_the_files(study:
     assert fold(Location.of(study)).commits == 0  # nothing left: no empty commit
 
 
+def test_many_small_folds_are_rewritten_into_few_files_and_no_row_changes(
+        study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import study.table as folding
+
+    monkeypatch.setattr(folding, "MAX_TABLE_FILES", 8)
+    before = _all_rows(study)
+    assert fold(Location.of(study), batch=2).commits == 12  # 12 small commits, then one rewrite
+    table = DeltaTable(str(study / "table"))
+    assert table.history()[0]["operation"] == "OPTIMIZE" and len(table.file_uris()) == 1
+    assert _all_rows(study).select(before.columns).equals(before)
+    assert len(open_trials(study).readable) == N_TRIALS
+
+
 def test_a_study_with_nothing_folded_yet_reads_as_before(study: Path) -> None:
     scan = open_trials(study)
     assert len(scan.readable) == N_TRIALS and scan.unreadable == ()
