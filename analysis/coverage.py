@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from pathlib import Path
 
 import polars as pl
 
-from analysis.dataset import failed_files
+from analysis.dataset import failed_keys
+from analysis.location import Location, key_of
 from analysis.meta import StudyMeta
 
 
@@ -24,8 +24,8 @@ class Coverage:
     """Trial and model counts of a study directory (trials: one configuration with all its seeds)."""
 
     expected: int | None  # study.json n_trials (None: not stated)
-    readable: int  # trial files that could be read
-    unreadable: tuple[Path, ...]  # trial files whose Parquet footer cannot be read
+    readable: int  # trials in the table or in a readable pending file
+    unreadable: tuple[str, ...]  # pending trial files whose Parquet footer cannot be read
     failed: tuple[str, ...]  # trial keys in failed/*.json without a trial file
     models: int = 0  # (trial, seed) pairs with rows
     diverged_models: int = 0
@@ -78,11 +78,12 @@ def model_counts(counts: pl.DataFrame) -> dict[str, int]:
     }
 
 
-def study_coverage(study_dir: Path, meta: StudyMeta, readable: Sequence[Path], unreadable: Sequence[Path],
+def study_coverage(location: Location, meta: StudyMeta, readable: Sequence[str], unreadable: Sequence[str],
                    counts: pl.DataFrame) -> Coverage:
-    """The :class:`Coverage` of ``study_dir`` from its files and the per-model status frame ``counts``."""
-    present = {p.stem for p in (*readable, *unreadable)}
-    failed = tuple(sorted(p.stem for p in failed_files(study_dir) if p.stem not in present))
+    """The :class:`Coverage` of the study at ``location`` from its readable trial keys, unreadable pending files
+    and the per-model status frame ``counts``."""
+    present = {*readable, *(key_of(p) for p in unreadable)}
+    failed = tuple(k for k in failed_keys(location) if k not in present)
     return Coverage(expected=meta.n_trials, readable=len(readable), unreadable=tuple(unreadable), failed=failed,
                     **model_counts(counts))
 

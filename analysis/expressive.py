@@ -213,7 +213,7 @@ def dynamic_range(weights: np.ndarray) -> float:
 @section("expressive_attention")
 def attention_section(page: Any, ctx: ReportContext) -> list[str]:
     """Final attention matrices (log10) of the probe series, EA beside DPA, and their dynamic ranges."""
-    lf, meta, study_dir = ctx.lf, ctx.meta, ctx.study_dir
+    lf, meta, study_dir = ctx.lf, ctx.meta, ctx.location
     art = scan_artifacts(study_dir, "attention")
     page.h(2, "Attention matrices (log10 scale)")
     if art is None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from analysis.location import Location
+
 KINDS = ("training", "measurement")
 MODES = ("max", "min")
 
@@ -241,18 +243,20 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
     )
 
 
-def read_study_meta(study_dir: str | Path) -> StudyMeta:
-    """The parsed ``<study_dir>/study.json``.
+def read_study_meta(study_dir: str | Path | Location) -> StudyMeta:
+    """The parsed ``<study_dir>/study.json`` (a local directory or a URI, read in place).
 
     Raises:
         FileNotFoundError: when the study has no ``study.json``.
         MetaError: when it is not valid JSON or has an unknown key or a bad value (naming the file).
     """
-    path = Path(study_dir) / "study.json"
-    if not path.is_file():
+    location = Location.of(study_dir)
+    path = location.join("study.json")
+    text = location.read_bytes("study.json")
+    if text is None:
         raise FileNotFoundError(f"no study definition {path}")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
     except json.JSONDecodeError as err:
         raise MetaError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(data, Mapping):

@@ -182,7 +182,7 @@ def _trial_labels(lf: pl.LazyFrame) -> pl.DataFrame:
 @section("csordas2021.probe")
 def probe_section(page: Any, ctx: ReportContext) -> list[str]:
     """Attention maps per step (NDR, or the first model with any) and gates per step and column (gated models)."""
-    lf, study_dir = ctx.lf, ctx.study_dir
+    lf, study_dir = ctx.lf, ctx.location
     att = scan_artifacts(study_dir, "attention")
     gates = scan_artifacts(study_dir, "gates")
     page.h(2, "Probe input: attention per step and gate activations")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.findings import Verdict
+from analysis.location import Location
 from analysis.machines import machine_counts, run_settings_text
 from analysis.meta import StudyMeta, parse_meta, read_study_meta
 from analysis.page import Page
@@ -45,7 +46,7 @@ class Report:
 
 
 def build_report(
-    study_dir: str | Path, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
+    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
 ) -> Report:
     """Write the report of the study in ``study_dir`` to ``out_dir``; see :func:`write_report`.
 
@@ -53,11 +54,11 @@ def build_report(
         FileNotFoundError: no ``study.json`` (when ``meta`` is not given) or no trial file at all.
         MetaError / ValueError: an invalid study definition, naming the file, the field and what is allowed.
     """
-    study_dir, out_dir = Path(study_dir), Path(out_dir)
-    parsed = read_study_meta(study_dir) if meta is None else parse_meta(meta, f"{study_dir}/study.json")
-    ctx = ReportContext.open(study_dir, parsed)
+    location, out_dir = Location.of(study_dir), Path(out_dir)
+    parsed = read_study_meta(location) if meta is None else parse_meta(meta, location.join("study.json"))
+    ctx = ReportContext.open(location, parsed)
     if not ctx.scan.readable and not ctx.scan.unreadable:
-        raise FileNotFoundError(f"no trial results in {study_dir / 'trials'} (expected trials/<trial_key>.parquet "
+        raise FileNotFoundError(f"no trial results in {location.uri} (expected table/ or trials/<trial_key>.parquet "
                                 "files; has the study run yet?)")
     out_dir.mkdir(parents=True, exist_ok=True)
     page = Page(out_dir)
@@ -94,12 +95,13 @@ def _machines(page: Page, lf: Any, meta: StudyMeta) -> list[str]:
 
 
 def write_report(
-    study_dir: str | Path, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
+    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
 ) -> Path:
     """Write the report of the study in ``study_dir`` (PNGs, ``index.html``, ``summary.txt``).
 
     Args:
-        study_dir: ``<storage>/<study_name>`` holding ``study.json``, ``trials/`` and ``failed/``.
+        study_dir: ``<storage>/<study_name>`` holding ``study.json``, ``table/``, ``trials/`` and ``failed/``: a
+            local path, a URI or an :class:`analysis.location.Location` (read in place).
         out_dir: where to write; created if missing.
         meta: the study definition; read from ``study.json`` when omitted.
 

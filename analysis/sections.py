@@ -25,6 +25,7 @@ import polars as pl
 
 from analysis.coverage import Coverage, study_coverage
 from analysis.dataset import TrialScan, open_trials
+from analysis.location import Location
 from analysis.meta import StudyMeta, parse_meta
 from analysis.published import PublishedGrid, published_grid
 from analysis.stats import model_status
@@ -45,32 +46,34 @@ class ReportContext:
     """What every section of one report reads; statistics are computed on first use and shared."""
 
     meta: StudyMeta
-    study_dir: Path
+    location: Location  # the study directory: a local path or a URI, read in place
     scan: TrialScan
     #: Filled by the findings section: the verdicts the CLI turns into an exit status.
     verdicts: list[Any] = field(default_factory=list)
 
     @classmethod
-    def open(cls, study_dir: Path, meta: StudyMeta) -> ReportContext:
-        """The context of the study in ``study_dir`` (its trial files scanned, unreadable ones recorded)."""
-        return cls(meta=meta, study_dir=study_dir, scan=open_trials(study_dir))
+    def open(cls, study_dir: Path | str | Location, meta: StudyMeta) -> ReportContext:
+        """The context of the study in ``study_dir`` (its table and trial files scanned, unreadable ones
+        recorded)."""
+        location = Location.of(study_dir)
+        return cls(meta=meta, location=location, scan=open_trials(location))
 
     @classmethod
     def of(cls, lf: pl.LazyFrame, meta: StudyMeta | Mapping[str, Any], study_dir: Path) -> ReportContext:
         """A context over given rows (tests, notebooks): no files, nothing unreadable."""
-        return cls(meta=parse_meta(meta, "meta"), study_dir=study_dir, scan=TrialScan(lf, (), ()))
+        return cls(meta=parse_meta(meta, "meta"), location=Location.of(study_dir), scan=TrialScan(lf, (), ()))
 
     @property
     def lf(self) -> pl.LazyFrame:
         """Every readable row of the study."""
         if self.scan.lf is None:
-            raise FileNotFoundError(f"no readable trial results in {self.study_dir / 'trials'}")
+            raise FileNotFoundError(f"no readable trial results in {self.location.uri}")
         return self.scan.lf
 
     @property
     def name(self) -> str:
         """The study's name (or its directory's)."""
-        return self.meta.name or self.study_dir.name
+        return self.meta.name or self.location.name
 
     @cached_property
     def training(self) -> TrainingStats:
@@ -98,7 +101,7 @@ class ReportContext:
     @cached_property
     def coverage(self) -> Coverage:
         """Trials expected, readable, unreadable, failed and pending; models diverged and failed."""
-        return study_coverage(self.study_dir, self.meta, self.scan.readable, self.scan.unreadable, self.counts)
+        return study_coverage(self.location, self.meta, self.scan.readable, self.scan.unreadable, self.counts)
 
 
 Section = Callable[[Any, ReportContext], list[str]]

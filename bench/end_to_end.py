@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+from analysis.dataset import scan_study
 
 
 def rgb(rows: list[dict[str, Any]], metric: str = "val_accuracy") -> dict[tuple[Any, ...], tuple[float, ...]]:
@@ -90,8 +90,7 @@ def main() -> None:
     storage = StudyStorage(storage=str(work / "project"), directory=study.directory)
     run_study(study, storage, Resources(cpus_per_trial=1.0), echo=lambda s: None)
     project_s = time.perf_counter() - t
-    project_rows = [r for f in sorted(Path(storage.root, "trials").glob("*.parquet"))
-                    for r in pq.read_table(f).to_pylist()]
+    project_rows = scan_study(storage.location).collect().to_dicts()  # the table the run folded its files into
 
     # Straightforward way.
     seed_dir = work / "straightforward"

@@ -23,8 +23,10 @@ from study.ray_env import ray_environment
 
 ray_environment(None)  # before Ray is imported
 
+import polars as pl  # noqa: E402
 import psutil  # noqa: E402  (a Ray dependency)
 
+from analysis.dataset import scan_study  # noqa: E402
 from search_spaces import Plot, Study  # noqa: E402
 from study.runner import Resources, run_study  # noqa: E402
 from study.storage import StudyStorage  # noqa: E402
@@ -89,8 +91,9 @@ def main() -> None:
     with PeakMemory() as memory:
         counts = run_study(study, storage, Resources(), echo=echo, chunk_size=args.chunk_size)
     wall = time.time() - started
-    trial_files = sorted((root / study.directory / "trials").glob("*.parquet"), key=lambda p: p.stat().st_mtime)
-    finish_times = [p.stat().st_mtime for p in trial_files]
+    # when each trial wrote its rows (the run folded its files into the study's table)
+    finished = scan_study(storage.location).group_by("trial_key").agg(pl.col("finished_at").first()).collect()
+    finish_times = sorted(finished["finished_at"].to_list())
     first_start = next(t for t, line in lines if line.startswith("running "))
     blocks = []
     for start in range(0, len(finish_times), 1000):

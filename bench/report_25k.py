@@ -1,20 +1,32 @@
-"""Benchmark: the study report of a 25,000-trial study (5 seeds x 32 evaluation points each).
+"""Benchmark: a 25,000-trial study (5 seeds x 32 evaluation points each) as trial files and as one table.
 
-Generates a synthetic study in the results schema of docs/results.md (one Parquet file per trial,
-25,000 files) under a temporary directory, then times ``analysis.report.write_report`` (median of
-``--runs``) and the scan + statistics alone (one collect of the aggregations the report uses).
+Generates a synthetic study in the results schema of docs/results.md (one Parquet file per trial, as trials
+write them) under a temporary directory, then measures on that same study, in order:
 
-    .venv/bin/python bench/report_25k.py            # generate, time, print a Markdown summary
-    .venv/bin/python bench/report_25k.py --keep DIR # keep (or reuse) the generated study in DIR
+* ``scan_files_s``: scan + statistics over the per-trial files (median of ``--runs``);
+* ``compact_s``: folding every file into the study's Delta table (``study.table.fold``: what ``study compact``
+  and the driver do);
+* ``scan_table_s``: scan + statistics over the table (median of ``--runs``);
+* ``report_s``: the whole report (``analysis.report.write_report``) from the table, once;
+* ``files_mib`` / ``table_mib``: bytes on disk both ways; the driver's peak RSS (``ru_maxrss``).
+
+The last line printed is one JSON object with those numbers.
+
+    .venv/bin/python bench/report_25k.py                  # 25,000 trials in a temporary directory
+    .venv/bin/python bench/report_25k.py --trials 100000  # any multiple of 1,000
+    .venv/bin/python bench/report_25k.py --keep DIR       # keep the generated study (reused if not compacted)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,27 +35,38 @@ import numpy as np
 import polars as pl
 
 from analysis.dataset import scan_study
+from analysis.location import Location
 from analysis.report import write_report
 from analysis.stats import best_config, rgb_from_step_stats, seed_best, step_stats
 from analysis.synthetic import write_synthetic_study
+from study.table import fold
 
-GRID = {
-    "architecture": ["BERT", "MTE", "NAP", "NON", "sum"],
-    "d_model": [8 * (i + 1) for i in range(20)],
-    "learning_rate": [float(v) for v in np.geomspace(0.3, 3e-6, 25)],
-    "dropout": [i / 20 for i in range(10)],
-}  # 5 x 20 x 25 x 10 = 25,000 trials
+ARCHITECTURES = ["BERT", "MTE", "NAP", "NON", "sum"]
+D_MODELS = [8 * (i + 1) for i in range(20)]
+DROPOUTS = [i / 20 for i in range(10)]
+PER_RATE = len(ARCHITECTURES) * len(D_MODELS) * len(DROPOUTS)  # 1,000 trials per learning rate
 SEEDS = (0, 1, 2, 3, 4)
 N_EVALS = 32
 BY = ["architecture", "d_model", "learning_rate", "dropout"]
 METRICS = ["train_accuracy", "val_accuracy"]
 
 
-def generate(study_dir: Path) -> float:
+def grid(trials: int) -> dict[str, list]:
+    """5 architectures x 20 d_model x (trials / 1,000) learning rates x 10 dropout values."""
+    rates = [float(v) for v in np.geomspace(0.3, 3e-6, trials // PER_RATE)]
+    return {"architecture": ARCHITECTURES, "d_model": D_MODELS, "learning_rate": rates, "dropout": DROPOUTS}
+
+
+def generate(study_dir: Path, trials: int) -> float:
     """Write the synthetic study; returns seconds taken."""
     start = time.perf_counter()
-    write_synthetic_study(study_dir, GRID, seeds=SEEDS, n_evals=N_EVALS, name="bench.report_25k")
+    write_synthetic_study(study_dir, grid(trials), seeds=SEEDS, n_evals=N_EVALS, name="bench.report_25k")
     return time.perf_counter() - start
+
+
+def mib(path: Path) -> float:
+    """Bytes of every file under ``path``, in MiB."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
 def scan_and_stats(study_dir: Path) -> float:
@@ -57,45 +80,57 @@ def scan_and_stats(study_dir: Path) -> float:
     return time.perf_counter() - start
 
 
+def _median(fn, runs: int) -> tuple[float, list[float]]:
+    times = [fn() for _ in range(runs)]
+    return statistics.median(times), times
+
+
+def _runs(times: list[float]) -> str:
+    return ", ".join(f"{t:.2f}" for t in times)
+
+
+def measure(study_dir: Path, root: Path, trials: int, runs: int) -> dict[str, float]:
+    """Generate (unless a kept study of ``trials`` files is there), then every measurement of the module doc."""
+    trials_dir = study_dir / "trials"
+    n_files = len(list(trials_dir.glob("*.parquet"))) if trials_dir.exists() else 0
+    if n_files != trials or (study_dir / "table").exists():
+        shutil.rmtree(study_dir, ignore_errors=True)
+        print(f"generated {trials} trial files in {generate(study_dir, trials):.0f} s", flush=True)
+    files_mib = mib(trials_dir)
+    scan_files_s, files_runs = _median(lambda: scan_and_stats(study_dir), runs)
+    print(f"scan + stats over {trials} files: median {scan_files_s:.2f} s ({_runs(files_runs)})", flush=True)
+    folded = fold(Location.of(study_dir))
+    print(folded.line(), flush=True)
+    assert folded.trials == trials and not folded.unreadable, folded.line()
+    table_mib = mib(study_dir / "table")
+    scan_table_s, table_runs = _median(lambda: scan_and_stats(study_dir), runs)
+    print(f"scan + stats over the table: median {scan_table_s:.2f} s ({_runs(table_runs)})", flush=True)
+    start = time.perf_counter()
+    write_report(study_dir, root / "report")
+    report_s = time.perf_counter() - start
+    print(f"write_report from the table: {report_s:.1f} s", flush=True)
+    return {"trials": trials, "scan_files_s": round(scan_files_s, 2), "scan_table_s": round(scan_table_s, 2),
+            "compact_s": round(folded.seconds, 1), "report_s": round(report_s, 1), "files_mib": round(files_mib),
+            "table_mib": round(table_mib), "commits": folded.commits,
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
 def main() -> None:
-    """Run the benchmark and print a Markdown summary."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    """Run the benchmark; the last line is the JSON summary."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=25_000, help="trials to generate (a multiple of 1,000)")
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory and keep it")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs of each measurement (median)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs of each scan (median)")
     args = parser.parse_args()
+    if args.trials < PER_RATE or args.trials % PER_RATE:
+        sys.exit(f"invalid --trials {args.trials}; allowed: a multiple of {PER_RATE} (5 architectures x 20 d_model "
+                 "x 10 dropout values per learning rate)")
     root = args.keep or Path(tempfile.mkdtemp(prefix="report_25k_"))
-    study_dir = root / "bench.report_25k"
     try:
-        n_files = len(list((study_dir / "trials").glob("*.parquet"))) if study_dir.exists() else 0
-        gen_s = generate(study_dir) if n_files != 25_000 else float("nan")
-        n_files = len(list((study_dir / "trials").glob("*.parquet")))
-        size_mb = sum(p.stat().st_size for p in (study_dir / "trials").iterdir()) / 2**20
-        stats_s = [scan_and_stats(study_dir) for _ in range(args.runs)]
-        report_s = []
-        for i in range(args.runs):
-            start = time.perf_counter()
-            write_report(study_dir, root / f"report_{i}")
-            report_s.append(time.perf_counter() - start)
-        n_png = len(list((root / "report_0").glob("*.png")))
-        html_mb = (root / "report_0" / "index.html").stat().st_size / 2**20
-        print(
-            f"machine: {platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, polars {pl.__version__}"
-        )
-        print(
-            f"trials: {n_files} files, {n_files * len(SEEDS) * N_EVALS:,} rows, {size_mb:.0f} MiB; "
-            f"generated in {gen_s:.0f} s"
-        )
-        print(
-            f"scan + stats: median {statistics.median(stats_s):.1f} s  (runs: {', '.join(f'{t:.1f}' for t in stats_s)})"
-        )
-        print(
-            f"write_report: median {statistics.median(report_s):.1f} s  "
-            f"(runs: {', '.join(f'{t:.1f}' for t in report_s)})"
-        )
-        print(f"report: {n_png} PNGs, index.html {html_mb:.1f} MiB")
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"polars {pl.__version__}, {args.trials} trials x {len(SEEDS)} seeds x {N_EVALS} evaluations")
+        result = measure(root / "bench.report_25k", root, args.trials, args.runs)
+        print(json.dumps(result))
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -25,12 +25,13 @@ from study.cli_common import (
     InputError,
     OneLineErrors,
     load_study,
-    local_copy,
+    require_results,
     run_scale_option,
     scale_option,
     storage_option,
     study_storage,
 )
+from study.commands.compact import compact
 from study.commands.findings import findings
 from study.commands.verify import verify
 from study.storage import StudyStorage, first_line
@@ -240,20 +241,24 @@ def _alive(progress: dict) -> bool:
     return True
 
 
+def _report_dir(study: Study, target: StudyStorage) -> Path:
+    """Where the report goes by default: beside the results when local, else ``reports/<study dir>`` here."""
+    return target.local_path() / "report" if target.is_local else Path("reports") / study.directory
+
+
 def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
-    """Write the report, echo its summary; return the number of findings checked and failed."""
+    """Write the report (reading the results where they live), echo its summary; return the number of findings
+    checked and failed."""
     from analysis.findings import failed
     from analysis.meta import MetaError
     from analysis.report import build_report
 
-    study_dir, default_out = local_copy(study, target)
-    if not any((study_dir / "trials").glob("*.parquet")):
-        raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
-                                   f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
+    require_results(study, target)
+    default_out = _report_dir(study, target)
     out_dir = Path(out) if out else default_out
     started = time.time()
     try:
-        result = build_report(study_dir, out_dir)
+        result = build_report(target.location, out_dir)
     except (MetaError, FileNotFoundError) as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"report: {result.index_html} ({time.time() - started:.1f} s)")
@@ -268,9 +273,10 @@ def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
 @click.argument("name")
 @scale_option
 @storage_option
-@click.option("--out", default=None, help="Report directory (default: <study dir>/report).")
+@click.option("--out", default=None,
+              help="Report directory (default: <study dir>/report; for remote storage reports/<study dir>).")
 def report(name: str, scale: str, storage: str, out: str | None) -> None:
-    """Write the report (PNG grids, curves, tables, index.html) from the Parquet results.
+    """Write the report (PNG grids, curves, tables, index.html) from the results table, read where it lives.
 
     Exits 3 when a finding that was checked fails (1 on errors).
     """
@@ -332,13 +338,12 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
-    study_dir, _ = local_copy(study, target)
-    scan = open_trials(study_dir)
+    scan = open_trials(target.location)
     if scan.lf is None:
         raise click.ClickException(f"no readable results for study {study.name} (scale {study.scale}) in "
                                    f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
     try:
-        meta = read_study_meta(study_dir)
+        meta = read_study_meta(target.location)
         panel = plot_axes(meta, scan.lf.collect_schema().names())[0]
     except (MetaError, FileNotFoundError) as error:
         raise click.ClickException(str(error)) from None
@@ -357,6 +362,7 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
 
 main.add_command(verify)
 main.add_command(findings)
+main.add_command(compact)
 
 if __name__ == "__main__":
     main()

@@ -5,8 +5,6 @@ A command of its own module (study/commands/) imports these and is added to the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from search_spaces import SCALES, Study, StudyError, get_study
@@ -62,12 +60,13 @@ class OneLineErrors(click.Group):
             click.echo("Aborted!", err=True)
             raise SystemExit(1) from None
 
-def local_copy(study: Study, target: StudyStorage) -> tuple[Path, Path]:
-    """(study directory to analyse, default report directory): remote results are copied here first."""
-    if target.is_local:
-        return target.local_path(), target.local_path() / "report"
-    default_out = Path("reports") / study.directory
-    return target.download(default_out / "data"), default_out
+
+def require_results(study: Study, target: StudyStorage) -> None:
+    """Fail with the command to run when the study has neither a results table nor a trial file."""
+    location = target.location
+    if not location.exists("table/_delta_log") and not location.list_files("trials", ".parquet"):
+        raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in "
+                                   f"{target.uri}; run `study run {study.name} --scale {study.scale}` first")
 
 
 scale_option = click.option("--scale", type=click.Choice(SCALES), default="paper", show_default=True,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
+from analysis.location import Location
 from analysis.machines import PUBLISHED as PUBLISHED_MACHINE
 from analysis.machines import machine_counts, machines_line
 from analysis.meta import PlotSpec, StudyMeta
@@ -79,32 +80,31 @@ def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = No
     except StudyError as err:
         raise CompareError(f"{err} (or give a study directory, or published:<name>)") from None
     target = StudyStorage(storage=storage, directory=study.directory)
-    if not target.is_local:
-        raise CompareError(f"invalid --storage {storage!r} for compare; allowed: a local directory")
     try:
         target.check_readable()
     except StorageError as error:
         raise CompareError(str(error)) from None
-    study_dir = target.local_path()
-    if not (study_dir / "trials").is_dir():
+    location = target.location  # local or remote: read in place
+    if not location.exists("table/_delta_log") and not location.list_files("trials", ".parquet"):
         raise CompareError(
-            f"no results for study {study.name} (scale {study.scale}) in {study_dir}; run "
+            f"no results for study {study.name} (scale {study.scale}) in {location.uri}; run "
             f"`study run {study.name} --scale {study.scale}` first"
         )
-    return _from_dir(study_dir, f"{study.name}@{study.scale}")
+    return _from_dir(location, f"{study.name}@{study.scale}")
 
 
-def _from_dir(study_dir: Path, label: str) -> Side:
+def _from_dir(study_dir: Path | Location, label: str) -> Side:
     from analysis.dataset import open_trials
     from analysis.meta import MetaError, read_study_meta
 
+    location = Location.of(study_dir)
     try:
-        meta = read_study_meta(study_dir)
+        meta = read_study_meta(location)
     except (FileNotFoundError, MetaError) as err:
         raise CompareError(str(err)) from None
-    scan = open_trials(study_dir)
+    scan = open_trials(location)
     if scan.lf is None:
-        raise CompareError(f"no readable trial results in {study_dir / 'trials'}"
+        raise CompareError(f"no readable trial results in {location.uri}"
                            + (f" ({len(scan.unreadable)} unreadable)" if scan.unreadable else ""))
     note = ""
     if scan.unreadable:

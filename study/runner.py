@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 Echo = Callable[[str], None]
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
+FOLD_EVERY, FOLD_EVERY_S = 500, 30.0  # fold trial files into the table every 500 trials or 30 s (study.table)
 MAX_FAILURES = 2  # Ray retries of a trial whose process or node died
 _TUNER_RUNS = itertools.count()  # distinct experiment names even for chunks started within one second
 
@@ -116,17 +117,42 @@ def _optuna_sampler(study: Study) -> Any:
 
 
 def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
-    """(point, objective) of every finished trial on disk, for a resumed Optuna search."""
+    """(point, objective) of every finished trial (table and pending files, one scan), for a resumed Optuna
+    search; in trial-key order."""
+    from analysis.dataset import open_trials
+
+    scan = open_trials(storage.location)
+    if scan.lf is None:
+        return []
     names = list(study.axes)
+    present = set(scan.lf.collect_schema().names())
+    wanted = [c for c in dict.fromkeys([*names, "trial_key", "step", "learning_rate", study.metric]) if c in present]
+    frame = scan.lf.select(wanted).collect()
     done = []
-    for key in sorted(storage.finished_keys()):
-        table = storage.read_trial(key)
-        if table is None or table.num_rows == 0:
-            continue
-        rows = table.to_pylist()
-        point = {n: rows[0][n] for n in names}
-        done.append((point, objective(rows, study.metric, study.mode)))
+    for (_key,), group in sorted(frame.group_by("trial_key"), key=lambda item: str(item[0][0])):
+        rows = group.to_dicts()
+        done.append(({n: rows[0].get(n) for n in names}, objective(rows, study.metric, study.mode)))
     return done
+
+
+class _Folder(tune.Callback):
+    """Folds finished trial files into the study's table (study.table) every ``every`` finished trials or
+    ``every_s`` seconds, whichever comes first; run_study also folds at the end of every Tuner run."""
+
+    def __init__(self, storage: StudyStorage, echo: Echo, every: int = FOLD_EVERY, every_s: float = FOLD_EVERY_S):
+        self.storage, self.echo, self.every, self.every_s = storage, echo, every, every_s
+        self.since, self.last = 0, time.time()
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self.since += 1
+        if self.since >= self.every or time.time() - self.last >= self.every_s:
+            self.fold(quiet=True)
+
+    def fold(self, *, quiet: bool = False) -> None:
+        from study.table import fold_step
+
+        fold_step(self.storage.location, self.echo, quiet=quiet)
+        self.since, self.last = 0, time.time()
 
 
 def start_ray(address: str | None, echo: Echo) -> None:
@@ -255,7 +281,7 @@ def _lost_with_its_process(pickled_error: str | None) -> bool:
 
 
 def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
-         storage: StudyStorage, lost: _LostTrials | None = None) -> None:
+         storage: StudyStorage, folder: _Folder, lost: _LostTrials | None = None) -> None:
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
     if not any(isinstance(f, _OneLineTrialErrors) for f in tune_log.filters):
         tune_log.addFilter(_OneLineTrialErrors())
@@ -264,10 +290,28 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
         name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
-        callbacks=[progress] if lost is None else [progress, lost],
+        callbacks=[progress, folder] if lost is None else [progress, folder, lost],
         verbose=0,
     )
     tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
+    folder.fold()  # the end of every Tuner run
+
+
+def _run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, fit: tuple, echo: Echo) -> None:
+    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``fit``: _fit's first arguments but the
+    parameter space (entry, tune config, progress, storage, folder)."""
+    entry, tune_config, progress, storage, folder = fit
+    for start in range(0, len(todo), chunk_size):
+        chunk = todo[start:start + chunk_size]
+        lost = _LostTrials()
+        _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, folder, lost)
+        if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
+            echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
+            progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
+            _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage, folder)
+        chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
+        if chunk_keys - storage.finished_keys() - storage.failed_keys():
+            break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
 
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
@@ -279,9 +323,11 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     """
     validate(study)
     total = study.trial_count()
-    for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per file
+    for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per pending file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
              f"{storage.quarantine(key)}, the trial runs again")
+    folder = _Folder(storage, echo)
+    folder.fold()  # what an earlier run left unfolded (or a fold it did not finish)
     if study.sampler == "grid":
         points = trial_points(study)
         done = storage.finished_keys() & set(points)
@@ -326,19 +372,9 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     echo(f"running {remaining} trials, {concurrency} at a time "
          f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
     if study.sampler == "grid":
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start:start + chunk_size]
-            lost = _LostTrials()
-            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, lost)
-            if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
-                echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
-                progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
-                _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage)
-            chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
-            if chunk_keys - storage.finished_keys() - storage.failed_keys():
-                break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
+        _run_grid(study, todo, chunk_size, (entry, tune_config, progress, storage, folder), echo)
     else:
-        _fit(entry, {}, tune_config, progress, storage)
+        _fit(entry, {}, tune_config, progress, storage, folder)
     progress.close()
     if study.sampler != "grid":
         return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}

@@ -1,8 +1,9 @@
 """Where a study's results live: `<storage>/<study>/` on a local path or any URI pyarrow reaches.
 
 Layout and row schema: docs/results.md. Every write is atomic (temporary name, then move), so a
-reader sees a whole file or none; the Parquet files, not Tune's own state, are the record that
-resume and analysis rely on.
+reader sees a whole file or none; the Delta table `table/` plus the trial files not folded into it yet
+(analysis.lake), not Tune's own state, are the record that resume and analysis rely on. Folding is
+study/table.py's job (the driver's alone).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-TRIALS = "trials"
-FAILED = "failed"
-ARTIFACTS = "artifacts"  # per-trial extra tables: artifacts/<name>/<trial_key>.parquet
+from analysis.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
+from analysis.location import Location, key_of
 
 
 class StorageError(OSError):
@@ -72,6 +73,11 @@ class StudyStorage:
         """The study directory as a path or URI that Ray Tune and pyarrow both accept."""
         fs, root, local = self._fs
         return f"{root}/{self.directory}" if local else f"{self.storage.rstrip('/')}/{self.directory}"
+
+    @functools.cached_property
+    def location(self) -> Location:
+        """The study directory for readers (analysis): read in place, local or remote."""
+        return Location.of(self.uri)
 
     def check_readable(self) -> None:
         """Fail unless the storage root exists and can be listed (every command reads it first).
@@ -125,13 +131,19 @@ class StudyStorage:
         self._write_atomic(relative, buffer.getvalue())
 
     def read_trial(self, trial_key: str) -> pa.Table | None:
-        """One trial's rows, or None when it has not finished (or its file is unreadable)."""
+        """One trial's rows (its file, else the table's), or None when it has not finished (or its file is
+        unreadable)."""
         fs, _, _ = self._fs
         try:
             with fs.open_input_file(self.trial_path(trial_key)) as handle:
                 return pq.read_table(handle)
         except (FileNotFoundError, OSError, pa.ArrowInvalid):
+            pass
+        table = open_table(self.location, TABLE)
+        if table is None:
             return None
+        rows = pl.scan_delta(table).filter(pl.col("trial_key") == trial_key).collect()
+        return rows.to_arrow() if rows.height else None
 
     def _list(self, sub: str, suffix: str) -> Iterator[str]:
         fs, _, _ = self._fs
@@ -142,14 +154,15 @@ class StudyStorage:
                 yield name.removesuffix(suffix)
 
     def finished_keys(self) -> set[str]:
-        """Trial keys whose Parquet file exists (finished trials, whatever their status)."""
-        return set(self._list(TRIALS, ".parquet"))
+        """Trial keys in the table or with a trial file not folded yet (finished trials, whatever their status)."""
+        snap = trial_snapshot(self.location)
+        return set(snap.keys) | {key_of(p) for p in snap.pending}
 
     def corrupt_keys(self) -> set[str]:
-        """Finished-looking trial files whose Parquet footer cannot be read (checked file by file)."""
+        """Pending trial files (not in the table) whose Parquet footer cannot be read (checked file by file)."""
         fs, _, _ = self._fs
         corrupt = set()
-        for key in self.finished_keys():
+        for key in {key_of(p) for p in trial_snapshot(self.location).pending}:
             try:
                 with fs.open_input_file(self.trial_path(key)) as handle:
                     pq.read_metadata(handle)
@@ -192,22 +205,6 @@ class StudyStorage:
                 return json.loads(stream.read())
         except (FileNotFoundError, OSError, json.JSONDecodeError):
             return None
-
-    def download(self, destination: Path) -> Path:
-        """Copy the results (study.json, trials/, failed/, artifacts/; not Tune's state) into a local directory."""
-        fs, _, _ = self._fs
-        destination = destination.resolve()
-        local = pafs.LocalFileSystem()
-        for sub in (TRIALS, FAILED, ARTIFACTS):
-            (destination / sub).mkdir(parents=True, exist_ok=True)
-            if fs.get_file_info(f"{self.root}/{sub}").type == pafs.FileType.Directory:
-                pafs.copy_files(f"{self.root}/{sub}", str(destination / sub), source_filesystem=fs,
-                                destination_filesystem=local)
-        for name in ("study.json", "progress.json"):
-            if fs.get_file_info(f"{self.root}/{name}").type == pafs.FileType.File:
-                pafs.copy_files(f"{self.root}/{name}", str(destination / name), source_filesystem=fs,
-                                destination_filesystem=local)
-        return destination
 
     def local_path(self) -> Path:
         """The study directory as a local Path (only for local storage)."""

@@ -176,9 +176,10 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     else:
         rows, artifacts = _train_rows(study, point, device, report, packed, precision)
     version, host, where = code_version(), socket.gethostname(), machine_text()
+    finished = time.time()  # when the trial's rows were written: their files fold into the table later
     for row in rows:
         row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host, machine=where,
-                   precision=precision if study.kind == "training" else "fp32")
+                   precision=precision if study.kind == "training" else "fp32", finished_at=finished)
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))

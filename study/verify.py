@@ -31,7 +31,7 @@ from study.identity import machine_text
 from study.storage import StudyStorage
 
 #: Columns that differ between two runs of the same code on purpose (timings, where and from which checkout).
-VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine")
+VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine", "finished_at")
 #: Largest relative difference of a float that counts as rounding, per precision (fp64: measured 2e-10 across
 #: SIMD paths after 20 steps, tests/test_rows_unchanged.py; fp32: 1e-4, the last digits of a float32 loss).
 ROUNDING = {"fp64": 1e-8, "fp32": 1e-4, "bf16": 1e-2}

@@ -23,5 +23,15 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None,
 
 
 def rows(study_dir: Path) -> pl.DataFrame:
-    """Every stored trial row of a study directory."""
-    return pl.read_parquet(study_dir / "trials" / "*.parquet")
+    """Every stored trial row of a study directory: its table and the trial files not folded into it yet."""
+    from analysis.dataset import scan_study
+
+    return scan_study(study_dir).collect()
+
+
+def finished_trials(study_dir: Path) -> int:
+    """Trials with rows in a study directory (table or pending files); 0 before the first one."""
+    try:
+        return rows(study_dir)["trial_key"].n_unique()
+    except FileNotFoundError:
+        return 0

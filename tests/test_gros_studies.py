@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from search_spaces import get_study
 from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
 from study.validate import validate
-from tests.cli import run_cli
+from tests.cli import rows, run_cli
 
 
 @pytest.mark.parametrize(("study", "task", "basis", "delay", "n_context"), [
@@ -54,7 +53,7 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr + result.stdout
     assert "2/2 trials finished, 0 failed" in result.stdout
     study_dir = tmp_path / "out" / "gros2024.fig6.smoke"
-    df = pl.read_parquet(study_dir / "trials" / "*.parquet")
+    df = rows(study_dir)  # the study's table (the run folded its trial files)
     assert df.height == 2 * 2 * 2  # dpa/ea x 2 seeds x 2 evaluations
     assert set(df["attention"]) == {"dpa", "ea"} and set(df["task"]) == {"nt_mix"}
     assert df["val_accuracy_nt_s"].is_between(0, 1).all() and df["final_accuracy"].drop_nulls().len() == 4

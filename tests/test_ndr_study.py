@@ -8,9 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from analysis.dataset import scan_artifacts
 from analysis.ndr import PAPER_TABLE1, seed_scores, side_by_side, table1, table1_stats
 from search_spaces import get_study
-from tests.cli import run_cli
+from tests.cli import rows, run_cli
 
 
 def _rows() -> pl.LazyFrame:
@@ -70,10 +71,10 @@ def test_smoke_table1_end_to_end_with_report(tmp_path: Path) -> None:
                      timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
     study_dir = tmp_path / "out" / "csordas2021.table1.smoke"
-    df = pl.read_parquet(study_dir / "trials" / "*.parquet")
+    df = rows(study_dir)  # the study's table (the run folded its trial files)
     assert df.height == 14 * 2 * 2  # 14 trials x 2 seeds x 2 evaluations
     assert set(df["model"]) == set(PAPER_TABLE1) - {"DNC"}
-    gates = pl.read_parquet(study_dir / "artifacts" / "gates" / "*.parquet")
+    gates = scan_artifacts(study_dir, "gates").collect()  # artifacts_table/gates/ and pending files
     assert gates["trial_key"].n_unique() == 6  # NDR and the two "+ gate" rows, both directions
     summary = next(study_dir.rglob("summary.txt")).read_text()
     assert "Table 1 (ours | paper):" in summary and "| NDR |" in summary

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from deltalake import DeltaTable
 
-from tests.cli import STUDY, rows, run_cli
+from tests.cli import STUDY, finished_trials, rows, run_cli
 from tests.test_study_cli import STUDIES
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -76,8 +77,15 @@ def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> No
     assert "NOT CHECKED: max pooling cannot learn mode finding" in first.stdout
     assert "not checked at this scale (smoke); checked at: paper, cpu" in first.stdout
     study_dir = tmp_path / "demo.smoke"
-    victim = _files(study_dir)[0]
-    victim.write_bytes(victim.read_bytes()[:100])  # e.g. a disk that lost the end of a file
+    assert _files(study_dir) == []  # the run folded every trial file into the table
+    # A trial file that lost its end (e.g. on a failing disk) before the driver folded it: take one trial's rows
+    # back out of the table (a real Delta delete) into a file, and truncate that file.
+    table = DeltaTable(str(study_dir / "table"))
+    key = sorted(set(pl.from_arrow(table.to_pyarrow_table(columns=["trial_key"]))["trial_key"]))[0]
+    victim = study_dir / "trials" / f"{key}.parquet"
+    pl.scan_delta(table).filter(pl.col("trial_key") == key).collect().write_parquet(victim)
+    table.delete(f"trial_key = '{key}'")
+    victim.write_bytes(victim.read_bytes()[:100])
 
     status = run_cli("status", "demo", "--scale", "smoke", "--storage", str(tmp_path))
     assert "done 8 | running 0 | failed 0 | unreadable 1 | pending 0 | total 9" in status.stdout
@@ -94,6 +102,7 @@ def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> No
     assert f"trial file {victim} is unreadable" in rerun.stdout and "8 finished before, 1 to run" in rerun.stdout
     assert (study_dir / "trials" / f"{victim.name}.corrupt").is_file()
     _assert_complete(study_dir, trials=9, seeds=1, evaluations=2)
+    assert _files(study_dir) == []  # the retrained trial is in the table too
 
 
 def _free_port() -> int:
@@ -142,14 +151,13 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
         # Wait until both nodes have finished trials, then stop the worker node mid-study.
         nodes: set[str] = set()
         while time.time() < deadline + 120 and len(nodes) < 2 and driver.poll() is None:
-            files = _files(study_dir)
-            if files:
-                nodes = set(pl.read_parquet(files, columns=["node_id"])["node_id"])
+            if finished_trials(study_dir):  # the table and the trial files not folded yet
+                nodes = set(rows(study_dir)["node_id"])
             time.sleep(0.2)
         if len(nodes) < 2:
             driver.kill()
             pytest.fail(f"trials must have run on both nodes, ran on {nodes}: {driver.communicate()[0]}")
-        finished_at_stop = len(_files(study_dir))
+        finished_at_stop = finished_trials(study_dir)
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         output, _ = driver.communicate(timeout=300)

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.cli import STUDY, rows, run_cli
+from tests.cli import STUDY, finished_trials, rows, run_cli
 
 HERE = Path(__file__).parent
 STUDIES = HERE / "studies_for_tests.py"
@@ -55,23 +55,26 @@ def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Pa
     driver = subprocess.Popen([*STUDY, "run", name, "--storage", str(tmp_path)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 180
-    while time.time() < deadline and len(list((study_dir / "trials").glob("*.parquet"))) < 2:
-        time.sleep(0.05)
-    os.killpg(driver.pid, signal.SIGKILL)  # the driver and the Ray it started, mid-study
+    while time.time() < deadline and finished_trials(study_dir) < 2:
+        time.sleep(0.2)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and the Ray it started, mid-study (maybe mid-fold)
     driver.wait()
     time.sleep(2)  # trial workers live in their own process groups: let them notice their raylet is gone
-    before = {p.name: p.stat().st_mtime_ns for p in (study_dir / "trials").glob("*.parquet")}
-    assert 2 <= len(before) < 8, "the kill must land mid-study"
+    before = rows(study_dir)  # the table and the trial files not folded yet
+    n_before = before["trial_key"].n_unique()
+    assert 2 <= n_before < 8, "the kill must land mid-study"
 
     result = run_cli("run", name, "--storage", str(tmp_path))
     assert result.returncode == 0, result.stderr + result.stdout
-    assert f"{len(before)} finished before, {8 - len(before)} to run" in result.stdout
-    after = {p.name: p.stat().st_mtime_ns for p in (study_dir / "trials").glob("*.parquet")}
-    assert len(after) == 8
-    assert all(after[k] == v for k, v in before.items()), "finished trials must not run again"
+    assert f"{n_before} finished before, {8 - n_before} to run" in result.stdout
     df = rows(study_dir)
+    order = ["trial_key", "seed", "step"]
+    kept = df.filter(pl.col("trial_key").is_in(before["trial_key"].unique().to_list()))
+    # finished trials did not run again: their rows, wall times and hosts included, are the same
+    assert kept.select(before.columns).sort(order).equals(before.sort(order)), "finished trials must not run again"
     assert df.height == 8 * 2 * 3  # trials x seeds x evaluations
-    assert df.select(pl.struct("trial_key", "seed", "step").is_unique().all()).item()
+    assert df.select(pl.struct(*order).is_unique().all()).item()
+    assert not list((study_dir / "trials").glob("*.parquet")), "the end of the run folds every trial file"
     assert not list((study_dir / "trials").glob("*.tmp-*"))
 
 

@@ -108,18 +108,19 @@ def test_hybrid_scales() -> None:
 
 @pytest.mark.slow
 def test_hybrid_smoke_runs_through_the_cli(tmp_path: Path) -> None:
-    """The real entry point: `study run yun2020.hybrid --scale smoke` writes one file per trial with the stack."""
+    """The real entry point: `study run yun2020.hybrid --scale smoke` writes each trial's rows with the stack."""
     import polars as pl
+
+    from analysis.dataset import scan_study
 
     study = Path(sys.executable).parent / "study"
     result = subprocess.run([str(study), "run", "yun2020.hybrid", "--scale", "smoke", "--storage", str(tmp_path),
                              "--max-concurrent", "2", "--no-report"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     study_dir = tmp_path / "yun2020.hybrid.smoke"
-    files = sorted((study_dir / "trials").glob("*.parquet"))
-    assert len(files) == 12
-    rows = pl.concat([pl.read_parquet(f).select("task", "conv_layers", "mixer_stack", "mixer", "n_params", "seed")
-                      for f in files])
+    table = scan_study(study_dir).collect()  # the study's table (the run folded its trial files)
+    assert table["trial_key"].n_unique() == 12
+    rows = table.select("task", "conv_layers", "mixer_stack", "mixer", "n_params", "seed")
     assert rows.get_column("seed").unique().sort().to_list() == [0, 1]
     stacks = dict(rows.select("conv_layers", "mixer_stack").unique().iter_rows())
     assert stacks == {0: "softmax,softmax,softmax,softmax", 2: "sepconv,sepconv,softmax,softmax",

@@ -19,7 +19,6 @@ from study.cli_common import (
     FINDING_FAILED_EXIT,
     InputError,
     load_study,
-    local_copy,
     scale_option,
     storage_option,
     study_storage,
@@ -88,7 +87,7 @@ def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
     from analysis.render_results import verdicts_of
     from analysis.sections import ReportContext
 
-    study_dir, _ = local_copy(study, study_storage(study, storage))
+    study_dir = study_storage(study, storage).location  # read in place, local or object storage
     try:
         recorded = read_study_meta(study_dir)
     except (MetaError, FileNotFoundError) as error:
@@ -97,9 +96,9 @@ def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
     ctx = ReportContext.open(study_dir, meta)
     if ctx.scan.lf is None:
         raise click.ClickException(f"no readable results for study {study.name} (scale {study.scale}) in "
-                                   f"{study_dir}; run `study run {study.name} --scale {study.scale}` first")
+                                   f"{study_dir.uri}; run `study run {study.name} --scale {study.scale}` first")
     note = ctx.coverage.note()
-    return f"{study.name} (scale {study.scale}): findings on {study_dir}{f' ({note})' if note else ''}", \
+    return f"{study.name} (scale {study.scale}): findings on {study_dir.uri}{f' ({note})' if note else ''}", \
         verdicts_of(ctx)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 #: Columns that differ between runs of the same code (timings, the machine, the checkout).
-VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine")
+VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine", "finished_at")
 STORED = Path(__file__).with_name("rows.parquet")
 #: float64: the same computation on another CPU or SIMD path agrees to ~1e-12 (float32 drifts apart).
 PRECISION = "fp64"
