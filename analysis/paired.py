@@ -79,14 +79,17 @@ _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
         29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
 
+def t_quantile_95(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with ``df`` >= 1 degrees of freedom (the table's next lower df)."""
+    return _T95[max(k for k in _T95 if k <= df)]
+
+
 def _t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
     """95% t-interval of the mean of ``diff`` (None, None) below 2 values."""
     n = diff.size
     if n < 2:
         return None, None
-    df = n - 1
-    t = _T95[max(k for k in _T95 if k <= df)]
-    half = t * float(diff.std(ddof=1)) / math.sqrt(n)
+    half = t_quantile_95(n - 1) * float(diff.std(ddof=1)) / math.sqrt(n)
     mean = float(diff.mean())
     return mean - half, mean + half
 

@@ -8,7 +8,7 @@ Per trial the verdict is one of (docs/reproducibility.md says why these are the 
   value equal. Expected for ``fp64`` trials on another machine.
 * ``within seed noise``: (another machine only) floats differ beyond rounding, as float32 training on another
   CPU does, but the trial's statistic (mean over seeds of each seed's best ``metric`` over training) moved by
-  less than :data:`NOISE_Z` standard errors of the difference of two such means, the seeds' own spread.
+  less than a two-sample t-test over the seeds of both runs allows at 95% (the seeds' own spread).
 * ``different``: anything else: a value that is not a float differs, a row is missing, or the move is beyond
   the noise (or the noise cannot be measured: one seed).
 
@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.paired import t_quantile_95
 from search_spaces.study import Study
 from study.identity import machine_text
 from study.storage import StudyStorage
@@ -35,8 +36,6 @@ VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine", "fi
 #: Largest relative difference of a float that counts as rounding, per precision (fp64: measured 2e-10 across
 #: SIMD paths after 20 steps, tests/test_rows_unchanged.py; fp32: 1e-4, the last digits of a float32 loss).
 ROUNDING = {"fp64": 1e-8, "fp32": 1e-4, "bf16": 1e-2}
-#: A move of the seed-mean statistic within this many standard errors is seed noise (~95% two-sided).
-NOISE_Z = 2.0
 IDENTICAL, ROUNDED, NOISE, DIFFERENT, NOT_RUN = ("identical", "within rounding", "within seed noise",
                                                  "different", "not run")
 
@@ -134,14 +133,15 @@ def _seed_bests(rows: list[dict[str, Any]], metric: str, mode: str) -> list[floa
 
 def within_seed_noise(old: list[dict[str, Any]], new: list[dict[str, Any]], metric: str, mode: str
                       ) -> tuple[bool, str]:
-    """Whether the mean over seeds of each seed's best ``metric`` moved by at most NOISE_Z standard errors."""
+    """Whether the mean over seeds of each seed's best ``metric`` moved within a two-sided 95% two-sample t-test
+    (pooled variance, 2n - 2 degrees of freedom): about 1 in 20 honest trials of another machine still fails."""
     a, b = _seed_bests(old, metric, mode), _seed_bests(new, metric, mode)
     if len(a) < 2 or len(a) != len(b):
         return False, f"seed noise unknown ({len(a)} seed(s) with a {metric})"
     move = abs(statistics.fmean(b) - statistics.fmean(a))
-    error = math.sqrt((statistics.variance(a) + statistics.variance(b)) / len(a))
-    text = f"{metric} seed-mean of bests moved {move:.4f}, {NOISE_Z:g} standard errors = {NOISE_Z * error:.4f}"
-    return move <= NOISE_Z * error, text
+    bound = t_quantile_95(2 * len(a) - 2) * math.sqrt((statistics.variance(a) + statistics.variance(b)) / len(a))
+    text = f"{metric} seed-mean of bests moved {move:.4f}, the seeds' 95% bound is {bound:.4f}"
+    return move <= bound, text
 
 
 @contextmanager

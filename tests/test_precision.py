@@ -49,7 +49,7 @@ def test_fp64_rows_say_so_repeat_bit_for_bit_and_leave_float32_the_default(tmp_p
     fp32, first, second = _rows(tmp_path / "a", "fp32"), _rows(tmp_path / "b", "fp64"), _rows(tmp_path / "c", "fp64")
     assert {r["precision"] for r in first} == {"fp64"}
     assert torch.get_default_dtype() == torch.float32  # the context restored it
-    volatile = ("wall_time_s", "hostname", "node_id", "code_version")
+    from study.verify import VOLATILE as volatile
     strip = [{k: v for k, v in r.items() if k not in volatile} for r in first]
     assert strip == [{k: v for k, v in r.items() if k not in volatile} for r in second]
     assert first[0]["train_loss"] != fp32[0]["train_loss"]  # float64 really ran (other draws, other rounding)

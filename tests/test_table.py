@@ -181,7 +181,7 @@ def test_study_compact_folds_an_old_study_in_place(tmp_path: Path) -> None:
     again = run_cli("compact", name, "--storage", str(tmp_path), timeout=120)
     assert "table: 0 trial file(s) folded in 0 commit(s)" in again.stdout  # safe to run again
     missing = run_cli("compact", name, "--storage", str(tmp_path / "nowhere"), timeout=120)
-    assert missing.returncode == 1 and "invalid --storage" in missing.stderr and "\n" not in missing.stderr.strip()
+    assert missing.returncode == 2 and "invalid --storage" in missing.stderr and "\n" not in missing.stderr.strip()
     (tmp_path / "empty").mkdir()
     empty = run_cli("compact", name, "--storage", str(tmp_path / "empty"), timeout=120)
     assert empty.returncode == 1 and "no results for study test.interruptible" in empty.stderr
