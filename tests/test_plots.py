@@ -3,6 +3,7 @@ hatched, and grid geometry that points at the right pixels of the saved PNG."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from matplotlib.image import imread
 
 from analysis.grids import NOT_RUN_HATCH, GridPainter, rgb_grid
 from analysis.plots import PANEL_COLORS, learning_curve_figure, panel_color, robustness_figure
+from analysis.png import png_bytes
 
 PANELS = ["NAP", "sum", "max"]
 
@@ -69,9 +71,13 @@ def test_grid_geometry_points_at_each_cell_and_cells_not_run_are_hatched(tmp_pat
                 assert (np.abs(patch - hatch).max(axis=1) < 0.12).any()  # grey stripes
 
 
-def _png_pixels(data: bytes, path: Path) -> np.ndarray:
+def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
-    return np.round(imread(path)[..., :3] * 255).astype(np.uint8)
+    return path
+
+
+def _png_pixels(data: bytes, path: Path) -> np.ndarray:
+    return np.round(imread(_write(path, data))[..., :3] * 255).astype(np.uint8)
 
 
 def test_painted_grids_are_the_figure_of_rgb_grid_and_share_one_layout(tmp_path: Path) -> None:
@@ -97,3 +103,16 @@ def test_painted_grids_are_the_figure_of_rgb_grid_and_share_one_layout(tmp_path:
         differ = np.abs(got.astype(int) - expected.astype(int)).max(axis=2) > 2
         assert differ.mean() < 0.002, differ.mean()
     assert len(painter._layouts) == 1  # one layout drawn, three grids painted on it
+
+
+def test_png_bytes_decode_to_the_same_pixels_whether_deflated_whole_or_in_bands(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    rgba = np.full((97, 131, 4), 255, np.uint8)
+    rgba[10:60, 20:90, :3] = rng.integers(0, 256, (50, 70, 3))  # noise on a flat background
+    for pixels in (rgba, rgba[..., :3]):
+        for bands in (1, 3):
+            data = png_bytes(pixels, bands=bands)
+            raw = zlib.decompress(data[41:-16])  # one valid zlib stream (its checksum checked)
+            assert len(raw) == pixels.shape[0] * (pixels.shape[1] * pixels.shape[2] + 1)
+            got = np.round(imread(_write(tmp_path / "p.png", data)) * 255).astype(np.uint8)
+            assert got.shape == pixels.shape and (got == pixels).all(), bands
