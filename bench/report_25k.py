@@ -6,6 +6,7 @@ Generates a synthetic study in the results schema of docs/results.md (one Parque
 
     .venv/bin/python bench/report_25k.py            # generate, time, print a Markdown summary
     .venv/bin/python bench/report_25k.py --keep DIR # keep (or reuse) the generated study in DIR
+    .venv/bin/python bench/report_25k.py --keep DIR --scale 4 --runs 0  # generate 100,000 trials only
 """
 
 from __future__ import annotations
@@ -33,16 +34,22 @@ GRID = {
     "learning_rate": [float(v) for v in np.geomspace(0.3, 3e-6, 25)],
     "dropout": [i / 20 for i in range(10)],
 }  # 5 x 20 x 25 x 10 = 25,000 trials
+
+
+def grid(scale: int = 1) -> dict[str, list]:
+    """:data:`GRID` with ``scale`` times as many dropout values (25,000 x ``scale`` trials; the report draws
+    the grids of at most 12 of them, ``analysis.training.MAX_FACETS``)."""
+    return {**GRID, "dropout": [i / (20 * scale) for i in range(10 * scale)]}
 SEEDS = (0, 1, 2, 3, 4)
 N_EVALS = 32
 BY = ["architecture", "d_model", "learning_rate", "dropout"]
 METRICS = ["train_accuracy", "val_accuracy"]
 
 
-def generate(study_dir: Path) -> float:
-    """Write the synthetic study; returns seconds taken."""
+def generate(study_dir: Path, scale: int = 1) -> float:
+    """Write the synthetic study (:func:`grid`); returns seconds taken."""
     start = time.perf_counter()
-    write_synthetic_study(study_dir, GRID, seeds=SEEDS, n_evals=N_EVALS, name="bench.report_25k")
+    write_synthetic_study(study_dir, grid(scale), seeds=SEEDS, n_evals=N_EVALS, name="bench.report_25k")
     return time.perf_counter() - start
 
 
@@ -64,14 +71,18 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory and keep it")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each measurement (median)")
+    parser.add_argument("--scale", type=int, default=1, help="x the dropout values: 25,000 x SCALE trials")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="report_25k_"))
     study_dir = root / "bench.report_25k"
     try:
         n_files = len(list((study_dir / "trials").glob("*.parquet"))) if study_dir.exists() else 0
-        gen_s = generate(study_dir) if n_files != 25_000 else float("nan")
+        gen_s = generate(study_dir, args.scale) if n_files != 25_000 * args.scale else float("nan")
         n_files = len(list((study_dir / "trials").glob("*.parquet")))
         size_mb = sum(p.stat().st_size for p in (study_dir / "trials").iterdir()) / 2**20
+        if args.runs == 0:  # generate only
+            print(f"trials: {n_files} files, {size_mb:.0f} MiB; generated in {gen_s:.0f} s")
+            return
         stats_s = [scan_and_stats(study_dir) for _ in range(args.runs)]
         report_s = []
         for i in range(args.runs):
