@@ -73,13 +73,9 @@ def cell_data(cells: pl.DataFrame, curves: pl.DataFrame | None, metric: str,
               by: Sequence[str]) -> dict[tuple, dict[str, Any]]:
     """(configuration values in ``by`` order) -> the numbers a hovered / clicked cell shows."""
     per_seed = _curves_by_cell(curves, metric, by)
-    out = {}
-    for row in cells.iter_rows(named=True):
-        key = tuple(row[c] for c in by)
-        out[key] = {
-            "r": _num(row["r"]), "g": _num(row["g"]), "b": _num(row["b"]),
-            "seeds": int(row["n_seeds"]), "diverged": int(row["n_diverged"] or 0),
-            "best_step": None if row["best_step"] is None else int(row["best_step"]),
-            "curves": per_seed.get(key),
-        }
-    return out
+    keys = zip(*(cells.get_column(c).to_list() for c in by), strict=True)
+    values = zip(*(cells.get_column(c).to_list() for c in ("r", "g", "b", "n_seeds", "n_diverged", "best_step")),
+                 strict=True)  # columns, not named rows: a report has tens of thousands of cells
+    return {key: {"r": _num(r), "g": _num(g), "b": _num(b), "seeds": int(seeds), "diverged": int(diverged or 0),
+                  "best_step": None if step is None else int(step), "curves": per_seed.get(key)}
+            for key, (r, g, b, seeds, diverged, step) in zip(keys, values, strict=True)}

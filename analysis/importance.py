@@ -10,6 +10,9 @@ is installed. Importances are normalised to sum to 1 per panel value. Optuna is 
 
 from __future__ import annotations
 
+import copy
+import datetime
+import functools
 import html
 import math
 import warnings
@@ -75,6 +78,20 @@ def configuration_values(lf: pl.LazyFrame, panel: str, params: Sequence[str], me
     return epochwise_rgb(lf, metric, [panel, *params]).select(panel, *params, "g").collect()
 
 
+@functools.cache
+def _trial_class() -> type:
+    """Optuna's ``FrozenTrial``, stored as it is by ``Study.add_trials`` (which validates every trial): its
+    in-memory storage deep-copies each trial otherwise, most of the time of the importances of a 25,000-trial
+    study (bench/README.md). The trials made here are never changed afterwards."""
+    from optuna.trial import FrozenTrial
+
+    class StoredAsIs(FrozenTrial):
+        def __deepcopy__(self, memo: dict) -> FrozenTrial:
+            return copy.copy(self)
+
+    return StoredAsIs
+
+
 def _one_panel(frame: pl.DataFrame, params: Sequence[str], evaluator: str, direction: str) -> dict[str, Any]:
     """Importances of ``params`` over the rows of one panel value, or the reason there are none."""
     import optuna
@@ -86,11 +103,13 @@ def _one_panel(frame: pl.DataFrame, params: Sequence[str], evaluator: str, direc
             else "no hyperparameter varies"
         return {"n": usable.height, "reason": why, "importances": {}}
     dists = {p: _distribution(usable.get_column(p).to_list()) for p in varying}
+    made, trial = datetime.datetime.now(), _trial_class()
     trials = [
-        optuna.trial.create_trial(params={p: (str(row[p]) if isinstance(dists[p], optuna.distributions.
-                                                                        CategoricalDistribution) else row[p])
-                                          for p in varying},
-                                  distributions=dists, value=float(row["g"]))
+        trial(number=-1, trial_id=-1, state=optuna.trial.TrialState.COMPLETE, value=float(row["g"]),
+              datetime_start=made, datetime_complete=made, distributions=dists, user_attrs={}, system_attrs={},
+              intermediate_values={},
+              params={p: (str(row[p]) if isinstance(dists[p], optuna.distributions.CategoricalDistribution)
+                          else row[p]) for p in varying})
         for row in usable.iter_rows(named=True)
     ]
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -2,7 +2,7 @@
 
 Each grid PNG is wrapped with its cell data (JSON in an inline ``<script type="application/json">``) and
 one small inline script (no outside request, no library) maps the mouse position on the image to a cell
-with the pixel boxes of :meth:`analysis.plots.GridFigure.geometry`:
+with the pixel boxes of :meth:`analysis.grids.GridFigure.geometry`:
 
 * hovering shows R / G / B (worst seed, mean, best seed), the seeds, the diverged seeds and the step at
   which G was best;
@@ -17,7 +17,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from analysis.plots import GridFigure, format_value
+from analysis.grids import PaintedGrid
+from analysis.plots import format_value
 
 _SCRIPT = r"""
 (function () {
@@ -118,15 +119,14 @@ def script() -> str:
     return f"<script>{_SCRIPT}</script>"
 
 
-def grid_payload(grid: GridFigure, cells: dict[tuple, dict[str, Any]], *, x: str, y: str, metric: str,
-                 dpi: float = 100.0, draw: bool = True) -> dict[str, Any]:
+def grid_payload(grid: PaintedGrid, cells: dict[tuple, dict[str, Any]], *, x: str, y: str,
+                 metric: str) -> dict[str, Any]:
     """The JSON of one interactive grid: axes labels, per panel its pixel box and its cells (row = y, top first).
 
-    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.cells.cell_data`;
-    ``draw=False`` when the figure was just saved at ``dpi`` (its layout is reused, not drawn again).
+    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.cells.cell_data`.
     """
     panels = []
-    for geo, pv in zip(grid.geometry(dpi, draw=draw), grid.panels, strict=True):
+    for geo, pv in zip(grid.boxes, grid.panels, strict=True):
         rows = [[cells.get((pv, xv, yv)) for xv in grid.xs] for yv in grid.ys]
         panels.append({**geo, "cells": rows})
     return {"metric": metric, "x": x, "y": y, "xs": [format_value(v, x) for v in grid.xs],

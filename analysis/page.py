@@ -1,7 +1,8 @@
 """The report page under construction: headings, paragraphs, tables and figures, then one HTML file.
 
 Figures are written as PNG files and embedded (base64) so that ``index.html`` is one self-contained file:
-no outside request, no library; the only script is the inline one of :mod:`analysis.interactive`.
+no outside request, no library; the only script is the inline one of :mod:`analysis.interactive`. PNGs are
+encoded by :func:`analysis.png.png_bytes`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from analysis import interactive
+from analysis.png import png_bytes
 
 CSS = """
 *{box-sizing:border-box}
@@ -67,6 +71,7 @@ class Page:
     figures: list[Path] = field(default_factory=list)
     toc: list[tuple[str, str]] = field(default_factory=list)
     interactive: bool = False  # whether an interactive grid was added (then the page gets the script)
+    dpi: float = 100.0  # of every figure
 
     def h(self, level: int, text: str) -> None:
         """A heading; level 2 headings are listed in the table of contents."""
@@ -92,12 +97,19 @@ class Page:
         self.parts.append(text)
 
     def figure(self, fig: Figure, name: str, alt: str) -> str:
-        """Write ``fig`` as ``<name>.png`` and return an embedded ``<figure>`` of it."""
+        """Draw ``fig`` at the page's dpi, write it as ``<name>.png`` and return an embedded ``<figure>`` of it."""
+        fig.set_dpi(self.dpi)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return self.png(png_bytes(np.asarray(canvas.buffer_rgba())), name, alt)
+
+    def png(self, data: bytes, name: str, alt: str) -> str:
+        """Write ``data`` (a PNG) as ``<name>.png`` and return an embedded ``<figure>`` of it."""
         path = self.out_dir / f"{name}.png"
-        fig.savefig(path, dpi=100)
+        path.write_bytes(data)
         self.figures.append(path)
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}"></figure>'
+        encoded = base64.b64encode(data).decode("ascii")
+        return f'<figure><img src="data:image/png;base64,{encoded}" alt="{html.escape(alt)}"></figure>'
 
     def table(self, table_html: str) -> None:
         """A table that scrolls sideways on its own instead of widening the page."""

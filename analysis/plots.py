@@ -1,11 +1,8 @@
 """Figures of the published kind: ``DataFrame -> matplotlib Figure`` (Agg backend, no display).
 
-* :func:`rgb_grid` / :func:`rgb_grid_figure` - the paper's RGB hyperparameter grids (one panel per
-  architecture, one pixel per (x, learning rate), R/G/B = worst/mean/best seed, a cross on the best
-  combination, hatched cells: not run), and where each cell is drawn (for the interactive report).
+Every figure colours an architecture / mixer the same way (:func:`panel_color`) and keeps legends off the
+data. The paper's RGB hyperparameter grids are drawn by :mod:`analysis.grids`.
 
-Every figure colours an architecture / mixer the same way (:func:`panel_color`) and keeps legends off
-the data.
 * :func:`robustness_figure` - best-first sorted G values per architecture.
 * :func:`learning_curve_figure` - mean over seeds with a min-max band, per architecture.
 * :func:`pooling_scale_figure` - output std / norm of each pooling vs sequence length (Fig. 1 right).
@@ -14,24 +11,16 @@ the data.
 from __future__ import annotations
 
 import hashlib
-import math
-import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.patheffects as pe  # noqa: E402
-import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-
-RGB_CAPTION = "R = min over seeds, G = mean, B = max (each maxed over training); x = best G"
-CASE_CAPTION = "R = argmin, G = first, B = argmax case accuracy (mean over seeds, maxed over training)"
 
 #: Panel order of the paper's figures; unknown names follow, sorted.
 PAPER_ORDER: tuple[str, ...] = ("BERT", "MTE", "NAP", "NON", "sum", "max")
@@ -82,139 +71,6 @@ def format_value(value: object, column: str = "") -> str:
             return str(int(value))
         return f"{value:.3g}"
     return str(value)
-
-
-def _grid_shape(n: int, max_cols: int = 3) -> tuple[int, int]:
-    ncols = max(1, min(n, max_cols))
-    return math.ceil(n / ncols), ncols
-
-
-#: Cells of a grid that were not run are hatched in this colour (never a colour a cell can take).
-NOT_RUN_HATCH = "#8c8c8c"
-
-
-@dataclass
-class GridFigure:
-    """An RGB grid figure and where its cells are: ``panels[k]`` is drawn in ``axes[k]``, ``xs`` across and
-    ``ys`` top to bottom (the highest ``y`` on top)."""
-
-    fig: Figure
-    panels: list[object]
-    axes: list[Any]
-    xs: list[object]
-    ys: list[object]
-
-    def geometry(self, dpi: float = 100.0, *, draw: bool = True) -> list[dict[str, Any]]:
-        """Per panel, the pixel box ``[x0, y0, x1, y1]`` (origin top-left) of its cells in a PNG saved at ``dpi``.
-
-        Cell ``(i, j)`` (``xs[i]``, ``ys[j]``) spans ``1/len(xs)`` of the box width and ``1/len(ys)`` of its
-        height; the interactive report maps a mouse position to a cell with this. ``draw=False`` reuses the
-        layout of the last draw (right after ``savefig(dpi=dpi)``: no second rendering).
-        """
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        if draw:
-            self.fig.set_dpi(dpi)
-            FigureCanvasAgg(self.fig).draw()
-        height = self.fig.bbox.height
-        out = []
-        for pv, ax in zip(self.panels, self.axes, strict=True):
-            # imshow(origin="upper"): row 0 (the highest y) is at the top; flip display y to image y
-            (x0, ya), (x1, yb) = ax.transData.transform([(-0.5, -0.5), (len(self.xs) - 0.5, len(self.ys) - 0.5)])
-            top, bottom = sorted((height - ya, height - yb))
-            box = [round(float(v), 2) for v in (min(x0, x1), top, max(x0, x1), bottom)]
-            out.append({"panel": str(pv), "box": box})
-        return out
-
-
-def rgb_grid(
-    rgb_df: pl.DataFrame,
-    panel: str,
-    x: str,
-    y: str,
-    title: str = "",
-    *,
-    best: pl.DataFrame | None = None,
-    caption: str = RGB_CAPTION,
-    value: str = "g",
-    x_values: Sequence[object] | None = None,
-    y_values: Sequence[object] | None = None,
-    max_cols: int = 3,
-) -> GridFigure:
-    """The paper's RGB grid: one panel per ``panel`` value, one pixel per (``x``, ``y``).
-
-    ``rgb_df`` has columns ``panel, x, y, r, g, b`` (values in [0, 1], e.g. from
-    :func:`analysis.stats.epochwise_rgb` or :func:`analysis.stats.case_rgb`). ``y`` grows upwards (the
-    highest learning rate is the top row, as in the paper); cells not run are hatched. The best
-    combination of each panel (``best``: rows ``panel, x, y, value``; by default the argmax of
-    ``value`` in ``rgb_df``) is marked with a cross and its ``value`` printed in the panel title.
-    """
-    panels = order_panels(rgb_df.get_column(panel).to_list())
-    xs = sorted(set(x_values) if x_values is not None else set(rgb_df.get_column(x).to_list()))
-    ys = sorted(set(y_values) if y_values is not None else set(rgb_df.get_column(y).to_list()), reverse=True)
-    if best is None:
-        best = (
-            rgb_df.filter(pl.col(value).is_not_null())
-            .sort(value, descending=True)
-            .group_by(panel, maintain_order=True)
-            .first()
-        )
-    best_of = {row[panel]: row for row in best.iter_rows(named=True)}
-    nrows, ncols = _grid_shape(max(1, len(panels)), max_cols)
-    cell = 0.32
-    fig_width = max(ncols * (cell * len(xs) + 1.3) + 0.4, 4.0)
-    fig = Figure(figsize=(fig_width, max(nrows * (cell * len(ys) + 1.5) + 0.9, 3.0)), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    used = []
-    for k, ax in enumerate(axes.flat):
-        if k >= len(panels):
-            ax.set_axis_off()
-            continue
-        used.append(ax)
-        sub = rgb_df.filter(pl.col(panel) == panels[k]).select(x, y, "r", "g", "b")
-        _draw_panel(ax, sub, xs, ys, best_of.get(panels[k]), str(panels[k]), x, y, value)
-        if k % ncols == 0:
-            ax.set_ylabel(y, fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    if caption:
-        wrapped = textwrap.fill(caption, width=int(fig_width * 15))
-        bottom = 0.04 * (wrapped.count("\n") + 1)
-        fig.get_layout_engine().set(rect=(0, bottom + 0.01, 1, 0.99 - bottom))
-        fig.text(0.5, 0.01, wrapped, ha="center", va="bottom", fontsize=7.5)
-    return GridFigure(fig=fig, panels=panels, axes=used, xs=xs, ys=ys)
-
-
-def _draw_panel(ax: Any, sub: pl.DataFrame, xs: list[object], ys: list[object], best: dict[str, Any] | None,
-                label: str, x: str, y: str, value: str) -> None:
-    """One panel: the cells (transparent where not run, over a hatched background), the cross, the ticks."""
-    from matplotlib.patches import Rectangle
-
-    x_index = {v: i for i, v in enumerate(xs)}
-    y_index = {v: i for i, v in enumerate(ys)}
-    img = np.zeros((len(ys), len(xs), 4))
-    for xv, yv, r, g, b in sub.iter_rows():
-        if xv in x_index and yv in y_index:
-            rgb = [0.0 if c is None or not math.isfinite(c) else min(max(c, 0.0), 1.0) for c in (r, g, b)]
-            img[y_index[yv], x_index[xv]] = [*rgb, 1.0]
-    ax.set_facecolor("white")
-    ax.add_patch(Rectangle((-0.5, -0.5), len(xs), len(ys), facecolor="white", edgecolor=NOT_RUN_HATCH,
-                           hatch="////", linewidth=0, zorder=0))
-    ax.imshow(img, origin="upper", interpolation="nearest", aspect="equal", zorder=1)
-    if best is not None and best[x] in x_index and best[y] in y_index and best[value] is not None:
-        ax.plot(x_index[best[x]], y_index[best[y]], marker="x", markersize=9, markeredgewidth=2.2, color="white",
-                path_effects=[pe.Stroke(linewidth=4, foreground="black"), pe.Normal()], zorder=2)
-        label = f"{label} {100 * best[value]:.1f}%"
-    ax.set_title(label, fontsize=10)
-    ax.set_xticks(range(len(xs)), [format_value(v, x) for v in xs], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(ys)), [format_value(v, y) for v in ys], fontsize=7)
-    ax.set_xlabel(x, fontsize=8)
-    ax.tick_params(length=2)
-
-
-def rgb_grid_figure(rgb_df: pl.DataFrame, panel: str, x: str, y: str, title: str = "", **kwargs: Any) -> Figure:
-    """The figure of :func:`rgb_grid` (same arguments), for notebooks that only need the picture."""
-    return rgb_grid(rgb_df, panel, x, y, title, **kwargs).fig
 
 
 def _legend_outside(fig: Figure, ax: Any, ncols: int = 3) -> None:

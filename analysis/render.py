@@ -16,9 +16,10 @@ import polars as pl
 from analysis import interactive
 from analysis.cells import cell_data, cell_table, seed_curves
 from analysis.coverage import Coverage
+from analysis.grids import CASE_CAPTION, GridPainter
 from analysis.meta import StudyMeta
 from analysis.page import Page
-from analysis.plots import CASE_CAPTION, format_value, order_panels, pooling_scale_figure, rgb_grid
+from analysis.plots import format_value, order_panels, pooling_scale_figure
 from analysis.sections import ReportContext, section
 from analysis.tables import to_html
 from analysis.training import TrainingStats, facet_filter
@@ -161,17 +162,17 @@ def _safe(text: object) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(text))
 
 
-def _interactive_grid(page: Page, stats: TrainingStats, metric: str, cells_of_metric: pl.DataFrame,
-                      facet: dict[str, Any], curves: pl.DataFrame | None, title: str, name: str) -> str:
+def _interactive_grid(page: Page, painter: GridPainter, stats: TrainingStats, metric: str,
+                      cells_of_metric: pl.DataFrame, facet: dict[str, Any], curves: pl.DataFrame | None, title: str,
+                      name: str) -> str:
     """One reproduced RGB grid with its hover / click data (``cells_of_metric``: :func:`cell_table`)."""
     a = stats.axes
-    frame = facet_filter(stats.rgb[metric], facet)
-    grid = rgb_grid(frame, a.panel, a.x, a.y, title)
+    grid = painter.paint(facet_filter(stats.rgb[metric], facet), a.panel, a.x, a.y, title)
     table = facet_filter(cells_of_metric, facet)
     sub_curves = facet_filter(curves, facet) if curves is not None else None
     cells = interactive.rekey(cell_data(table, sub_curves, metric, a.by))
-    img = page.figure(grid.fig, name, f"RGB grid {title}")  # saved at 100 dpi: its layout gives the boxes
-    payload = interactive.grid_payload(grid, cells, x=a.x, y=a.y, metric=metric, draw=False)
+    img = page.png(grid.png, name, f"RGB grid {title}")
+    payload = interactive.grid_payload(grid, cells, x=a.x, y=a.y, metric=metric)
     page.interactive = True
     return interactive.grid_html(img, payload, f"cells-{name}")
 
@@ -192,6 +193,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     n_rows = stats.steps.height * max(1, len(ctx.meta.seeds) or int(stats.steps.get_column("n_seeds").max()))
     curves = seed_curves(ctx.lf, stats.metrics.grids, a.by, n_rows)
     cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.steps, m, a.by) for m in stats.metrics.grids}
+    painter = GridPainter(page.dpi)  # one figure per layout, drawn once; each grid paints its cells on it
     for facet in stats.facets:
         suffix = "" if not facet else " · " + ", ".join(f"{k}={format_value(v, k)}" for k, v in facet.items())
         tag = "" if not facet else "_" + "_".join(f"{k}-{_safe(v)}" for k, v in facet.items())
@@ -199,17 +201,17 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
             page.h(3, suffix.removeprefix(" · "))
         for m in stats.metrics.grids:
             title = f"{ctx.name} · {m}{suffix}"
-            imgs = [_interactive_grid(page, stats, m, cells[m], facet, curves, title, f"grid_{m}{tag}")]
+            imgs = [_interactive_grid(page, painter, stats, m, cells[m], facet, curves, title, f"grid_{m}{tag}")]
             if reference is not None and m in reference.rgb and not reference.restricts(facet):
-                grid = rgb_grid(reference.rgb[m], a.panel, a.x, a.y, f"published · {m}")
-                imgs.append(page.figure(grid.fig, f"published_{m}{tag}", f"published grid {m}"))
+                grid = painter.paint(reference.rgb[m], a.panel, a.x, a.y, f"published · {m}")
+                imgs.append(page.png(grid.png, f"published_{m}{tag}", f"published grid {m}"))
             page.raw('<div class="row">' + "".join(imgs) + "</div>")
         for split, frame in stats.case_rgb.items():
             acc = f"{split}_accuracy"
             best = facet_filter(stats.best[acc], facet) if acc in stats.best else None
-            grid = rgb_grid(facet_filter(frame, facet), a.panel, a.x, a.y, f"case accuracy · {split}{suffix}",
-                            best=best, caption=CASE_CAPTION + f"; x = best {acc} G")
-            page.raw(page.figure(grid.fig, f"cases_{split}{tag}", f"case grid {split}{suffix}"))
+            grid = painter.paint(facet_filter(frame, facet), a.panel, a.x, a.y, f"case accuracy · {split}{suffix}",
+                                 best=best, caption=CASE_CAPTION + f"; x = best {acc} G")
+            page.raw(page.png(grid.png, f"cases_{split}{tag}", f"case grid {split}{suffix}"))
     if reference is not None:
         page.h(3, "Best G: reproduced vs published")
         page.table(to_html(reference.compare(stats.best, a)))

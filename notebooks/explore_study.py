@@ -25,7 +25,8 @@
 import polars as pl
 
 from analysis import find_study_dir, load_study_meta, scan_study
-from analysis.plots import learning_curve_figure, rgb_grid_figure, robustness_figure
+from analysis.grids import rgb_grid_figure
+from analysis.plots import learning_curve_figure, robustness_figure
 from analysis.report import plot_axes, robustness_table
 from analysis.stats import best_config, epochwise_rgb, learning_curves, model_status, robustness_curve
 

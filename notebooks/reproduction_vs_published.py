@@ -25,7 +25,7 @@ import os
 
 from analysis import find_study_dir, load_reference, load_study_meta, scan_study
 from analysis.compare import common_grid, compare_sides, comparison_figure, format_comparison, restrict
-from analysis.plots import rgb_grid_figure
+from analysis.grids import rgb_grid_figure
 from analysis.report import plot_axes
 from analysis.stats import epochwise_rgb
 

@@ -280,6 +280,25 @@ def _lost_with_its_process(pickled_error: str | None) -> bool:
     return isinstance(error, RayActorError | NodeDiedError | WorkerCrashedError)
 
 
+def _drop_tune_leftovers(fs: Any, experiment: str) -> None:
+    """Delete what a finished Tuner run left in its folder under ``_tune/`` that nothing reads: its experiment
+    state and its (empty) trial folders. A trial folder holding Tune's error files (``error.txt``,
+    ``error.pkl``: the whole traceback of a failed trial; failed/<key>.json has its last lines) stays."""
+    import pyarrow.fs as pafs
+    from ray.air.constants import EXPR_ERROR_FILE, EXPR_ERROR_PICKLE_FILE
+
+    everything = fs.get_file_info(pafs.FileSelector(experiment, recursive=True, allow_not_found=True))
+    failed = {info.path.rsplit("/", 1)[0] for info in everything
+              if info.base_name in (EXPR_ERROR_FILE, EXPR_ERROR_PICKLE_FILE)}
+    for info in fs.get_file_info(pafs.FileSelector(experiment, allow_not_found=True)):
+        if info.type == pafs.FileType.Directory and info.path not in failed:
+            fs.delete_dir(info.path)
+        elif info.type == pafs.FileType.File:
+            fs.delete_file(info.path)
+    if not failed:
+        fs.delete_dir(experiment)
+
+
 def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
          storage: StudyStorage, folder: _Folder, lost: _LostTrials | None = None) -> None:
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
@@ -293,7 +312,8 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
         callbacks=[progress, folder] if lost is None else [progress, folder, lost],
         verbose=0,
     )
-    tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
+    results = tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
+    _drop_tune_leftovers(results.filesystem, results.experiment_path)  # after the callbacks read the errors
     folder.fold()  # the end of every Tuner run
 
 

@@ -3,6 +3,7 @@ hatched, and grid geometry that points at the right pixels of the saved PNG."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.image import imread
 
-from analysis.plots import NOT_RUN_HATCH, PANEL_COLORS, learning_curve_figure, panel_color, rgb_grid, robustness_figure
+from analysis.grids import NOT_RUN_HATCH, GridPainter, rgb_grid
+from analysis.plots import PANEL_COLORS, learning_curve_figure, panel_color, robustness_figure
+from analysis.png import png_bytes
 
 PANELS = ["NAP", "sum", "max"]
 
@@ -66,3 +69,50 @@ def test_grid_geometry_points_at_each_cell_and_cells_not_run_are_hatched(tmp_pat
                 hatch = np.array([int(NOT_RUN_HATCH[k:k + 2], 16) / 255 for k in (1, 3, 5)])
                 assert (np.abs(patch - 1.0).max(axis=1) < 0.02).any()  # white
                 assert (np.abs(patch - hatch).max(axis=1) < 0.12).any()  # grey stripes
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _png_pixels(data: bytes, path: Path) -> np.ndarray:
+    return np.round(imread(_write(path, data))[..., :3] * 255).astype(np.uint8)
+
+
+def test_painted_grids_are_the_figure_of_rgb_grid_and_share_one_layout(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    cells = [(a, d, lr) for a in PANELS for d in (8, 16, 32, 64) for lr in (0.1, 0.01, 0.001)]
+    grids = []
+    for k in range(3):  # each grid leaves out other cells; the painter must not show the last grid's cells
+        values = np.sort(rng.random((len(cells), 3)), axis=1)
+        rows = [(*c, *v) for i, (c, v) in enumerate(zip(cells, values, strict=True)) if i % 7 != k]
+        grids.append(pl.DataFrame(rows, schema=["architecture", "d_model", "learning_rate", "r", "g", "b"],
+                                  orient="row"))
+    painter = GridPainter()
+    for k, rgb in enumerate(grids):
+        painted = painter.paint(rgb, "architecture", "d_model", "learning_rate", f"grid {k}")
+        figure = rgb_grid(rgb, "architecture", "d_model", "learning_rate", f"grid {k}")
+        figure.fig.savefig(tmp_path / "figure.png", dpi=100)
+        expected = np.round(imread(tmp_path / "figure.png")[..., :3] * 255).astype(np.uint8)
+        got = _png_pixels(painted.png, tmp_path / "painted.png")
+        assert got.shape == expected.shape
+        assert painted.boxes == figure.geometry(draw=False)
+        assert (painted.panels, painted.xs, painted.ys) == (figure.panels, figure.xs, figure.ys)
+        # the same picture: at most a pixel column / row at a cell edge rounded the other way
+        differ = np.abs(got.astype(int) - expected.astype(int)).max(axis=2) > 2
+        assert differ.mean() < 0.002, differ.mean()
+    assert len(painter._layouts) == 1  # one layout drawn, three grids painted on it
+
+
+def test_png_bytes_decode_to_the_same_pixels_whether_deflated_whole_or_in_bands(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    rgba = np.full((97, 131, 4), 255, np.uint8)
+    rgba[10:60, 20:90, :3] = rng.integers(0, 256, (50, 70, 3))  # noise on a flat background
+    for pixels in (rgba, rgba[..., :3]):
+        for bands in (1, 3):
+            data = png_bytes(pixels, bands=bands)
+            raw = zlib.decompress(data[41:-16])  # one valid zlib stream (its checksum checked)
+            assert len(raw) == pixels.shape[0] * (pixels.shape[1] * pixels.shape[2] + 1)
+            got = np.round(imread(_write(tmp_path / "p.png", data)) * 255).astype(np.uint8)
+            assert got.shape == pixels.shape and (got == pixels).all(), bands

@@ -177,23 +177,53 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path) -> None:
+def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from search_spaces import get_study
     from study.ray_env import ray_environment
 
     ray_environment(None)
     import ray
 
-    from study.runner import Resources, run_study
+    from study import runner
     from study.storage import StudyStorage
 
+    tuner_runs: list[int] = []  # trials per Tuner run
+    fit = runner._fit
+
+    def counted(entry: object, param_space: dict, *args: object, **kwargs: object) -> None:
+        tuner_runs.append(len(param_space["point"]["grid_search"]))
+        fit(entry, param_space, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_fit", counted)
     study = get_study("demo", "smoke")  # 9 trials
     storage = StudyStorage(storage=str(tmp_path), directory=study.directory)
     try:
-        counts = run_study(study, storage, Resources(), echo=lambda _: None, chunk_size=4)
+        counts = runner.run_study(study, storage, runner.Resources(), echo=lambda _: None, chunk_size=4)
     finally:
         ray.shutdown()
     assert counts == {"finished": 9, "failed": 0, "total": 9}
-    tuner_runs = [p for p in (tmp_path / study.directory / "_tune").iterdir() if p.is_dir()]
-    assert len(tuner_runs) == 3  # 4 + 4 + 1 trials
+    assert tuner_runs == [4, 4, 1]
+    assert list((tmp_path / study.directory / "_tune").rglob("*")) == []  # no failed trial: Tune left nothing
     _assert_complete(tmp_path / study.directory, trials=9, seeds=1, evaluations=2)
+
+
+def test_tunes_leftovers_are_dropped_but_a_failed_trials_error_files_stay(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    from study.runner import _drop_tune_leftovers
+
+    experiment = tmp_path / "_tune" / "tune-20260101-000000-1-0"
+    for trial in ("a_00000", "a_00001", "a_00002"):
+        (experiment / trial).mkdir(parents=True)
+    (experiment / "a_00001" / "error.txt").write_text("Traceback ...\nValueError: boom\n")
+    (experiment / "a_00001" / "error.pkl").write_bytes(b"pickled")
+    for name in ("experiment_state-2026-01-01_00-00-00.json", "basic-variant-state-2026-01-01_00-00-00.json",
+                 "tuner.pkl", ".validate_storage_marker"):
+        (experiment / name).write_text("{}")
+    _drop_tune_leftovers(pafs.LocalFileSystem(), str(experiment))
+    left = sorted(str(p.relative_to(experiment)) for p in experiment.rglob("*"))
+    assert left == ["a_00001", "a_00001/error.pkl", "a_00001/error.txt"]
+    (experiment / "a_00001" / "error.txt").unlink()
+    (experiment / "a_00001" / "error.pkl").unlink()
+    _drop_tune_leftovers(pafs.LocalFileSystem(), str(experiment))
+    assert list((tmp_path / "_tune").iterdir()) == []  # nothing failed: the run's folder goes too
