@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import ray
 from ray import tune
 
-from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
+from search_spaces.study import Study, StudyError
 from study.identity import machine, machine_text, software_versions, trial_key
+from study.journal import JournalRecorder, journal_storage, optuna_space, sync_journal
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
 from study.trainable import PRECISIONS, objective
@@ -85,27 +86,11 @@ def trial_points(study: Study) -> dict[str, dict[str, Any]]:
     return points
 
 
-def _optuna_space(study: Study) -> dict[str, Any]:
+def _optuna_sampler(study: Study, seed: int = 0) -> Any:
+    """The study's sampler. `seed`: its own stream, fixed so a study is reproducible; a resumed study passes the
+    number of trials it already has (a sampler seeded as before would draw its first points again: duplicates)."""
     import optuna
 
-    space: dict[str, Any] = {}
-    for name, axis in study.axes.items():
-        if isinstance(axis, LogUniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high, log=True)
-        elif isinstance(axis, Uniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high)
-        elif isinstance(axis, IntRange):
-            space[name] = optuna.distributions.IntDistribution(axis.low, axis.high, log=axis.log)
-        else:
-            choices = tuple(axis.options) if isinstance(axis, Linked) else axis
-            space[name] = optuna.distributions.CategoricalDistribution(choices)
-    return space
-
-
-def _optuna_sampler(study: Study) -> Any:
-    import optuna
-
-    seed = 0  # the sampler's own stream; fixed so a study is reproducible
     if study.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if study.sampler == "qmc":
@@ -254,8 +239,8 @@ def _lost_with_its_process(pickled_error: str | None) -> bool:
     return isinstance(error, RayActorError | NodeDiedError | WorkerCrashedError)
 
 
-def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
-         storage: StudyStorage, lost: _LostTrials | None = None) -> None:
+def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, callbacks: list[Any],
+         storage: StudyStorage) -> None:
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
     if not any(isinstance(f, _OneLineTrialErrors) for f in tune_log.filters):
         tune_log.addFilter(_OneLineTrialErrors())
@@ -264,10 +249,27 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
         name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
-        callbacks=[progress] if lost is None else [progress, lost],
+        callbacks=callbacks,
         verbose=0,
     )
     tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
+
+
+def _tune_config(study: Study, concurrency: int, remaining: int, journal: Any | None,
+                 previous: list[tuple[dict[str, Any], float]], n_done: int) -> Any:
+    """Tune's grid (grid studies) or OptunaSearch on the journal storage (study.journal; None: fed `previous`)."""
+    if study.sampler == "grid":
+        return tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
+                               trial_dirname_creator=_trial_dirname)
+    from ray.tune.search.optuna import OptunaSearch
+
+    searcher = OptunaSearch(
+        space=optuna_space(study), metric="objective", mode=study.mode, sampler=_optuna_sampler(study, n_done),
+        storage=journal, study_name=study.name if journal is not None else None,
+        points_to_evaluate=[p for p, _ in previous] or None, evaluated_rewards=[s for _, s in previous] or None,
+    )
+    return tune.TuneConfig(search_alg=searcher, num_samples=remaining, max_concurrent_trials=concurrency,
+                           reuse_actors=True, trial_dirname_creator=_trial_dirname)
 
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
@@ -282,14 +284,16 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
              f"{storage.quarantine(key)}, the trial runs again")
+    journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
+    previous: list[tuple[dict[str, Any], float]] = []
     if study.sampler == "grid":
         points = trial_points(study)
         done = storage.finished_keys() & set(points)
         todo = [p for k, p in points.items() if k not in done]
         n_done = len(done)
     else:
-        previous = finished_points(study, storage)
-        n_done = min(len(previous), total)
+        previous = finished_points(study, storage) if journal is None else []
+        n_done = min(len(previous) if journal is None else len(storage.finished_keys()), total)
         todo = []
     storage.write_json("study.json", {**study.to_json(), "versions": software_versions(), "run": run_record(resources)})
     remaining = total - n_done
@@ -308,37 +312,26 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency
-    if study.sampler == "grid":
-        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
-                                      trial_dirname_creator=_trial_dirname)
-    else:
-        from ray.tune.search.optuna import OptunaSearch
-
-        searcher = OptunaSearch(
-            space=_optuna_space(study), metric="objective", mode=study.mode, sampler=_optuna_sampler(study),
-            points_to_evaluate=[p for p, _ in previous] or None,
-            evaluated_rewards=[s for _, s in previous] or None,
-        )
-        tune_config = tune.TuneConfig(search_alg=searcher, num_samples=remaining,
-                                      max_concurrent_trials=concurrency, reuse_actors=True,
-                                      trial_dirname_creator=_trial_dirname)
+    tune_config = _tune_config(study, concurrency, remaining, journal_storage(storage) if journal is not None else None,
+                               previous, n_done)
     progress = StudyProgress(study=study, storage=storage, total=total, already_done=n_done, echo=echo)
+    recorder = [JournalRecorder(study, storage)] if journal is not None and study.sampler == "grid" else []
     echo(f"running {remaining} trials, {concurrency} at a time "
          f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
     if study.sampler == "grid":
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]
             lost = _LostTrials()
-            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, lost)
+            _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, [progress, lost, *recorder], storage)
             if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
                 echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
                 progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
-                _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage)
+                _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, [progress, *recorder], storage)
             chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
             if chunk_keys - storage.finished_keys() - storage.failed_keys():
                 break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
     else:
-        _fit(entry, {}, tune_config, progress, storage)
+        _fit(entry, {}, tune_config, [progress], storage)
     progress.close()
     if study.sampler != "grid":
         return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
