@@ -175,7 +175,8 @@ def _no_room(nodes: list[dict[str, float]], autoscaler: Autoscaler | None, resou
 
 
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False) -> None:
+                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False,
+                 track: tuple[Any, ...] = ()) -> None:
     """What a Ray worker runs for one trial."""
     import torch
 
@@ -189,7 +190,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
                           where=f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})")
     point = config.get("point", config)
     run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
-              packed=packing(packed, gpus), precision=precision)
+              packed=packing(packed, gpus), precision=precision, track=track)
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -273,11 +274,12 @@ def _tune_config(study: Study, concurrency: int, remaining: int, journal: Any | 
 
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
-              echo: Echo = print, chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
+              echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = ()) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
     A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
     with the number of trials (and so does the time of each save), so one huge Tuner slows down.
+    `track`: trackers each trial logs its curves to (study.tracking.TrackSpec).
     """
     validate(study)
     total = study.trial_count()
@@ -308,7 +310,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         tune.with_parameters(_trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
                              packed=resources.packed, precision=resources.precision,
-                             simulated_gpus=resources.simulated_gpus),
+                             simulated_gpus=resources.simulated_gpus, track=tuple(track)),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency
