@@ -85,6 +85,18 @@ def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
     return [family.config.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
 
 
+def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
+    """The hyperparameter and label columns of a trial's rows (study.trainable writes these beside every row)."""
+    if study.kind == "measurement":
+        return study.configuration(point)
+    hyper, labels = split_config(study, point)
+    configs = member_configs(hyper)
+    params = {**configs[0].resolved(), **labels}
+    if len(configs) > 1:  # packed learning rates: the row says which one
+        params["learning_rate"] = list(hyper["learning_rate"])
+    return params
+
+
 def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report, packed: bool | None,
                 precision: str, on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     hyper, labels = split_config(study, point)
@@ -160,7 +172,6 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
     if not track:
         return lambda _: None
     from study.tracking import TrialTracking
-    from study.tracking.series import trial_params
 
     return stack.enter_context(TrialTracking(track, study, key, trial_params(study, point))).row
 

@@ -17,8 +17,8 @@ from search_spaces import get_study
 from study.journal import JOURNAL
 from study.storage import StudyStorage
 from study.tracking import TrackError, TrackSpec, parse_track
-from study.tracking.series import TrialSeries, trial_params
-from study.trainable import objective, run_trial
+from study.tracking.series import TrialSeries
+from study.trainable import objective, run_trial, trial_params
 from tests.cli import rows, run_cli
 from tests.test_study_cli import STUDIES
 

@@ -9,8 +9,6 @@ rows stay the record: a tracker that fails mid-trial is reported and dropped for
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.util
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -18,33 +16,9 @@ from typing import Any
 from search_spaces.study import Study
 from study.storage import StudyStorage
 from study.tracking.series import TrialSeries
+from study.tracking.spec import TRACKERS, TrackError, TrackSpec, parse_track
 
-#: Tracker kinds -> (module that must import, the pyproject extra that installs it).
-TRACKERS = {"mlflow": ("mlflow", "mlflow"), "tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}
-
-
-class TrackError(ValueError):
-    """A tracker that cannot be used as asked (unknown, not installed, no target): one line, bad input."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TrackSpec:
-    """One tracker: its kind and target (MLflow tracking URI, TensorBoard directory, W&B project)."""
-
-    kind: str
-    target: str | None = None
-
-
-def parse_track(text: str, option: str = "--track") -> TrackSpec:
-    """``mlflow``, ``mlflow=URI``, ``tensorboard[=DIR]``, ``wandb[=PROJECT]``; checks that the extra is installed."""
-    kind, _, target = text.partition("=")
-    if kind not in TRACKERS:
-        raise TrackError(f"invalid {option} {text!r}; allowed: mlflow[=URI], tensorboard[=DIR], wandb[=PROJECT]")
-    module, extra = TRACKERS[kind]
-    if importlib.util.find_spec(module) is None:
-        raise TrackError(f"{option} {kind} needs the {extra} extra: pip install 'attention-studies[{extra}]'")
-    return TrackSpec(kind, target or None)
-
+__all__ = ["TRACKERS", "TrackError", "TrackSpec", "TrialTracking", "parse_track", "resolve"]
 
 def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str = "--track") -> TrackSpec:
     """The spec with its default target filled in, checked from the driver (before any trial starts)."""

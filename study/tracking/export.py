@@ -8,7 +8,7 @@ from search_spaces.study import Study
 from study.journal import point_from_rows
 from study.storage import StudyStorage
 from study.tracking import TrackSpec, TrialTracking
-from study.tracking.series import trial_params
+from study.trainable import trial_params
 
 
 def export_study(study: Study, storage: StudyStorage, specs: Sequence[TrackSpec],

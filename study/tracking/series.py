@@ -1,6 +1,6 @@
 """How a trial's rows become tracker series: the one definition that `study run --track` and `study export` share.
 
-A trial's tracker run gets its hyperparameters as params (exactly the Parquet hyperparameter and label columns)
+A trial's tracker run gets its hyperparameters as params (study.trainable.trial_params: the Parquet columns)
 and, at every evaluation step, one series per seed and metric (``seed_<n>/val_accuracy``) plus the mean over the
 seeds once every seed has reached that step (``mean/val_accuracy``). A trial that packs several learning rates
 prefixes each rate's series with ``lr_<rate>/``. Metrics are the row's numbers that are neither hyperparameters
@@ -13,23 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from search_spaces.study import Study
-
 BOOKKEEPING = frozenset({"seed", "step", "epoch", "n_params", "wall_time_s"})
-
-
-def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
-    """The hyperparameter and label columns of a trial's rows (study.trainable writes these beside every row)."""
-    if study.kind == "measurement":
-        return study.configuration(point)
-    from study.trainable import member_configs, split_config
-
-    hyper, labels = split_config(study, point)
-    configs = member_configs(hyper)
-    params = {**configs[0].resolved(), **labels}
-    if len(configs) > 1:  # packed learning rates: the row says which one
-        params["learning_rate"] = list(hyper["learning_rate"])
-    return params
 
 
 def metric_values(row: dict[str, Any], params: dict[str, Any]) -> dict[str, float]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from search_spaces.study import Study
 from study.storage import StudyStorage, first_line
-from study.tracking import TrackError, TrackSpec
+from study.tracking.spec import TrackError, TrackSpec
 
 MLFLOW_DB = "mlflow.db"  # default MLflow store: <storage>/<study>/mlflow.db (SQLite)
 TENSORBOARD_DIR = "tensorboard"  # default TensorBoard root: <storage>/<study>/tensorboard/<trial_key>/
