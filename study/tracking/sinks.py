@@ -48,7 +48,7 @@ def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str) -
             target = f"sqlite:///{directory / MLFLOW_DB}"
         target = _absolute_uri(target)
         try:
-            mlflow_experiment(target, study)
+            mlflow_experiment(target, study, str(storage.local_path() / "mlartifacts") if storage.is_local else None)
         except Exception as error:  # noqa: BLE001 - any store error is a target that cannot be used
             raise TrackError(f"invalid {option} mlflow={target!r}: {first_line(error)}") from None
         return TrackSpec("mlflow", target)
@@ -63,14 +63,19 @@ def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str) -
     return TrackSpec("wandb", spec.target or "attention-studies")
 
 
-def mlflow_experiment(uri: str, study: Study) -> str:
-    """The id of the study's MLflow experiment (named after its directory, e.g. ``demo.smoke``), created if new."""
+def mlflow_experiment(uri: str, study: Study, artifacts: str | None = None) -> str:
+    """The id of the study's MLflow experiment (named after its directory, e.g. ``demo.smoke``), created if new
+    (``artifacts``: its artifact location; None: MLflow's default, ./mlruns of the creating process)."""
     import mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # not its INFO lines about creating tables
     mlflow.set_tracking_uri(uri)
     experiment = mlflow.get_experiment_by_name(study.directory)
-    return experiment.experiment_id if experiment else mlflow.create_experiment(study.directory)
+    if experiment is not None:
+        return experiment.experiment_id
+    # MLflow 3's UI opens an experiment of this kind on its training runs (not its GenAI traces).
+    return mlflow.create_experiment(study.directory, artifact_location=artifacts,
+                                    tags={"mlflow.experimentKind": "custom_model_development"})
 
 
 class MLflowRun:
