@@ -137,3 +137,40 @@ def test_bad_tracker_input_is_one_line_and_exit_status_2(tmp_path: Path) -> None
     nowhere = run_cli("export", GRID, "--storage", str(tmp_path), "--to", f"mlflow={bad}")
     assert nowhere.returncode == 2 and nowhere.stderr.startswith(f"Error: invalid --to mlflow={bad!r}: ")
     assert len(nowhere.stderr.strip().splitlines()) == 1
+
+
+def _assert_wandb_matches(where: Path, study_dir: Path, params_of: dict[str, dict]) -> None:
+    from tests.wandb_files import read_run
+
+    df = rows(study_dir)
+    runs = [read_run(d) for d in sorted((where / "wandb").glob("offline-run-*"))]
+    assert sorted(r["id"] for r in runs) == sorted(df["trial_key"].unique())  # one run per trial
+    for run in runs:
+        key = run["id"]
+        assert (run["name"], run["group"], run["job_type"], run["project"]) == (key, "test.tpe", "trial", "studies")
+        assert {k: v for k, v in run["config"].items() if k != "_wandb"} == params_of[key]
+        curve = df.filter(pl.col("trial_key") == key).sort("step")
+        logged = [(h["step"], h["seed_0/val_accuracy"]) for h in run["history"] if "seed_0/val_accuracy" in h]
+        assert logged == [(s, pytest.approx(v)) for s, v in curve.select("step", "val_accuracy").rows()]
+        assert [h["mean/val_accuracy"] for h in run["history"] if "mean/val_accuracy" in h] == pytest.approx(
+            curve["val_accuracy"].to_list())  # one seed: the mean is the seed's curve
+
+
+def test_wandb_offline_live_and_exported_runs_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WANDB_MODE", "offline")  # no network: the run files stay on disk
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    study = get_study(f"{STUDIES}:TPE")  # 100 steps, 1 seed
+    storage = StudyStorage(str(tmp_path), study.directory)
+    points = [{"architecture": "sum", "learning_rate": rate} for rate in (0.01, 0.001)]
+    live = TrackSpec("wandb", "studies", str(tmp_path / "live"))
+    for point in points:  # the trial entry Tune runs, without Ray
+        run_trial(study, storage, point, track=[live])
+    study_dir = tmp_path / study.directory
+    params_of = {k: trial_params(study, {"architecture": a, "learning_rate": r}) for k, a, r in
+                 rows(study_dir).select("trial_key", "architecture", "learning_rate").unique().rows()}
+    _assert_wandb_matches(tmp_path / "live", study_dir, params_of)
+
+    exported = run_cli("export", f"{STUDIES}:TPE", "--storage", str(tmp_path), "--to", "wandb=studies",
+                       env={"WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DIR": str(tmp_path / "exported")})
+    assert exported.returncode == 0, exported.stderr + exported.stdout
+    _assert_wandb_matches(tmp_path / "exported", study_dir, params_of)

@@ -19,6 +19,7 @@ from study.tracking.spec import TrackError, TrackSpec
 
 MLFLOW_DB = "mlflow.db"  # default MLflow store: <storage>/<study>/mlflow.db (SQLite)
 TENSORBOARD_DIR = "tensorboard"  # default TensorBoard root: <storage>/<study>/tensorboard/<trial_key>/
+WANDB_PROJECT = "attention-studies"  # default W&B project; run files under $WANDB_DIR or <storage>/<study>/wandb/
 
 
 def _absolute_uri(uri: str) -> str:
@@ -60,7 +61,9 @@ def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str) -
         except OSError as error:
             raise TrackError(f"invalid {option} tensorboard={str(root)!r}: {first_line(error)}") from None
         return TrackSpec("tensorboard", str(root))
-    return TrackSpec("wandb", spec.target or "attention-studies")
+    where = os.environ.get("WANDB_DIR") or str(_local_default(storage, "wandb", option, "PROJECT with WANDB_DIR set"))
+    Path(where).mkdir(parents=True, exist_ok=True)
+    return TrackSpec("wandb", spec.target or WANDB_PROJECT, str(Path(where).resolve()))
 
 
 def mlflow_experiment(uri: str, study: Study, artifacts: str | None = None) -> str:

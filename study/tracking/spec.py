@@ -19,6 +19,7 @@ class TrackSpec:
 
     kind: str
     target: str | None = None
+    where: str | None = None  # W&B: the local directory of its run files (resolved on the driver)
 
 
 def parse_track(text: str, option: str = "--track") -> TrackSpec:
