@@ -3,7 +3,8 @@
 ``study run --track KIND[=TARGET]`` logs every trial live, from inside the trial; ``study export`` puts finished
 results in a tracker afterwards. Both feed a trial's rows through :class:`TrialTracking` (the series:
 study.tracking.series). One tracker run per trial, named by its trial key; a trial trained again (a relaunch
-after a killed driver, an export repeated) replaces its earlier run instead of adding a second one. The Parquet
+after a killed driver, an export repeated) replaces its earlier run instead of adding a second one (W&B, which
+cannot delete a run, resumes the run of that id instead). The Parquet
 rows stay the record: a tracker that fails mid-trial is reported and dropped for that trial, never the trial.
 """
 
@@ -19,6 +20,7 @@ from study.tracking.series import TrialSeries
 from study.tracking.spec import TRACKERS, TrackError, TrackSpec, parse_track
 
 __all__ = ["TRACKERS", "TrackError", "TrackSpec", "TrialTracking", "parse_track", "resolve"]
+
 
 def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str = "--track") -> TrackSpec:
     """The spec with its default target filled in, checked from the driver (before any trial starts)."""
