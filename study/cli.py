@@ -181,6 +181,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
                               precision=precision, simulated_gpus=simulated_gpus)
         with StudyLock(target):
             specs = [resolve(spec, study, target) for spec in specs]
+            for spec in specs:
+                click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
             counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs))
     except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
