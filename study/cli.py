@@ -32,6 +32,7 @@ from study.cli_common import (
     study_storage,
 )
 from study.commands.compact import compact
+from study.commands.export import export
 from study.commands.findings import findings
 from study.commands.verify import verify
 from study.storage import StudyStorage, first_line
@@ -146,9 +147,12 @@ def show(name: str, scale: str) -> None:
               help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
                    "where CUDA is missing instead of failing; rows record device cpu.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
+@click.option("--track", "track", multiple=True, metavar="KIND[=TARGET]",
+              help="Log every trial live to mlflow[=URI], tensorboard[=DIR] or wandb[=PROJECT] (repeatable; "
+                   "docs/tracking.md).")
 def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
-        report: bool) -> None:
+        report: bool, track: tuple[str, ...]) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
@@ -162,9 +166,14 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
     from study.runner import ClusterError, Resources, run_study
+    from study.tracking import TrackError, parse_track, resolve
     from study.validate import validate
 
     target = study_storage(study, storage, must_exist=False)
+    try:
+        specs = [parse_track(t) for t in track]
+    except TrackError as error:
+        raise InputError(str(error)) from None
     started = time.time()
     try:
         validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
@@ -172,10 +181,13 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
                               max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
                               precision=precision, simulated_gpus=simulated_gpus)
         with StudyLock(target):
-            counts = run_study(study, target, resources, address=address, echo=click.echo)
+            specs = [resolve(spec, study, target) for spec in specs]
+            for spec in specs:
+                click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
+            counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs))
     except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
-    except StudyError as error:  # a bad study, value or resource request
+    except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target
         raise InputError(str(error)) from None
     except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
         raise InputError(f"invalid --storage {storage!r}: {first_line(error)}") from None
@@ -363,6 +375,7 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
 main.add_command(verify)
 main.add_command(findings)
 main.add_command(compact)
+main.add_command(export)
 
 if __name__ == "__main__":
     main()

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import ray
 from ray import tune
 
-from search_spaces.study import IntRange, Linked, LogUniform, Study, StudyError, Uniform
+from search_spaces.study import Study, StudyError
 from study.identity import machine, machine_text, software_versions, trial_key
+from study.journal import JournalRecorder, journal_storage, optuna_space, sync_journal
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
 from study.trainable import PRECISIONS, objective
@@ -86,27 +87,11 @@ def trial_points(study: Study) -> dict[str, dict[str, Any]]:
     return points
 
 
-def _optuna_space(study: Study) -> dict[str, Any]:
+def _optuna_sampler(study: Study, seed: int = 0) -> Any:
+    """The study's sampler. `seed`: its own stream, fixed so a study is reproducible; a resumed study passes the
+    number of trials it already has (a sampler seeded as before would draw its first points again: duplicates)."""
     import optuna
 
-    space: dict[str, Any] = {}
-    for name, axis in study.axes.items():
-        if isinstance(axis, LogUniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high, log=True)
-        elif isinstance(axis, Uniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high)
-        elif isinstance(axis, IntRange):
-            space[name] = optuna.distributions.IntDistribution(axis.low, axis.high, log=axis.log)
-        else:
-            choices = tuple(axis.options) if isinstance(axis, Linked) else axis
-            space[name] = optuna.distributions.CategoricalDistribution(choices)
-    return space
-
-
-def _optuna_sampler(study: Study) -> Any:
-    import optuna
-
-    seed = 0  # the sampler's own stream; fixed so a study is reproducible
     if study.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if study.sampler == "qmc":
@@ -216,7 +201,8 @@ def _no_room(nodes: list[dict[str, float]], autoscaler: Autoscaler | None, resou
 
 
 def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False) -> None:
+                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False,
+                 track: tuple[Any, ...] = ()) -> None:
     """What a Ray worker runs for one trial."""
     import torch
 
@@ -230,7 +216,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
                           where=f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})")
     point = config.get("point", config)
     run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
-              packed=packing(packed, gpus), precision=precision)
+              packed=packing(packed, gpus), precision=precision, track=track)
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -299,8 +285,8 @@ def _drop_tune_leftovers(fs: Any, experiment: str) -> None:
         fs.delete_dir(experiment)
 
 
-def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: StudyProgress,
-         storage: StudyStorage, folder: _Folder, lost: _LostTrials | None = None) -> None:
+def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, callbacks: list[Any],
+         storage: StudyStorage, folder: _Folder) -> None:
     tune_log = logging.getLogger("ray.tune.execution.tune_controller")
     if not any(isinstance(f, _OneLineTrialErrors) for f in tune_log.filters):
         tune_log.addFilter(_OneLineTrialErrors())
@@ -309,7 +295,7 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
         name=f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(_TUNER_RUNS)}",
         storage_path=f"{storage.uri}/_tune",
         failure_config=tune.FailureConfig(max_failures=MAX_FAILURES),
-        callbacks=[progress, folder] if lost is None else [progress, folder, lost],
+        callbacks=[*callbacks, folder],
         verbose=0,
     )
     results = tune.Tuner(entry, param_space=param_space, tune_config=tune_config, run_config=run_config).fit()
@@ -318,28 +304,46 @@ def _fit(entry: Any, param_space: dict[str, Any], tune_config: Any, progress: St
 
 
 def _run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, fit: tuple, echo: Echo) -> None:
-    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``fit``: _fit's first arguments but the
-    parameter space (entry, tune config, progress, storage, folder)."""
-    entry, tune_config, progress, storage, folder = fit
+    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``fit``: (entry, tune config, callbacks,
+    storage, folder, progress)."""
+    entry, tune_config, callbacks, storage, folder, progress = fit
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start:start + chunk_size]
         lost = _LostTrials()
-        _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, progress, storage, folder, lost)
+        _fit(entry, {"point": tune.grid_search(chunk)}, tune_config, [*callbacks, lost], storage, folder)
         if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
             echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
             progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
-            _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, progress, storage, folder)
+            _fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, callbacks, storage, folder)
         chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
         if chunk_keys - storage.finished_keys() - storage.failed_keys():
             break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
 
 
+def _tune_config(study: Study, concurrency: int, remaining: int, journal: Any | None,
+                 previous: list[tuple[dict[str, Any], float]], n_done: int) -> Any:
+    """Tune's grid (grid studies) or OptunaSearch on the journal storage (study.journal; None: fed `previous`)."""
+    if study.sampler == "grid":
+        return tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
+                               trial_dirname_creator=_trial_dirname)
+    from ray.tune.search.optuna import OptunaSearch
+
+    searcher = OptunaSearch(
+        space=optuna_space(study), metric="objective", mode=study.mode, sampler=_optuna_sampler(study, n_done),
+        storage=journal, study_name=study.name if journal is not None else None,
+        points_to_evaluate=[p for p, _ in previous] or None, evaluated_rewards=[s for _, s in previous] or None,
+    )
+    return tune.TuneConfig(search_alg=searcher, num_samples=remaining, max_concurrent_trials=concurrency,
+                           reuse_actors=True, trial_dirname_creator=_trial_dirname)
+
+
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
-              echo: Echo = print, chunk_size: int = CHUNK_SIZE) -> dict[str, int]:
+              echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = ()) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
     A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
     with the number of trials (and so does the time of each save), so one huge Tuner slows down.
+    `track`: trackers each trial logs its curves to (study.tracking.TrackSpec).
     """
     validate(study)
     total = study.trial_count()
@@ -348,14 +352,16 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
              f"{storage.quarantine(key)}, the trial runs again")
     folder = _Folder(storage, echo)
     folder.fold()  # what an earlier run left unfolded (or a fold it did not finish)
+    journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
+    previous: list[tuple[dict[str, Any], float]] = []
     if study.sampler == "grid":
         points = trial_points(study)
         done = storage.finished_keys() & set(points)
         todo = [p for k, p in points.items() if k not in done]
         n_done = len(done)
     else:
-        previous = finished_points(study, storage)
-        n_done = min(len(previous), total)
+        previous = finished_points(study, storage) if journal is None else []
+        n_done = min(len(previous) if journal is None else len(storage.finished_keys()), total)
         todo = []
     storage.write_json("study.json", {**study.to_json(), "versions": software_versions(), "run": run_record(resources)})
     remaining = total - n_done
@@ -370,31 +376,21 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         tune.with_parameters(_trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
                              packed=resources.packed, precision=resources.precision,
-                             simulated_gpus=resources.simulated_gpus),
+                             simulated_gpus=resources.simulated_gpus, track=tuple(track)),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency
-    if study.sampler == "grid":
-        tune_config = tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
-                                      trial_dirname_creator=_trial_dirname)
-    else:
-        from ray.tune.search.optuna import OptunaSearch
-
-        searcher = OptunaSearch(
-            space=_optuna_space(study), metric="objective", mode=study.mode, sampler=_optuna_sampler(study),
-            points_to_evaluate=[p for p, _ in previous] or None,
-            evaluated_rewards=[s for _, s in previous] or None,
-        )
-        tune_config = tune.TuneConfig(search_alg=searcher, num_samples=remaining,
-                                      max_concurrent_trials=concurrency, reuse_actors=True,
-                                      trial_dirname_creator=_trial_dirname)
+    tune_config = _tune_config(study, concurrency, remaining, journal_storage(storage) if journal is not None else None,
+                               previous, n_done)
     progress = StudyProgress(study=study, storage=storage, total=total, already_done=n_done, echo=echo)
+    recorder = [JournalRecorder(study, storage)] if journal is not None and study.sampler == "grid" else []
     echo(f"running {remaining} trials, {concurrency} at a time "
          f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
     if study.sampler == "grid":
-        _run_grid(study, todo, chunk_size, (entry, tune_config, progress, storage, folder), echo)
+        _run_grid(study, todo, chunk_size, (entry, tune_config, [progress, *recorder], storage, folder, progress),
+                  echo)
     else:
-        _fit(entry, {}, tune_config, progress, storage, folder)
+        _fit(entry, {}, tune_config, [progress], storage, folder)
     progress.close()
     if study.sampler != "grid":
         return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}

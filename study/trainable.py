@@ -12,7 +12,7 @@ import contextlib
 import math
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -85,8 +85,20 @@ def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
     return [family.config.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
 
 
+def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
+    """The hyperparameter and label columns of a trial's rows (study.trainable writes these beside every row)."""
+    if study.kind == "measurement":
+        return study.configuration(point)
+    hyper, labels = split_config(study, point)
+    configs = member_configs(hyper)
+    params = {**configs[0].resolved(), **labels}
+    if len(configs) > 1:  # packed learning rates: the row says which one
+        params["learning_rate"] = list(hyper["learning_rate"])
+    return params
+
+
 def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report, packed: bool | None,
-                precision: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+                precision: str, on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     hyper, labels = split_config(study, point)
     family = _family(hyper)
     configs = member_configs(hyper, family)
@@ -97,6 +109,7 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
         rows.append(row)
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
+        on_row(row)
 
     with precision_context(device, precision):
         result = family.train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
@@ -153,14 +166,25 @@ def _default_dtype(dtype: Any) -> Iterator[None]:
         torch.set_default_dtype(before)
 
 
+def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Study, key: str,
+                   point: dict[str, Any]) -> Report:
+    """Each row's callback for the trial's tracker runs (study.tracking), closed with ``stack``."""
+    if not track:
+        return lambda _: None
+    from study.tracking import TrialTracking
+
+    return stack.enter_context(TrialTracking(track, study, key, trial_params(study, point))).row
+
+
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
               report: Report | None = None, node_id: str = "local", packed: bool | None = None,
-              precision: str = "fp32") -> float:
+              precision: str = "fp32", track: Sequence[Any] = ()) -> float:
     """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
     chooses how a configuration's seeds train (None: the family's default on ``device``);
     `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
+    `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
     """
     report = report or (lambda _: None)
     key = trial_key(study.name, study.configuration(point), study.seeds)
@@ -171,10 +195,14 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         return score
     started = time.time()
     artifacts: dict[str, list[dict[str, Any]]] = {}
-    if study.kind == "measurement":
-        rows = _measure_rows(study, point)
-    else:
-        rows, artifacts = _train_rows(study, point, device, report, packed, precision)
+    with contextlib.ExitStack() as stack:
+        on_row = _open_tracking(stack, track, study, key, point)
+        if study.kind == "measurement":
+            rows = _measure_rows(study, point)
+            for row in rows:
+                on_row(row)
+        else:
+            rows, artifacts = _train_rows(study, point, device, report, packed, precision, on_row)
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     for row in rows:

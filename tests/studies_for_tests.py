@@ -58,3 +58,10 @@ TYPO = Study(
     name="test.typo", goal="a misspelt hyperparameter must not train at its default", task="mode",
     scientific={"architecture": ("sum",)}, fixed={**_TINY, "learnig_rate": 0.1}, seeds=(0,),
 )
+
+# A TPE study long enough (~1 s per trial, 8 trials) to kill its driver mid-study (tests/test_journal.py).
+TPE_INTERRUPTIBLE = Study(
+    name="test.tpe_interruptible", goal="the Optuna journal survives a killed driver", task="mode",
+    scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
+    fixed=_TINY, seeds=(0, 1), sampler="tpe", n_trials=8,
+)

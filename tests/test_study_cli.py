@@ -187,6 +187,16 @@ def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
     for metric in ("train_loss", "val_loss", "val_accuracy"):
         diff = (first[metric] - first[f"{metric}_alone"]).abs().max()
         assert diff < 1e-4, f"{metric} differs by {diff} at the first evaluation"
+    # The Optuna journal (docs/tracking.md) records a packed trial as one completed trial per learning rate.
+    import optuna
+
+    from study.trainable import objective
+
+    journal = optuna.load_study(study_name="test.rates_packed", storage=optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(tmp_path / "test.rates_packed" / "optuna.journal"))))
+    values = {t.params["learning_rate"]: t.value for t in journal.trials}
+    assert values == pytest.approx({r: objective(packed.filter(pl.col("learning_rate") == r).to_dicts(),
+                                                 "val_accuracy", "max") for r in (0.0003, 0.001, 0.003, 0.01)})
 
 
 @pytest.mark.parametrize("command", [["status", "demo"], ["report", "demo"], ["importance", "demo"],
