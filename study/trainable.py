@@ -150,20 +150,19 @@ def precision_context(device: str, precision: str) -> contextlib.AbstractContext
     import torch
 
     if precision == "fp64":
-        return _default_dtype(torch.float64)
+        return torch_setting(torch.get_default_dtype, torch.set_default_dtype, torch.float64)
     return torch.autocast(device_type=str(device).split(":")[0], dtype=torch.bfloat16)
 
 
 @contextlib.contextmanager
-def _default_dtype(dtype: Any) -> Iterator[None]:
-    import torch
-
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
+def torch_setting(get: Callable[[], Any], put: Callable[[Any], Any], value: Any) -> Iterator[None]:
+    """One of torch's process-wide settings (default dtype, thread count) at ``value`` inside, restored after."""
+    before = get()
+    put(value)
     try:
         yield
     finally:
-        torch.set_default_dtype(before)
+        put(before)
 
 
 def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Study, key: str,

@@ -21,8 +21,6 @@ import math
 import random
 import statistics
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,18 +142,6 @@ def within_seed_noise(old: list[dict[str, Any]], new: list[dict[str, Any]], metr
     return move <= bound, text
 
 
-@contextmanager
-def _threads(n: int) -> Iterator[None]:
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @dataclass(frozen=True)
 class RunSettings:
     """How the recorded trials ran (study.json's ``run``; older studies: the defaults of `study run`)."""
@@ -173,7 +159,9 @@ class RunSettings:
 def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str, Any], settings: RunSettings,
                  scratch: StudyStorage) -> TrialCheck:
     """Train trial ``key`` (at ``point``) again into ``scratch`` and compare its rows with the recorded ones."""
-    from study.trainable import run_trial
+    import torch
+
+    from study.trainable import run_trial, torch_setting
 
     table = storage.read_trial(key)
     old = table.to_pylist() if table is not None else []
@@ -185,7 +173,7 @@ def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str,
         why = f"it trained on {device}; this check runs on the CPU"
         return TrialCheck(key, point, NOT_RUN, False, recorded, why=why)
     precision = str(old[0].get("precision", "fp32"))
-    with _threads(settings.threads):
+    with torch_setting(torch.get_num_threads, torch.set_num_threads, settings.threads):
         here = machine_text()
         run_trial(study, scratch, point, packed=settings.packed, precision=precision)
     again = scratch.read_trial(key)
