@@ -68,7 +68,7 @@ def pick_trials(keys: set[str], n: int, seed: int) -> list[str]:
 
 
 def _row_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return row.get("seed"), row.get("step"), row.get("learning_rate"), row.get("member")
+    return row.get("seed"), row.get("step"), row.get("learning_rate")
 
 
 def _compare_values(old: object, new: object) -> tuple[float, bool]:
@@ -192,29 +192,27 @@ def verify_study(study: Study, storage: StudyStorage, *, trials: int, seed: int 
     Raises:
         ValueError: ``trials`` below 1, or no finished trial to verify.
     """
-    points = finished_trial_points(study, storage)
-    if not points:
+    from study.runner import trial_points
+
+    finished = storage.finished_keys() - storage.corrupt_keys()
+    grid = trial_points(study) if study.sampler == "grid" else None
+    if grid is not None:
+        finished &= set(grid)
+    if not finished:
         raise ValueError(f"no finished trials of {study.name} (scale {study.scale}) in {storage.uri} to verify")
-    keys = pick_trials(set(points), trials, seed)
+    keys = pick_trials(finished, trials, seed)  # chosen first: only their rows are read
+    points = {k: grid[k] for k in keys} if grid is not None else _points_from_rows(study, storage, keys)
     settings = RunSettings.of(storage)
     with tempfile.TemporaryDirectory(prefix="study-verify-") as tmp:
         scratch = StudyStorage(storage=tmp, directory=study.directory)
         return [verify_trial(study, storage, key, points[key], settings, scratch) for key in keys]
 
 
-def finished_trial_points(study: Study, storage: StudyStorage) -> dict[str, dict[str, Any]]:
-    """The search-space point of every finished, readable trial, by key: the grid's own points, or (sampled
-    studies) the point read back from the trial's first row."""
-    from study.runner import trial_points
-
-    finished = storage.finished_keys() - storage.corrupt_keys()
-    if study.sampler == "grid":
-        return {k: p for k, p in trial_points(study).items() if k in finished}
-    names = list(study.axes)
-    points = {}
-    for key in sorted(finished):
+def _points_from_rows(study: Study, storage: StudyStorage, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """A sampled study's points, read back from each trial's first row (empty when its rows cannot be read)."""
+    points: dict[str, dict[str, Any]] = {}
+    for key in keys:
         table = storage.read_trial(key)
-        if table is not None and table.num_rows:
-            first = table.slice(0, 1).to_pylist()[0]
-            points[key] = {n: first[n] for n in names}
+        first = table.slice(0, 1).to_pylist()[0] if table is not None and table.num_rows else None
+        points[key] = {n: first[n] for n in study.axes} if first else {}
     return points
