@@ -14,8 +14,6 @@ from typing import Any
 
 import polars as pl
 
-from analysis.stats import best_step
-
 #: Per-seed curves are embedded when the study has at most this many (row, metric) values; above it the
 #: page would grow past a few MB, and hovering still shows every statistic.
 MAX_EMBEDDED_VALUES: int = 400_000
@@ -44,11 +42,10 @@ def seed_curves(lf: pl.LazyFrame, metrics: Sequence[str], by: Sequence[str], n_r
     )
 
 
-def cell_table(rgb: pl.DataFrame, per_seed: pl.DataFrame, steps: pl.DataFrame, metric: str,
-               by: Sequence[str]) -> pl.DataFrame:
-    """One row per configuration: ``*by, r, g, b, n_seeds, n_diverged, best_step`` of ``metric``."""
+def cell_table(rgb: pl.DataFrame, per_seed: pl.DataFrame, where: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """One row per configuration: ``*by, r, g, b, n_seeds, n_diverged, best_step`` of one metric, from its RGB
+    frame, :func:`analysis.stats.seed_best` and its :func:`analysis.stats.best_step` frame (``where``)."""
     diverged = per_seed.group_by(list(by)).agg(pl.col("diverged").sum().cast(pl.Int64).alias("n_diverged"))
-    where = best_step(steps.lazy(), metric, by).collect()
     return (rgb.join(diverged, on=list(by), how="left", nulls_equal=True)
             .join(where, on=list(by), how="left", nulls_equal=True))
 

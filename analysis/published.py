@@ -61,11 +61,13 @@ def _at(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Series:
     return pl.Series(name, [describe(row, columns) for row in frame.iter_rows(named=True)], dtype=pl.String)
 
 
-def published_grid(reference: str, steps: pl.DataFrame, axes: Axes, metrics: Sequence[str]) -> PublishedGrid:
+def published_grid(reference: str, cells: pl.DataFrame, axes: Axes, metrics: Sequence[str]) -> PublishedGrid:
     """The published results ``reference`` on the study's grid (see the module docstring).
 
     ``reference`` is a shipped name (``richter2020/mode__var_dim``) or the path of a ``.parquet`` file in the
     release's schema (more of the release than the package ships).
+    ``cells`` holds the study's configurations (any frame with the panel, x and y columns): the published grid is
+    restricted to their values.
 
     Raises:
         FileNotFoundError: the reference is not shipped (the message lists the shipped ones).
@@ -80,9 +82,9 @@ def published_grid(reference: str, steps: pl.DataFrame, axes: Axes, metrics: Seq
     ref_metrics = [m for m in metrics if m in ref_cols]
     by = [axes.panel, axes.x, axes.y]
     restricted = ref.filter(
-        pl.col(axes.panel).is_in(steps.get_column(axes.panel).unique().to_list()),
-        approx_in(axes.x, steps.get_column(axes.x).unique().to_list()),
-        approx_in(axes.y, steps.get_column(axes.y).unique().to_list()),
+        pl.col(axes.panel).is_in(cells.get_column(axes.panel).unique().to_list()),
+        approx_in(axes.x, cells.get_column(axes.x).unique().to_list()),
+        approx_in(axes.y, cells.get_column(axes.y).unique().to_list()),
     )
     full_steps, sub_steps = pl.collect_all([step_stats(ref, ref_metrics, by), step_stats(restricted, ref_metrics, by)])
     note = ""

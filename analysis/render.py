@@ -190,9 +190,9 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     if reference is not None:
         page.p(f"Beside each reproduced grid: the published results ({reference.name}), restricted to the "
                f"architectures and axis values this study ran. {reference.note}", "note")
-    n_rows = stats.steps.height * max(1, len(ctx.meta.seeds) or int(stats.steps.get_column("n_seeds").max()))
+    n_rows = stats.step_rows * max(1, len(ctx.meta.seeds) or int(stats.select_rgb.get_column("n_seeds").max()))
     curves = seed_curves(ctx.lf, stats.metrics.grids, a.by, n_rows)
-    cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.steps, m, a.by) for m in stats.metrics.grids}
+    cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.best_steps[m], a.by) for m in stats.metrics.grids}
     painter = GridPainter(page.dpi)  # one figure per layout, drawn once; each grid paints its cells on it
     for facet in stats.facets:
         suffix = "" if not facet else " · " + ", ".join(f"{k}={format_value(v, k)}" for k, v in facet.items())

@@ -83,7 +83,7 @@ def paper_table_section(page: Page, ctx: ReportContext) -> list[str]:
 
 def _per_x_table(page: Page, ctx: ReportContext, stats: TrainingStats) -> list[str]:
     by = ctx.meta.table_by
-    missing = [c for c in by if c not in stats.steps.columns]
+    missing = [c for c in by if c not in stats.select_rgb.columns]
     if missing:
         raise ValueError(f"{ctx.meta.source}: table_by names {missing}, not columns of the results; "
                          f"allowed: {[c for c in stats.axes.by if c != stats.axes.panel]}")

@@ -85,7 +85,7 @@ class ReportContext:
         """The study's published grid on its cells (None when it names no reference or has no data)."""
         if not self.meta.reference or self.meta.kind != "training" or self.training.empty:
             return None
-        return published_grid(self.meta.reference, self.training.steps, self.training.axes,
+        return published_grid(self.meta.reference, self.training.select_rgb, self.training.axes,
                               self.training.metrics.grids)
 
     @cached_property

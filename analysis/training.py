@@ -1,7 +1,8 @@
 """The statistics of a training study's report, computed once from its rows (no drawing, no HTML).
 
-:func:`training_stats` scans the rows once (a few aggregations collected together) and derives every
-number the report shows from the small aggregated frames: RGB and case grids, best configurations,
+:func:`training_stats` scans the rows once (a few aggregations collected together; a study of more than
+:data:`ROWS_PER_PASS` rows in several passes over disjoint configurations, so that memory stays bounded) and
+derives every number the report shows from the small per-configuration frames: RGB and case grids, best configurations,
 robustness curves and table, learning curves of the best combinations, the paper-style tables and the
 per-cell data of the interactive grids. Renderers (:mod:`analysis.render`) only draw what it returns.
 """
@@ -21,6 +22,7 @@ from analysis.plots import format_value, in_paper_order
 from analysis.stats import (
     CASES,
     best_config,
+    best_step,
     case_rgb_from_step_stats,
     model_status,
     rgb_from_step_stats,
@@ -139,20 +141,24 @@ class TrainingStats:
 
     axes: Axes
     metrics: Metrics
-    steps: pl.DataFrame  # step_stats: per configuration and step, worst / mean / best over seeds
     per_seed: pl.DataFrame  # seed_best: per configuration and seed, best over training, diverged
     counts: pl.DataFrame  # model_status: one status per (trial, seed)
+    step_rows: int = 0  # (configuration, step) pairs with finished rows
     facets: list[dict[str, Any]] = field(default_factory=list)
     rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> RGB per configuration
     case_rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # split -> case RGB per configuration
     best: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> best per (panel, varying facets)
+    best_steps: dict[str, pl.DataFrame] = field(default_factory=dict)  # grid metric -> step of the best G per config
+    #: step_stats rows (per step: worst / mean / best over seeds) of the candidates for the learning curves only:
+    #: per-step rows of every configuration would grow with the study (3.2M rows at 100,000 trials)
+    curve_steps: pl.DataFrame | None = None
     rgb_min: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' loss metrics: RGB, minimised
     seed_stats: pl.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
         """No finished (non-failed) rows."""
-        return self.steps.is_empty()
+        return self.step_rows == 0
 
     @property
     def finding_rgb(self) -> dict[str, pl.DataFrame]:
@@ -180,7 +186,7 @@ class TrainingStats:
             pl.Series("label", [f"{row[a.panel]} ({describe(row, [a.x, a.y, *a.varying])})"
                                 for row in chosen.iter_rows(named=True)], dtype=pl.String)
         )
-        joined = self.steps.join(labels, on=by, how="inner", nulls_equal=True)
+        joined = self.curve_steps.join(labels, on=by, how="inner", nulls_equal=True)
         return pl.concat([
             joined.select(a.panel, "label", "step", pl.col(f"{m}__g").alias("mean"), pl.col(f"{m}__r").alias("min"),
                           pl.col(f"{m}__b").alias("max"), pl.lit(m).alias("metric"))
@@ -221,30 +227,82 @@ def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
     return in_paper_order(out, [panel])
 
 
-def _collect(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> list[pl.DataFrame]:
-    """steps (max), per_seed, counts and, for loss findings, steps (min): one collect_all over the rows."""
-    columns = lf.collect_schema().names()
-    with_status = lf if "status" in columns else lf.with_columns(status=pl.lit("ok"))
-    base = with_status.filter(pl.col("status") != "failed")
+#: Rows aggregated in one pass. The per-(configuration, step) aggregation holds state for every group it sees,
+#: so its memory grows with the study; a study of more rows is aggregated in passes over disjoint sets of
+#: configurations (hash-partitioned), which bounds the memory at the cost of one more scan per pass
+#: (bench/README.md: 100,000 trials in 4 passes).
+ROWS_PER_PASS: int = 4_000_000
+
+
+@dataclass
+class _Aggregates:
+    """What the passes keep (per-configuration frames; per-step rows only for each pass's best configurations)."""
+
+    rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    rgb_min: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    case_rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    best_steps: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    per_seed: list[pl.DataFrame] = field(default_factory=list)
+    counts: list[pl.DataFrame] = field(default_factory=list)
+    curve_steps: list[pl.DataFrame] = field(default_factory=list)
+    cases_with_data: set[str] = field(default_factory=set)
+    step_rows: int = 0
+
+    def add(self, into: dict[str, list[pl.DataFrame]], key: str, frame: pl.DataFrame) -> None:
+        into.setdefault(key, []).append(frame)
+
+
+def n_passes(lf: pl.LazyFrame) -> int:
+    """Passes over the rows that keep each pass's aggregation under :data:`ROWS_PER_PASS` rows."""
+    rows = lf.select(pl.len()).collect().item()
+    return max(1, -(-rows // ROWS_PER_PASS))
+
+
+def _pass_rows(lf: pl.LazyFrame, by: Sequence[str], index: int, passes: int) -> pl.LazyFrame:
+    """The rows of the configurations of pass ``index``: every row of one configuration lands in one pass."""
+    return lf if passes == 1 else lf.filter(pl.struct(list(by)).hash(seed=0) % passes == index)
+
+
+def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates) -> None:
+    """Aggregate one pass's rows (one collect_all) and keep what the report reads from them."""
+    by, base = axes.by, rows.filter(pl.col("status") != "failed")
     maxed = [*metrics.grids, *metrics.extra_max]
-    queries = [
-        step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), axes.by, "max"),
-        seed_best(base, maxed, axes.by, "max"),
-        model_status(with_status),
-    ]
+    queries = [step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), by, "max"),
+               seed_best(base, maxed, by, "max"), model_status(rows)]
     if metrics.extra_min:
-        queries.append(step_stats(base, list(metrics.extra_min), axes.by, "min"))
-    return pl.collect_all(queries)
-
-
-def _case_grids(steps: pl.DataFrame, metrics: Metrics, by: Sequence[str]) -> dict[str, pl.DataFrame]:
-    """Per split with case columns holding data: the case RGB grid (:func:`analysis.stats.case_rgb`)."""
-    out = {}
+        queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
+    steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
+    out.per_seed.append(per_seed)
+    out.counts.append(counts)
+    out.step_rows += steps.height
+    for m in maxed:
+        out.add(out.rgb, m, rgb_from_step_stats(steps.lazy(), m, by).collect())
+    for m in metrics.grids:
+        out.add(out.best_steps, m, best_step(steps.lazy(), m, by).collect())
+    for m in metrics.extra_min:
+        out.add(out.rgb_min, m, rgb_from_step_stats(minimised[0].lazy(), m, by, "min").collect())
     for split in ("train", "val"):
         cols = [f"{split}_{c}_accuracy" for c in CASES]
-        if all(c in metrics.cases for c in cols) and steps.select(pl.col(f"{cols[0]}__g").is_not_null().any()).item():
-            out[split] = case_rgb_from_step_stats(steps.lazy(), split, by).collect()
+        if all(c in metrics.cases for c in cols):
+            out.add(out.case_rgb, split, case_rgb_from_step_stats(steps.lazy(), split, by).collect())
+            if steps.select(pl.col(f"{cols[0]}__g").is_not_null().any()).item():
+                out.cases_with_data.add(split)
+    # the learning curves' configuration (best per panel value) is the best of some pass's best ones
+    chosen = best_config(out.rgb[metrics.select][-1].lazy(), axes.panel).collect().select(by)
+    out.curve_steps.append(steps.join(chosen, on=by, how="semi", nulls_equal=True))
+
+
+def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> _Aggregates:
+    """Every pass over the rows (see :data:`ROWS_PER_PASS`)."""
+    with_status = lf if "status" in lf.collect_schema().names() else lf.with_columns(status=pl.lit("ok"))
+    out, passes = _Aggregates(), n_passes(with_status)
+    for index in range(passes):
+        _one_pass(_pass_rows(with_status, axes.by, index, passes), axes, metrics, out)
     return out
+
+
+def _joined(frames: dict[str, list[pl.DataFrame]], sort_by: Sequence[str]) -> dict[str, pl.DataFrame]:
+    return {k: pl.concat(parts).sort(list(sort_by), nulls_last=False) for k, parts in frames.items()}
 
 
 def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
@@ -255,19 +313,19 @@ def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
                        if n in columns and n not in (panel, x, y) and n not in NOT_FACETS)
     metrics = choose_metrics(meta, columns)
     axes = Axes(panel, x, y, candidates)
-    collected = _collect(lf, axes, metrics)
-    steps, per_seed, counts = collected[:3]
-    if steps.is_empty():
-        return TrainingStats(axes=axes, metrics=metrics, steps=steps, per_seed=per_seed, counts=counts)
-    varying, facets = _facets(steps, candidates)
-    axes = Axes(panel, x, y, candidates, varying)
+    agg = _aggregate(lf, axes, metrics)
     by = axes.by
-    rgb = {m: rgb_from_step_stats(steps.lazy(), m, by).collect() for m in [*metrics.grids, *metrics.extra_max]}
-    rgb_min = {m: rgb_from_step_stats(collected[3].lazy(), m, by, "min").collect() for m in metrics.extra_min}
+    per_seed, counts = pl.concat(agg.per_seed).sort([*by, "seed"]), pl.concat(agg.counts)
+    if agg.step_rows == 0:
+        return TrainingStats(axes=axes, metrics=metrics, per_seed=per_seed, counts=counts)
+    rgb = _joined(agg.rgb, by)
+    varying, facets = _facets(rgb[metrics.select], candidates)
+    axes = Axes(panel, x, y, candidates, varying)
     return TrainingStats(
-        axes=axes, metrics=metrics, steps=steps, per_seed=per_seed, counts=counts, facets=facets, rgb=rgb,
-        case_rgb=_case_grids(steps, metrics, by),
+        axes=axes, metrics=metrics, per_seed=per_seed, counts=counts, step_rows=agg.step_rows, facets=facets,
+        rgb=rgb, case_rgb={k: v for k, v in _joined(agg.case_rgb, by).items() if k in agg.cases_with_data},
         best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()},
-        rgb_min=rgb_min,
+        best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
+        rgb_min=_joined(agg.rgb_min, by),
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
     )

@@ -8,7 +8,10 @@ write them) under a temporary directory, then measures on that same study, in or
   and the driver do);
 * ``scan_table_s``: scan + statistics over the table (median of ``--runs``);
 * ``report_s``: the whole report (``analysis.report.write_report``) from the table, once;
-* ``files_mib`` / ``table_mib``: bytes on disk both ways; the driver's peak RSS (``ru_maxrss``).
+* ``files_mib`` / ``table_mib``: bytes on disk both ways (``table_mib``: the files of the table's current version,
+  not those a compaction replaced and keeps until a vacuum);
+* ``fold_rss_mib`` / ``report_rss_mib``: the peak memory (``ru_maxrss``) of the fold and of the report, each run
+  in a fresh process as the study's driver runs them (the scans of the files run in this process).
 
 The last line printed is one JSON object with those numbers.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -29,12 +33,15 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from analysis.dataset import scan_study
+from analysis.lake import TABLE, open_table
 from analysis.location import Location
 from analysis.report import write_report
 from analysis.stats import best_config, rgb_from_step_stats, seed_best, step_stats
@@ -69,6 +76,36 @@ def mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
+def table_mib(study_dir: Path) -> float:
+    """Bytes of the table's current version (its data files and its log), in MiB."""
+    table = open_table(Location.of(study_dir), TABLE)
+    data = sum(Path(uri.removeprefix("file://")).stat().st_size for uri in table.file_uris())
+    log = sum(p.stat().st_size for p in (study_dir / TABLE / "_delta_log").rglob("*") if p.is_file())
+    return (data + log) / 2**20
+
+
+def _with_peak(fn: Callable, *args: object) -> tuple[object, float]:
+    """``fn(*args)`` and this process's peak RSS in MiB (run in a fresh child by :func:`in_child`)."""
+    result = fn(*args)
+    return result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def in_child(fn: Callable, *args: object) -> tuple[object, float]:
+    """Run ``fn(*args)`` in a fresh spawned process: its result and that process's peak RSS (MiB)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_with_peak, fn, *args).result()
+
+
+def _fold(study_dir: Path):
+    return fold(Location.of(study_dir))
+
+
+def _report(study_dir: Path, out_dir: Path) -> float:
+    start = time.perf_counter()
+    write_report(study_dir, out_dir)
+    return time.perf_counter() - start
+
+
 def scan_and_stats(study_dir: Path) -> float:
     """Seconds for the scan and the aggregations of the report (one collect), plus best configs."""
     start = time.perf_counter()
@@ -99,20 +136,19 @@ def measure(study_dir: Path, root: Path, trials: int, runs: int) -> dict[str, fl
     files_mib = mib(trials_dir)
     scan_files_s, files_runs = _median(lambda: scan_and_stats(study_dir), runs)
     print(f"scan + stats over {trials} files: median {scan_files_s:.2f} s ({_runs(files_runs)})", flush=True)
-    folded = fold(Location.of(study_dir))
-    print(folded.line(), flush=True)
+    folded, fold_rss = in_child(_fold, study_dir)
+    print(f"{folded.line()}, peak memory {fold_rss:.0f} MiB", flush=True)
     assert folded.trials == trials and not folded.unreadable, folded.line()
-    table_mib = mib(study_dir / "table")
+    live_mib, all_mib = table_mib(study_dir), mib(study_dir / "table")
+    print(f"table: {live_mib:.0f} MiB in its current version ({all_mib:.0f} MiB with replaced files)", flush=True)
     scan_table_s, table_runs = _median(lambda: scan_and_stats(study_dir), runs)
     print(f"scan + stats over the table: median {scan_table_s:.2f} s ({_runs(table_runs)})", flush=True)
-    start = time.perf_counter()
-    write_report(study_dir, root / "report")
-    report_s = time.perf_counter() - start
-    print(f"write_report from the table: {report_s:.1f} s", flush=True)
+    report_s, report_rss = in_child(_report, study_dir, root / "report")
+    print(f"write_report from the table: {report_s:.1f} s, peak memory {report_rss:.0f} MiB", flush=True)
     return {"trials": trials, "scan_files_s": round(scan_files_s, 2), "scan_table_s": round(scan_table_s, 2),
             "compact_s": round(folded.seconds, 1), "report_s": round(report_s, 1), "files_mib": round(files_mib),
-            "table_mib": round(table_mib), "commits": folded.commits,
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+            "table_mib": round(live_mib), "commits": folded.commits, "fold_rss_mib": round(fold_rss),
+            "report_rss_mib": round(report_rss)}
 
 
 def main() -> None:

@@ -74,7 +74,7 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
         raise InputError(f"invalid --data {data!r}: it shares no cell with the grid of {study.name} at scale "
                          f"{study.scale}")
     panel = stats.axes.panel
-    present = {str(v) for v in stats.steps.get_column(panel).unique().to_list()}
+    present = {str(v) for v in stats.select_rgb.get_column(panel).unique().to_list()}
     cells = stats.select_rgb.height
     head = (f"{study.name} (scale {study.scale}): findings on the published data {name}, {cells} cells of "
             f"{panel} {', '.join(sorted(present))}")
