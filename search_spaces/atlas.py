@@ -16,9 +16,11 @@ their config accepts ``mixer``, ``d_model``, ``n_heads`` and ``learning_rate`` a
 Besides Richter & Wattenhofer's three tasks (MTE's encoder, validated at training length), the atlas runs
 ``ctl`` (Csordás et al.'s plain Transformer with the mixer in place of its attention, forward direction, IID
 accuracy as ``val_accuracy``, with the Richter tasks' ``n_layers``, ``batch_size``, ``n_steps`` and
-``eval_every``) and ``nt`` (Gros' N16T2 at N_con = 32: the bilayer with the mixer in place of its causal
-head, width ``d_model`` >= 16, SGD with momentum at the grid's learning rate, one optimiser step per epoch,
-``n_epochs`` = the same step budget, greedy free-running accuracy as ``val_accuracy``). The convolution's
+``eval_every``; the mixer gets the batch's key-padding mask, which before issue 25 it did not: registry mixers
+then attended to padding, docs/mixers.md) and ``nt`` (Gros' N16T2 at N_con = 32: the bilayer with the mixer in
+place of its causal head and called causal, which before issue 25 it was not, width ``d_model`` >= 16, SGD
+with momentum at the grid's learning rate, one optimiser step per epoch, ``n_epochs`` = the same step budget,
+greedy free-running accuracy as ``val_accuracy``). The convolution's
 filter length (``conv_width``) is a setting of the Richter encoder only: in ``ctl`` and ``nt`` the sepconv
 mixer keeps its default length 31.
 """

@@ -12,9 +12,11 @@ import torch
 from tests.tiny import DEVICES
 from trainables.catalog import family_for_task
 from trainables.gros.config import GrosConfig
+from trainables.gros.head import PaperHead
 from trainables.gros.loop import sgd_step, train_members, training_batch
-from trainables.gros.model import StackedBilayer, attention_weights
+from trainables.gros.model import StackedBilayer
 from trainables.mixers import MIXERS
+from trainables.mixers.expressive import expressive_weights
 
 
 @pytest.fixture(autouse=True)
@@ -41,23 +43,32 @@ def test_parameter_counts(basis: int, delay: int, n_context: int, weights: str, 
 def test_ea_weights_are_sign_invariant_causal_and_normalised() -> None:
     causal = torch.ones(5, 5, dtype=torch.bool).tril()
     z = torch.randn(3, 5, 5, generator=torch.Generator().manual_seed(0)) * 2
-    a = attention_weights(z, "ea", 1.0, causal)
-    assert torch.allclose(a, attention_weights(-z, "ea", 1.0, causal))  # EA is invariant under z -> -z
+    a = expressive_weights(z, causal)  # the registry's EA, which the paper head uses
+    assert torch.allclose(a, expressive_weights(-z, causal))  # EA is invariant under z -> -z
     assert torch.allclose(a.sum(-1), torch.ones(3, 5))
     assert float(a.masked_select(~causal).abs().max()) == 0.0
     s = z.square() / (1 + z.square())
     assert float(a[0, 4, 2]) == pytest.approx(float(s[0, 4, 2] / s[0, 4].sum()), rel=1e-5)
-    orth = attention_weights(torch.zeros(1, 4, 4), "ea", 1.0, torch.ones(4, 4, dtype=torch.bool).tril())
+    orth = expressive_weights(torch.zeros(1, 4, 4), torch.ones(4, 4, dtype=torch.bool).tril())
     assert torch.allclose(orth[0, 3], torch.full((4,), 0.25))  # all-orthogonal row: uniform, not 0/0
 
 
-def test_dpa_uses_beta_without_sqrt_d() -> None:
-    causal = torch.ones(2, 2, dtype=torch.bool).tril()
-    z = torch.tensor([[[0.0, 0.0], [1.0, 3.0]]])
-    a = attention_weights(z, "dpa", 1.0, causal)
-    assert float(a[0, 1, 1]) == pytest.approx(math.exp(3) / (math.exp(1) + math.exp(3)), rel=1e-6)
-    assert float(attention_weights(z, "dpa", 0.5, causal)[0, 1, 1]) == pytest.approx(
+def _head(attention: str, beta: float) -> PaperHead:
+    """A shared-weight head with z_10 = 1, z_11 = 3 on the tokens x_0 = (1, 0), x_1 = (1, 1)."""
+    eye = torch.eye(2)
+    return PaperHead({"wq": eye, "wk": torch.diag(torch.tensor([1.0, 2.0])), "wv": eye}, attention=attention,
+                     beta=beta, per_token=False)
+
+
+def test_dpa_uses_beta_without_sqrt_d_and_is_causal() -> None:
+    x = torch.tensor([[[1.0, 0.0], [1.0, 1.0]]])  # (B, T, d)
+    a = _head("dpa", 1.0).attention_weights(x, causal=True).detach()[0, 0]  # (T, T) of the one head
+    assert float(a[1, 1]) == pytest.approx(math.exp(3) / (math.exp(1) + math.exp(3)), rel=1e-6)
+    assert float(a[0, 1]) == 0.0 and float(a[0, 0]) == 1.0  # the first token sees itself only
+    assert float(_head("dpa", 0.5).attention_weights(x, causal=True).detach()[0, 0, 1, 1]) == pytest.approx(
         math.exp(1.5) / (math.exp(0.5) + math.exp(1.5)), rel=1e-6)
+    with pytest.raises(ValueError, match="invalid attention='nope'; allowed: dpa, ea"):
+        _head("nope", 1.0)
 
 
 def test_outputs_ignore_nothing_but_future_tokens() -> None:
@@ -242,11 +253,50 @@ def test_the_unstated_choices_are_hyperparameters_with_the_paper_reading_as_defa
     assert StackedBilayer(_tiny(basis=4, n_context=6, qkv_bias=False), [0]).n_params() == n - 3 * d
     assert StackedBilayer(_tiny(basis=4, n_context=6, ln_affine=False), [0]).n_params() == n - 4 * d
     wide, narrow = StackedBilayer(_tiny(basis=4, init_scale=2.0), [0]), StackedBilayer(base, [0])
-    torch.testing.assert_close(wide.params["wq"], 2 * narrow.params["wq"])  # the same draws, twice the bound
-    assert float(narrow.params["wq"].detach().abs().max()) <= 1 / math.sqrt(d)
+    torch.testing.assert_close(wide.mixer.wq, 2 * narrow.mixer.wq)  # the same draws, twice the bound
+    assert float(narrow.mixer.wq.detach().abs().max()) <= 1 / math.sqrt(d)
     for kw, message in (({"qkv_bias": "no"}, "invalid qkv_bias='no'; allowed: True or False"),
                         ({"init_scale": 0}, "invalid init_scale=0; allowed: a number > 0")):
         with pytest.raises(ValueError, match=message):
             _tiny(**kw)
     rows, _ = train_members(_tiny(basis=4, n_context=6, qkv_bias=False, ln_affine=False), [0, 1])
     assert all(r["status"] == "ok" for r in rows)
+
+
+@pytest.mark.parametrize("mixer", [None, "softmax", "sepconv", "mean"])
+def test_the_bilayer_mixes_causally_whatever_mixes(mixer: str | None) -> None:
+    """The paper's head and any registry mixer in its place: a later token changes no earlier mixed token."""
+    model = StackedBilayer(_tiny(basis=4, n_context=5, mixer=mixer, n_heads=2 if mixer else 1), [0, 1])
+    h = torch.randn(2, 3, 5, 4)  # (K, B, T, d)
+    out, _ = model.mix(h, weights_wanted=False)
+    for t in range(5):
+        later = h.clone()
+        later[:, :, t] += torch.randn(2, 3, 4)
+        changed, _ = model.mix(later, weights_wanted=False)
+        torch.testing.assert_close(changed[:, :, :t], out[:, :, :t], atol=1e-6, rtol=1e-6)
+        assert not torch.allclose(changed[:, :, t:], out[:, :, t:])
+
+
+@pytest.mark.parametrize("attention", ["dpa", "ea"])
+@pytest.mark.parametrize("per_token", [False, True])
+def test_paper_head_stacked_equals_separate_with_mask_and_causal(attention: str, per_token: bool) -> None:
+    from trainables.stacked import stack_modules
+
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        gen = torch.Generator().manual_seed(0)
+        pos = (5,) if per_token else ()
+        heads = [PaperHead({**{w: torch.randn(*pos, 4, 4, generator=gen) for w in ("wq", "wk", "wv")},
+                            **{b: torch.randn(4, generator=gen) for b in ("bq", "bk", "bv")}},
+                           attention=attention, beta=0.7, per_token=per_token) for _ in range(3)]
+        stacked = stack_modules(heads)
+        x = torch.randn(3, 2, 5, 4)  # (K, B, T, d)
+        mask = torch.arange(5).view(1, 1, 5) < torch.tensor([[5, 3], [2, 5], [4, 1]]).view(3, 2, 1)  # (K, B, T)
+        out = stacked(x, mask, causal=True)
+        solo = torch.stack([h(x[k], mask[k], causal=True) for k, h in enumerate(heads)])
+        torch.testing.assert_close(out, solo, atol=1e-12, rtol=1e-12)
+        other = torch.where(mask[..., None], x, 30 * torch.randn(3, 2, 5, 4))  # padding content must not leak
+        torch.testing.assert_close(stacked(other, mask, causal=True)[mask], out[mask], atol=1e-12, rtol=1e-12)
+    finally:
+        torch.set_default_dtype(dtype)

@@ -135,7 +135,7 @@ def test_relative_attention_abs_switch_and_masking() -> None:
     att.record = True
     x = torch.randn(2, 4, 8)
     pad = torch.tensor([[False] * 4, [False, False, True, True]])
-    out = att(x, pad)
+    out = att(x, ~pad)
     assert out.shape == (2, 4, 8)
     w = att.last_weights
     assert w is not None and torch.allclose(w.sum(-1), torch.ones(2, 2, 4))
@@ -151,3 +151,75 @@ def test_divergence_is_a_result_not_a_crash(one_torch_thread: None) -> None:
     assert {r["status"] for r in rows} == {"diverged"}
     assert rows[-1]["test_accuracy"] == 0.0 and math.isnan(rows[-1]["test_loss"])
     assert attention == [] and gates == []
+
+
+def _own_attentions() -> dict[str, torch.nn.Module]:
+    """Every attention a CTL model runs that is not a registry mixer, at d = 8, H = 2."""
+    from trainables.ndr.geometric import GeometricAttention
+    from trainables.ndr.models import RegistryMixer
+
+    return {"transformer": RegistryMixer("softmax", 8, 2, torch_mha_init=True),
+            "relative": RelativeAttention(8, 2), "abs_relative": RelativeAttention(8, 2, abs_gate=True),
+            "geometric": GeometricAttention(8, 2), "geometric_normalized": GeometricAttention(8, 2, normalize=True)}
+
+
+@pytest.mark.parametrize(("name", "causal"), [("transformer", False), *((n, c) for n in (
+    "relative", "abs_relative", "geometric", "geometric_normalized") for c in (False, True))])
+def test_own_attentions_keep_padding_and_later_tokens_out(name: str, causal: bool) -> None:
+    torch.manual_seed(0)
+    att = _own_attentions()[name].eval()
+    kw = {"causal": True} if causal else {}  # the CTL adapter of registry mixers is never causal
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    x = torch.randn(2, 5, 8)
+    out = att(x, mask, **kw)
+    other = torch.where(mask[..., None], x, 50 * torch.randn(2, 5, 8))  # new content at the padded tokens
+    torch.testing.assert_close(att(other, mask, **kw)[mask], out[mask], atol=1e-6, rtol=1e-6)
+    changed = x.clone()
+    changed[1, 1] += torch.randn(8)  # a real token does matter
+    assert not torch.allclose(att(changed, mask, **kw)[mask], out[mask])
+    if causal:
+        later = x.clone()
+        later[:, 3] += torch.randn(8)
+        torch.testing.assert_close(att(later, mask, **kw)[:, :3], out[:, :3], atol=1e-6, rtol=1e-6)
+
+
+def test_the_transformer_attention_is_torchs_multihead_attention() -> None:
+    """The release's nn.MultiheadAttention and the registry softmax mixer initialised like it: same draws (so the
+    same RNG afterwards), same outputs with a padding mask, float64 to rounding."""
+    from trainables.ndr.models import mha_initialised_softmax
+
+    dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        torch.manual_seed(0)
+        reference = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        after_reference = torch.rand(1)
+        torch.manual_seed(0)
+        mixer = mha_initialised_softmax(8, 2, 0.0)
+        assert torch.equal(torch.rand(1), after_reference)
+        x = torch.randn(3, 5, 8)
+        pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] + [True] * 4])
+        expected, _ = reference(x, x, x, key_padding_mask=pad, need_weights=False)
+        torch.testing.assert_close(mixer(x, ~pad), expected, atol=1e-12, rtol=1e-12)
+    finally:
+        torch.set_default_dtype(dtype)
+
+
+@pytest.mark.parametrize("model", ["Transformer", "+ rel", "+ geom. att.", "NDR",
+                                   *(f"mixer:{m}" for m in MIXERS.names())])
+def test_ctl_logits_do_not_depend_on_padding(model: str) -> None:
+    """The whole CTL model: the tokens after EOS (padding) may be anything and any number, the logits stay
+    those of the sequence alone (before issue 25 a registry mixer, e.g. softmax, gave the padding weight)."""
+    cfg = tiny("Transformer", mixer=model.split(":")[1]) if model.startswith("mixer:") else tiny(model)
+    torch.manual_seed(0)
+    net = build_model(cfg).eval()
+    tokens = torch.randint(0, 8, (3, 7))
+    lengths = torch.tensor([7, 4, 2])
+    padded = torch.arange(7).view(1, 7) >= lengths.view(3, 1)
+    other = torch.where(padded, torch.randint(0, 8, (3, 7)), tokens)
+    assert not torch.equal(other, tokens)
+    logits = net(tokens, lengths)
+    torch.testing.assert_close(net(other, lengths), logits, atol=1e-6, rtol=1e-6)
+    for b, length in enumerate(lengths.tolist()):  # each sequence alone, without padding
+        alone = net(tokens[b:b + 1, :length], lengths[b:b + 1])
+        torch.testing.assert_close(alone[0], logits[b], atol=1e-5, rtol=1e-5)

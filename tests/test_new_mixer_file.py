@@ -27,7 +27,7 @@ NEW_MIXER = '''"""Gated mean (a mixer written for a test): o_i = W_O (sigmoid(W_
 import torch
 from torch import nn
 
-from trainables.mixers.base import MIXERS, Mixer
+from trainables.mixers.base import MIXERS, Mixer, token_mean
 from trainables.stacked import dense
 
 
@@ -35,14 +35,17 @@ from trainables.stacked import dense
 class GatedMean(Mixer):
     """Every token gates the sequence's mean value vector by its own sigmoid gate."""
 
+    supports_mask = True  # CTL batches are padded
+    supports_causal = True  # Gros' bilayer is causal
+
     def __init__(self, d_model, n_heads, *, hidden_norm=False, attention_gelu=False, dropout=0.0):
         super().__init__(d_model, n_heads)
         self.gate = nn.Linear(d_model, d_model)
         self.value = nn.Linear(d_model, d_model)
         self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
 
-    def forward(self, x):
-        mean = dense(x, self.value).mean(dim=-2, keepdim=True)  # (..., B, 1, d)
+    def forward(self, x, mask=None, *, causal=False):
+        mean = token_mean(dense(x, self.value), mask, causal)  # (..., B, 1 or N, d), over the tokens it may see
         return self.output(torch.sigmoid(dense(x, self.gate)) * mean)  # (..., B, N, d)
 '''
 

@@ -28,13 +28,14 @@ def _one_thread(one_torch_thread: None) -> Iterator[None]:
     yield
 
 
-def _explicit_sepconv(m: SeparableConvolution, x: torch.Tensor) -> torch.Tensor:
-    """The convolution written as loops: channel ch uses filter ch mod H, taps centred on the token."""
+def _explicit_sepconv(m: SeparableConvolution, x: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """The convolution written as loops: channel ch uses filter ch mod H, taps centred on the token (causal: all
+    k taps on the token and the k-1 before it)."""
     b, n, d = x.shape
     u = F.glu(m.glu(x), dim=-1)  # (B, N, d)
     w = m.filters.softmax(dim=-1)  # (H, k)
     h, k = w.shape
-    left = (k - 1) // 2
+    left = k - 1 if causal else (k - 1) // 2
     c = torch.zeros_like(u)
     for i in range(n):
         for t in range(k):
@@ -51,19 +52,23 @@ def test_sepconv_equals_explicit_centred_convolution_with_shared_filters(width: 
     m = SeparableConvolution(6, 3, conv_width=width).double()
     x = torch.randn(2, 5, 6, dtype=torch.float64)
     torch.testing.assert_close(m(x), _explicit_sepconv(m, x))
+    torch.testing.assert_close(m(x, causal=True), _explicit_sepconv(m, x, causal=True))
     assert m.filters.shape == (3, width)  # H filters, each shared by d/H = 2 channels
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("width", [1, 4, 7, 12])
 @pytest.mark.parametrize("lead", [(), (3,)])
-def test_toeplitz_and_conv1d_paths_agree(width: int, lead: tuple[int, ...]) -> None:
-    """The matmul form (short sequences) and F.conv1d (long ones) compute the same convolution, packed or not."""
-    from trainables.mixers.sepconv import grouped_conv1d, toeplitz_conv
+def test_toeplitz_and_conv1d_paths_agree(width: int, lead: tuple[int, ...], causal: bool) -> None:
+    """The matmul form (short sequences) and F.conv1d (long ones) compute the same convolution, packed or not,
+    centred and causal."""
+    from trainables.mixers.sepconv import grouped_conv1d, left_taps, toeplitz_conv
 
     torch.manual_seed(0)
     u = torch.randn(*lead, 2, 9, 6, dtype=torch.float64)
     taps = torch.randn(*lead, 3, width, dtype=torch.float64)
-    torch.testing.assert_close(toeplitz_conv(u, taps), grouped_conv1d(u, taps))
+    left = left_taps(width, causal)
+    torch.testing.assert_close(toeplitz_conv(u, taps, left), grouped_conv1d(u, taps, left))
 
 
 def test_sepconv_runs_at_any_length_and_is_local() -> None:

@@ -1,7 +1,8 @@
 """Gros 2024, "Climbing the Complexity Ladder with Expressive Attention": NT tasks, the bilayer, training.
 
-``config`` (GrosConfig), ``tasks`` (NT series), ``model`` (the stacked bilayer), ``loop`` (SGD, greedy
-evaluation), ``family`` (what ``trainables.catalog`` registers). Decisions and results: docs/gros2024.md.
+``config`` (GrosConfig), ``tasks`` (NT series), ``head`` (the paper's DPA/EA head, a mixer), ``model`` (the
+stacked bilayer), ``loop`` (SGD, greedy evaluation), ``family`` (what ``trainables.catalog`` registers).
+Decisions and results: docs/gros2024.md.
 """
 
 from trainables.gros.config import ATTENTIONS, WEIGHTS, GrosConfig

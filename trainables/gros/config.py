@@ -27,7 +27,8 @@ class GrosConfig(ConfigFields):
         n_context: context length N_con (tokens the model sees; the readout is N_con * d -> d).
         attention: ``dpa`` (softmax of beta * Q^T K) or ``ea`` (expressive attention, Eq. 2).
         mixer: None (the paper's causal single head, chosen by ``attention``) or a name of
-            ``trainables.mixers.MIXERS`` replacing it (non-causal, ``n_heads`` heads, its own projections).
+            ``trainables.mixers.MIXERS`` replacing it (called causal like the paper's head, ``n_heads`` heads,
+            its own projections; before issue 25 it ran non-causal).
         n_heads: heads of ``mixer`` (must divide basis); the paper's head is single.
         weights: ``per_token`` (each context position has its own Q/K/V and FFN matrices: the reading that
             reproduces the size of the paper's parameter counts) or ``shared`` (one set for all positions).
@@ -121,6 +122,8 @@ class GrosConfig(ConfigFields):
                             allowed="None (the paper's causal head) or one of " + ", ".join(MIXERS.names()))
         if self.mixer is None:
             return
+        if not MIXERS.get(self.mixer).supports_causal:
+            raise self.invalid("mixer", "a mixer that supports causal=True (the bilayer's attention is causal)")
         if self.width % self.n_heads:
             raise self.invalid("n_heads", f"a divisor of the model width d={self.width}")
 

@@ -230,7 +230,7 @@ def _snapshots(model: StackedBilayer, seeds: Sequence[int], diverged: Sequence[b
     n = min(cfg.snapshot_seeds, model.k)
     if n == 0:
         return []
-    gen = torch.Generator(device=model.causal.device).manual_seed(12345)  # one probe series for every member
+    gen = torch.Generator(device=model.device).manual_seed(12345)  # one probe series for every member
     task = COMPONENTS[cfg.task][0]
     start, rules = initial_symbols(task, cfg.basis, cfg.delay, 1, gen)
     probe = continue_series(start, rules, cfg.basis, cfg.delay, cfg.n_context)  # (1, T)
@@ -246,7 +246,7 @@ def _snapshots(model: StackedBilayer, seeds: Sequence[int], diverged: Sequence[b
         if diverged[i]:
             continue
         for q, kk, w in zip(query, key, a[i].reshape(-1).tolist(), strict=True):
-            if kk <= q or cfg.mixer is not None:
+            if kk <= q:  # every mixer is causal here: later keys have weight 0
                 out.append({"seed": seeds[i], "epoch": cfg.n_epochs, "query": q, "key": kk, "weight": w,
                             "rule": RULES.index(task)})
     return out

@@ -4,7 +4,7 @@ One-hot token embedding (d = N, fixed; a ``d_model`` > N pads it with zeros), no
 one bilayer with pre-LN sub-layers and skip connections, then a flattened linear readout::
 
     x = onehot(tokens)                                   (K, B, T, d)
-    x = x + A(LN1(x)) V(LN1(x))                          causal single-head attention, DPA or EA
+    x = x + A(LN1(x)) V(LN1(x))                          causal single-head attention, DPA or EA (head.py)
     x = x + W2 tanh(W1 LN2(x) + b1) + b2                 token-wise FFN, hidden 4d
     y = W_r flatten(x) + b_r                             (K, B, d), prediction = argmax
 
@@ -22,9 +22,11 @@ Choices the paper leaves open (named in ``docs/gros2024.md`` and the studies' ``
 * Init: PyTorch's ``nn.Linear`` default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for every matrix and bias.
 
 Members are stacked along a leading axis K: each has its own init (drawn from its own generator) and its
-gradients depend on its own loss only, so member k equals a K = 1 model of the same seed up to rounding. A
-registry mixer in place of the paper's head (``mixer``) is built once per member and stacked the same way
-(:func:`trainables.stacked.stack_modules`): its own file's forward pass runs all members at once.
+gradients depend on its own loss only, so member k equals a K = 1 model of the same seed up to rounding. What
+mixes the tokens is a mixer (``trainables.mixers.base``), called causal: the paper's head
+(:class:`trainables.gros.head.PaperHead`, from each member's draws) or a registry mixer in its place
+(``mixer``), built once per member and stacked by :func:`trainables.stacked.stack_modules`, so one forward
+pass runs all members at once.
 """
 
 from __future__ import annotations
@@ -37,20 +39,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.gros.config import GrosConfig
+from trainables.gros.head import PaperHead
 from trainables.mixers import build_mixer
-from trainables.mixers.expressive import expressive_weights
 from trainables.stacked import stack_modules
 
 FFN_FACTOR = 4
-
-
-def attention_weights(z: torch.Tensor, attention: str, beta: float, causal: torch.Tensor) -> torch.Tensor:
-    """Causal attention weights from logits z (..., T, T): ``dpa`` softmax(beta z) or ``ea`` (Eq. 2)."""
-    if attention == "dpa":
-        return (beta * z).masked_fill(~causal, float("-inf")).softmax(dim=-1)
-    if attention == "ea":
-        return expressive_weights(z, causal)
-    raise ValueError(f"invalid attention={attention!r}; allowed: dpa, ea")
 
 
 def parameter_shapes(cfg: GrosConfig) -> dict[str, tuple[int, ...]]:
@@ -86,6 +79,7 @@ class StackedBilayer:
         self.k = len(seeds)
         per_member: list[dict[str, torch.Tensor]] = []
         mixers: list[nn.Module] = []
+        head_names = ("wq", "wk", "wv", "bq", "bk", "bv")
         for seed in seeds:
             gen = torch.Generator().manual_seed(int(seed))
             params = {}
@@ -94,6 +88,9 @@ class StackedBilayer:
                 params[name] = (torch.rand(shape, generator=gen) * 2 - 1) * bound
             for ln in ("ln1", "ln2") if cfg.ln_affine else ():  # LayerNorm affine: gain 1, bias 0 (PyTorch's)
                 params[f"{ln}_gain"], params[f"{ln}_bias"] = torch.ones(cfg.width), torch.zeros(cfg.width)
+            if cfg.mixer is None:  # the paper's head, from this member's draws
+                mixers.append(PaperHead({n: params.pop(n) for n in head_names if n in params},
+                                        attention=cfg.attention, beta=cfg.beta, per_token=cfg.weights == "per_token"))
             per_member.append(params)
             if cfg.mixer is not None:
                 torch.manual_seed(int(seed))  # the mixer module initialises from the global RNG
@@ -102,13 +99,12 @@ class StackedBilayer:
                                           dropout=0.0, options={"seq_len": cfg.n_context}))
         self.params = {name: torch.stack([p[name] for p in per_member]).to(device).requires_grad_()
                        for name in per_member[0]}
-        self.mixer = stack_modules(mixers).to(device) if mixers else None  # every parameter (K, ...)
-        t = cfg.n_context
-        self.causal = torch.ones(t, t, dtype=torch.bool, device=device).tril()  # (T, T) key s <= query t
+        self.mixer = stack_modules(mixers).to(device)  # the head or registry mixer; every parameter (K, ...)
+        self.device = torch.device(device)
 
     def parameters(self) -> list[torch.Tensor]:
-        """Every stacked tensor (K, ...): the bilayer's, then the registry mixer's."""
-        return [*self.params.values(), *(self.mixer.parameters() if self.mixer is not None else ())]
+        """Every stacked tensor (K, ...): the bilayer's, then its mixer's."""
+        return [*self.params.values(), *self.mixer.parameters()]
 
     def n_params(self) -> int:
         """Trainable parameters of ONE member."""
@@ -127,24 +123,14 @@ class StackedBilayer:
         g, b = self.params[f"{name}_gain"][:, None, None], self.params[f"{name}_bias"][:, None, None]
         return torch.addcmul(b, F.layer_norm(x, (x.shape[-1],)), g)
 
-    def _projection(self, h: torch.Tensor, name: str) -> torch.Tensor:
-        """Q, K or V (``name`` q, k, v) of the attention: h (K, B, T, d) -> (K, B, T, d), with its bias if any."""
-        out = self._token_linear(h, self.params[f"w{name}"])
-        return out + self.params[f"b{name}"][:, None, None] if self.cfg.qkv_bias else out
-
     def mix(self, h: torch.Tensor, *, weights_wanted: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Attention sub-layer output and weights (K, B, T, T) (None for a registry mixer without weights, or
-        when ``weights_wanted`` is False: a registry mixer computes its weights a second time for them)."""
-        cfg = self.cfg
-        if self.mixer is not None:
-            weights = None
-            if weights_wanted and hasattr(self.mixer, "attention_weights"):
-                weights = self.mixer.attention_weights(h).mean(dim=2)  # (K, B, H, T, T) -> mean over heads
-            return self.mixer(h), weights  # (K, B, T, d)
-        q, kk, v = (self._projection(h, name) for name in "qkv")  # (K, B, T, d) each
-        z = q @ kk.transpose(-2, -1)  # (K, B, T, T), z_ts = Q_t . K_s
-        a = attention_weights(z, cfg.attention, cfg.beta, self.causal)
-        return a @ v, a  # (K, B, T, d)
+        """Attention sub-layer output and weights (K, B, T, T) (None for a mixer without weights, or when
+        ``weights_wanted`` is False: the mixer computes its weights a second time for them). Causal, whatever
+        mixes: the paper's head or a registry mixer in its place."""
+        weights = None
+        if weights_wanted and hasattr(self.mixer, "attention_weights"):
+            weights = self.mixer.attention_weights(h, causal=True).mean(dim=2)  # (K, B, H, T, T) -> mean over heads
+        return self.mixer(h, causal=True), weights  # (K, B, T, d)
 
     def forward(self, tokens: torch.Tensor, *, return_attention: bool = False
                 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor | None]:

@@ -6,6 +6,8 @@ queries or keys (nothing would use them), so the mixer has the value and output 
 parameters); heads make no difference to a constant weighting and ``n_heads`` is ignored. The architecture's
 hidden LayerNorm and GELU (MTE) sit before W_O as in every multi-head mixer. ``dropout`` is ignored: a
 dropout mask on a constant matrix would need the N x N matrix (the block still drops the mixer output).
+With a key-padding mask the mean runs over the real tokens; with ``causal`` token i gets the mean over j <= i
+(weights 1/(i+1), a running mean).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from trainables.mixers.base import MIXERS, Mixer
+from trainables.mixers.base import MIXERS, Mixer, token_mean
 from trainables.stacked import dense
 
 
@@ -34,7 +36,10 @@ class AverageAttention(Mixer):
         self.value = nn.Linear(d_model, d_model)  # W_V
         self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    supports_mask = True
+    supports_causal = True
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         # mean_j (W_V x_j + b) = W_V mean_j x_j + b: average first, then project one vector per sequence.
-        o = dense(x.mean(dim=-2, keepdim=True), self.value)  # (..., B, 1, d)
-        return self.output(o).expand_as(x)  # (..., B, 1, d) -> (..., B, N, d)
+        o = dense(token_mean(x, mask, causal), self.value)  # (..., B, 1, d), or (..., B, N, d) causal
+        return self.output(o).expand_as(x)  # (..., B, 1 or N, d) -> (..., B, N, d)

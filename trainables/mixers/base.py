@@ -6,6 +6,18 @@ attention_gelu, dropout, **options)``; ``options`` are settings only some mixers
 mixers own the query/key/value projections and the mixing linear (Richter & Wattenhofer 2020, Sec. 2 and
 App. C); reduce mixers (sum, max, mean) have no parameters.
 
+**Masks.** Every mixer is called as ``mixer(x, mask=None, *, causal=False)``, as x-transformers' ``Attention``:
+
+* ``mask`` is a key-padding mask, bool ``(..., B, N)`` broadcastable to ``x.shape[:-1]``, **True = a real
+  token** (attend to it), False = padding; no token's output may depend on the content of a False position;
+* ``causal=True``: token i mixes tokens j <= i only (no output depends on a later token);
+* a token left with no key (every key masked) receives zeros before the output step (as
+  ``F.scaled_dot_product_attention`` does); outputs at padded positions are finite and otherwise unspecified.
+
+The defaults (``mask=None, causal=False``) run the very code that ran before masks existed, so every caller that
+passes neither gets the same bits. A mixer declares what it supports (``supports_mask``, ``supports_causal``);
+:meth:`Mixer.require` refuses the rest with an error naming the mixer.
+
 **Leading dimensions.** The leading ``...`` is empty for one model and ``K`` for K members stacked by
 :func:`trainables.stacked.stack_modules` (every parameter then has a leading K axis too). A mixer is written
 once for both: layers through :func:`~trainables.stacked.dense` / :func:`~trainables.stacked.norm`, tensors
@@ -26,8 +38,63 @@ MIXERS: Registry[type[Mixer]] = Registry("mixer")
 LN_EPS = 1e-3  # every LayerNorm of the encoder (the Keras default of the authors' release)
 
 
+def allowed_keys(mask: torch.Tensor | None, causal: bool, n: int, device: torch.device) -> torch.Tensor | None:
+    """Which key each query may attend to, bool broadcastable to (..., B, H, N_q, N_k); None = every key.
+
+    ``mask`` (..., B, N) True = real token becomes (..., B, 1, 1, N); ``causal`` adds the lower triangle (N, N).
+    """
+    allowed = None if mask is None else mask[..., None, None, :]  # (..., B, 1, 1, N_k)
+    if causal:
+        tril = torch.ones(n, n, dtype=torch.bool, device=device).tril()  # (N_q, N_k): key j <= query i
+        allowed = tril if allowed is None else allowed & tril  # (..., B, 1, N, N)
+    return allowed
+
+
+def token_mask(mask: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
+    """A key-padding mask (..., B, N) as (..., B, N, 1) in x's dtype (1 = real token); None stays None."""
+    return None if mask is None else mask[..., None].to(x.dtype)
+
+
+def count_keys(m: torch.Tensor | None, x: torch.Tensor, causal: bool) -> torch.Tensor:
+    """Keys each token mixes, (..., B, N or 1, 1): all N, the real ones (``m`` from :func:`token_mask`), or
+    those up to the token with ``causal``."""
+    if m is None:
+        m = torch.ones(x.shape[-2], 1, dtype=x.dtype, device=x.device)  # (N, 1)
+    return m.cumsum(dim=-2) if causal else m.sum(dim=-2, keepdim=True)
+
+
+def token_sum(x: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+    """Sum over the tokens a token may see, (..., B, 1, d) (broadcast to every token) or (..., B, N, d) causal."""
+    if mask is not None:
+        x = x.masked_fill(~mask[..., None], 0.0)  # padding contributes 0 (never its content, not even a NaN)
+    return x.cumsum(dim=-2) if causal else x.sum(dim=-2, keepdim=True)
+
+
+def token_mean(x: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+    """Mean over the tokens a token may see (0 where it sees none): (..., B, 1, d), or (..., B, N, d) causal."""
+    if mask is None and not causal:
+        return x.mean(dim=-2, keepdim=True)  # the unmasked path, bit for bit as before masks existed
+    count = count_keys(token_mask(mask, x), x, causal)  # (..., B, 1 or N, 1)
+    return token_sum(x, mask, causal) / count.clamp_min(1)
+
+
+def token_max(x: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+    """Elementwise max over the tokens a token may see (0 where it sees none): (..., B, 1, d) or (..., B, N, d)."""
+    if mask is not None:
+        x = x.masked_fill(~mask[..., None], float("-inf"))  # padding never wins a max
+    out = x.cummax(dim=-2).values if causal else x.amax(dim=-2, keepdim=True)
+    if mask is None:
+        return out
+    seen = count_keys(token_mask(mask, x), x, causal) > 0  # (..., B, 1 or N, 1)
+    return torch.where(seen, out, torch.zeros_like(out))
+
+
 class Mixer(nn.Module):
-    """Base class: token mixing ``(..., B, N, d) -> (..., B, N, d)``."""
+    """Base class: token mixing ``(..., B, N, d) -> (..., B, N, d)``, called as ``mixer(x, mask, causal=...)``."""
+
+    #: Whether ``forward`` honours a key-padding mask / ``causal=True`` (see the module docstring).
+    supports_mask = False
+    supports_causal = False
 
     def __init__(
         self,
@@ -41,6 +108,21 @@ class Mixer(nn.Module):
         super().__init__()
         self.d_model = d_model
         self.n_heads = n_heads
+
+    @classmethod
+    def require(cls, *, mask: bool = False, causal: bool = False) -> None:
+        """ValueError naming this mixer unless it supports a padding mask (``mask``) and causality (``causal``)."""
+        missing = [what for what, wanted, ok in (("a key-padding mask", mask, cls.supports_mask),
+                                                 ("causal=True", causal, cls.supports_causal)) if wanted and not ok]
+        if missing:
+            raise ValueError(f"mixer {cls.registered_name()!r} does not support {' or '.join(missing)}; "
+                             "allowed: a mixer whose forward(x, mask=None, *, causal=False) honours it "
+                             "(supports_mask / supports_causal, docs/mixers.md)")
+
+    @classmethod
+    def registered_name(cls) -> str:
+        """The registry name of this class (its class name if it is not registered)."""
+        return next((name for name in MIXERS.names() if MIXERS.get(name) is cls), cls.__name__)
 
     def init_output(self, *, hidden_norm: bool, attention_gelu: bool) -> None:
         """Create the output step that projecting mixers share: [LayerNorm] -> [GELU] -> mixing linear W_O.
@@ -63,8 +145,9 @@ class Mixer(nn.Module):
 class MultiHeadMixer(Mixer):
     """Multi-head "attention" skeleton: projections -> per-head pooling -> [LN] -> [GELU] -> mixing linear.
 
-    Subclasses implement :meth:`weights` (the attention weights from queries and keys) and may override
-    :meth:`pool`. ``dropout`` is applied to the attention weights (BERT's attention-probs dropout).
+    Subclasses implement :meth:`weights` (the attention weights from queries and keys, zero at keys not allowed)
+    and may override :meth:`pool`. ``dropout`` is applied to the attention weights (BERT's attention-probs
+    dropout). Masks and causality reach both as ``allowed`` (:func:`allowed_keys`).
 
     Args:
         d_model: model width d; d_h = d / n_heads per head.
@@ -73,6 +156,9 @@ class MultiHeadMixer(Mixer):
         attention_gelu: MTE's GELU (tanh approx.) after that LayerNorm, before the mixing linear.
         dropout: dropout probability on the attention weights during training.
     """
+
+    supports_mask = True
+    supports_causal = True
 
     def __init__(
         self,
@@ -97,25 +183,27 @@ class MultiHeadMixer(Mixer):
         q, k, v = qkv.movedim(-3, 0).transpose(-3, -2).unbind(0)  # 3 x (..., B, H, N, d_h)
         return q, k, v
 
-    def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """Attention weights (..., H, N_query, N_key) from q, k (..., H, N, d_h)."""
+    def weights(self, q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
+        """Attention weights (..., H, N_query, N_key) from q, k (..., H, N, d_h); 0 where ``allowed`` is False."""
         raise NotImplementedError
 
-    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+             allowed: torch.Tensor | None = None) -> torch.Tensor:
         """Head outputs (..., H, N, d_h) = weights @ v, with attention dropout on the weights while training."""
-        a = self.weights(q, k)
+        a = self.weights(q, k, allowed)
         if self.training and self.dropout > 0:
             a = F.dropout(a, self.dropout)
         return a @ v
 
-    def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
+    def attention_weights(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                          causal: bool = False) -> torch.Tensor:
         """The attention weights (..., B, H, N, N) this mixer uses on input x (..., B, N, d); for tests and plots."""
         q, k, _ = self.project(x)
-        return self.weights(q, k)
+        return self.weights(q, k, allowed_keys(mask, causal, x.shape[-2], x.device))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         q, k, v = self.project(x)
-        o = self.pool(q, k, v)  # (..., B, H, N, d_h)
+        o = self.pool(q, k, v, allowed_keys(mask, causal, x.shape[-2], x.device))  # (..., B, H, N, d_h)
         o = o.transpose(-3, -2).flatten(-2)  # (..., B, N, H * d_h) = (..., B, N, d), heads concatenated
         return self.output(o)  # (..., B, N, d)
 
@@ -123,3 +211,8 @@ class MultiHeadMixer(Mixer):
 def per_head(p: torch.Tensor) -> torch.Tensor:
     """A per-head parameter (H,) or stacked (K, H) viewed to broadcast against (..., B, H, N, x)."""
     return p[..., None, :, None, None]  # (1, H, 1, 1) or (K, 1, H, 1, 1)
+
+
+def no_key_to_zero(a: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    """Weights (..., N_q, N_k) with the rows of queries that may attend to no key set to 0 (SDPA's convention)."""
+    return a if allowed is None else a.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)

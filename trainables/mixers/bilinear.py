@@ -12,6 +12,9 @@ Choices the paper leaves open: W_P starts as a truncated normal with std 1/sqrt(
 of a token keeps the input's variance); the architecture's hidden LayerNorm and GELU (MTE) sit before W_O as
 in every multi-head mixer; ``dropout`` drops entries of W_P while training (it plays the attention matrix's
 role, where BERT applies its attention-probs dropout). ``n_heads`` is ignored (there are no heads).
+
+A key-padding mask zeroes the padded tokens before mixing (their columns of W_P then add nothing); ``causal``
+keeps the lower triangle of W_P (token i mixes j <= i).
 """
 
 from __future__ import annotations
@@ -71,9 +74,16 @@ class BilinearProjection(Mixer):
                 "N x N matrix was built for; validate at the training length: val_seq_len = seq_len)"
             )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    supports_mask = True
+    supports_causal = True
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         self.check_length(x.shape[-2])
         w = self.seq_weight  # (N, N), or (K, N, N) stacked
         if self.training and self.dropout > 0:
             w = F.dropout(w, self.dropout)
+        if causal:
+            w = w.tril()  # W_P[i, j] = 0 for j > i
+        if mask is not None:
+            x = x.masked_fill(~mask[..., None], 0.0)  # the columns of padded tokens mix nothing in
         return self.output(mix_tokens(w, x))  # (..., B, N, d)

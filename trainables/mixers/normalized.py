@@ -8,6 +8,9 @@ Without attention dropout the weighting is computed without the N x N matrix, ex
 with centred keys k~_j = k_j - mean_j k_j, l_ij - mean_i = q_i . k~_j, so
 var_i = q_i^T (K~^T K~ / N) q_i and sum_j (l_ij - mean_i) v_j = q_i^T (K~^T V); hence
 o_i = g * q_i^T (K~^T V) / (std_i + 1e-3) + b * sum_j v_j, O(N d_h^2) instead of O(N^2 d_h).
+
+With a key-padding mask or ``causal`` the mean and std are over the keys a query may attend to, and the other
+keys get weight 0 (also the bias b); that path computes the N x N weights explicitly.
 """
 
 from __future__ import annotations
@@ -37,15 +40,25 @@ class NormalizedAttention(MultiHeadMixer):
         self.gain = nn.Parameter(torch.ones(n_heads))  # (H,) one scalar per head
         self.bias = nn.Parameter(torch.zeros(n_heads))  # (H,)
 
-    def weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    def weights(self, q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
         logits = q @ k.transpose(-2, -1)  # (..., H, N, N)
-        std, mean = torch.std_mean(logits, dim=-1, correction=0, keepdim=True)  # (..., H, N, 1) each
-        return per_head(self.gain) * (logits - mean) / (std + NORMALIZE_EPS) + per_head(self.bias)
+        g, b = per_head(self.gain), per_head(self.bias)
+        if allowed is None:
+            std, mean = torch.std_mean(logits, dim=-1, correction=0, keepdim=True)  # (..., H, N, 1) each
+            return g * (logits - mean) / (std + NORMALIZE_EPS) + b
+        # Mean and population std over the allowed keys only; keys not allowed get weight 0 (not the bias b).
+        count = allowed.to(logits.dtype).sum(dim=-1, keepdim=True).clamp_min(1)  # (..., N, 1)
+        mean = logits.masked_fill(~allowed, 0.0).sum(dim=-1, keepdim=True) / count  # (..., H, N, 1)
+        centred = (logits - mean).masked_fill(~allowed, 0.0)  # (..., H, N, N)
+        var = centred.square().sum(dim=-1, keepdim=True) / count
+        std = var.clamp_min(torch.finfo(var.dtype).tiny).sqrt()  # a one-key row: var 0, a finite gradient
+        return (g * centred / (std + NORMALIZE_EPS) + b).masked_fill(~allowed, 0.0)
 
-    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+             allowed: torch.Tensor | None = None) -> torch.Tensor:
         n = q.shape[-2]
-        if (self.training and self.dropout > 0) or self.d_head > n:
-            return super().pool(q, k, v)  # explicit weights (..., H, N, N)
+        if (self.training and self.dropout > 0) or self.d_head > n or allowed is not None:
+            return super().pool(q, k, v, allowed)  # explicit weights (..., H, N, N)
         kc = k - k.mean(dim=-2, keepdim=True)  # (..., H, N, d_h) centred keys
         cov = kc.transpose(-2, -1) @ kc * (1.0 / n)  # (..., H, d_h, d_h)
         var = ((q @ cov) * q).sum(dim=-1, keepdim=True)  # (..., H, N, 1) population variance of the logits

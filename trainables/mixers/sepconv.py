@@ -13,7 +13,9 @@ channel ch uses filter ch mod H (fairseq's ``LightweightConv`` layout, ``input.v
 is softmax-normalised over its k taps (Wu et al.'s ``weight_softmax``, their default), so at init the
 layer is close to a local average. Padding is centred and non-causal (the encoder sees both sides):
 (k-1)//2 zeros on the left, k//2 on the right, so the output has the input's length for any N and any k,
-and the layer runs at any sequence length (unlike the bilinear projection).
+and the layer runs at any sequence length (unlike the bilinear projection). With ``causal`` the same k taps
+sit entirely on the past (k-1 zeros on the left, as Wu et al.'s decoder pads): token i mixes i-k+1 .. i. A
+key-padding mask zeroes the padded tokens after the GLU, so they read exactly as the zeros beyond the end.
 
 Choices the paper leaves open: k defaults to 31 (the widest of Wu et al.'s encoder kernels; odd, so the
 window is exactly centred; at d = 768 the paper used 128 on 512 tokens); H = n_heads (the paper's 16 at 12
@@ -49,31 +51,40 @@ def channel_filters(filters: torch.Tensor, d_model: int) -> torch.Tensor:
     return filters.repeat(*([1] * (filters.dim() - 2)), d_model // h, 1)  # (..., d, k), row ch = filter ch % H
 
 
-def centred_pad(u: torch.Tensor, width: int) -> torch.Tensor:
-    """Zero padding of the last (sequence) axis: (width-1)//2 on the left, width//2 on the right."""
-    return F.pad(u, ((width - 1) // 2, width // 2))
+def left_taps(width: int, causal: bool) -> int:
+    """Taps left of the token: (k-1)//2 (centred, the encoder's) or k-1 (causal: Wu et al.'s decoder)."""
+    return width - 1 if causal else (width - 1) // 2
 
 
-def shared_filter_conv(u: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
-    """Depth-wise centred convolution of u (..., B, N, d) with H shared filters taps (..., H, k).
+def centred_pad(u: torch.Tensor, width: int, left: int | None = None) -> torch.Tensor:
+    """Zero padding of the last (sequence) axis: ``left`` ((width-1)//2 by default) on the left, the rest of
+    width - 1 on the right."""
+    left = (width - 1) // 2 if left is None else left
+    return F.pad(u, (left, width - 1 - left))
+
+
+def shared_filter_conv(u: torch.Tensor, taps: torch.Tensor, left: int | None = None) -> torch.Tensor:
+    """Depth-wise convolution of u (..., B, N, d) with H shared filters taps (..., H, k), centred by default.
 
     ``...`` is empty (one model) or K (packed members, each with its own filters). Channel ch uses filter
-    ch mod H; output token i sums taps t = 0..k-1 times u at i + t - (k-1)//2 (zeros outside the sequence).
+    ch mod H; output token i sums taps t = 0..k-1 times u at i + t - left (zeros outside the sequence), with
+    ``left`` = (k-1)//2 (centred) unless given (k-1: causal).
     """
+    left = (taps.shape[-1] - 1) // 2 if left is None else left
     if u.shape[-2] <= TOEPLITZ_MAX_LEN:
-        return toeplitz_conv(u, taps)
-    return grouped_conv1d(u, taps)
+        return toeplitz_conv(u, taps, left)
+    return grouped_conv1d(u, taps, left)
 
 
-def toeplitz_conv(u: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
+def toeplitz_conv(u: torch.Tensor, taps: torch.Tensor, left: int) -> torch.Tensor:
     """:func:`shared_filter_conv` as one (N, N) banded matrix per filter times the channels that share it."""
     *lead, b, n, d = u.shape
     h, k = taps.shape[-2:]
     r = d // h
     pos = torch.arange(n, device=u.device)
-    offset = pos.view(1, n) - pos.view(n, 1) + (k - 1) // 2  # (N, N): tap index t = j - i + (k-1)//2
+    offset = pos.view(1, n) - pos.view(n, 1) + left  # (N, N): tap index t = j - i + left
     band = (offset >= 0) & (offset < k)
-    t = taps[..., offset.clamp(0, k - 1)] * band  # (..., H, N, N): T[h, i, j] = taps[h, j - i + (k-1)//2]
+    t = taps[..., offset.clamp(0, k - 1)] * band  # (..., H, N, N): T[h, i, j] = taps[h, j - i + left]
     m = len(lead)
     uu = u.reshape(*lead, b, n, r, h)  # channel ch = r_index * H + h (ch mod H = h)
     uu = uu.permute(*range(m), m + 3, m + 1, m, m + 2).reshape(*lead, h, n, b * r)  # (..., H, N, B*R)
@@ -81,14 +92,14 @@ def toeplitz_conv(u: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
     return o.permute(*range(m), m + 2, m + 1, m + 3, m).reshape(*lead, b, n, d)  # (..., B, N, d)
 
 
-def grouped_conv1d(u: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
+def grouped_conv1d(u: torch.Tensor, taps: torch.Tensor, left: int) -> torch.Tensor:
     """:func:`shared_filter_conv` as ``F.conv1d`` with one group per channel (members folded into channels)."""
     *lead, b, n, d = u.shape
     k = taps.shape[-1]
     kk = 1 if not lead else lead[0]
     w = channel_filters(taps, d).reshape(kk * d, 1, k)  # (K*d, 1, k), member-major channels
     x = u.reshape(kk, b, n, d).permute(1, 0, 3, 2).reshape(b, kk * d, n)  # (B, K*d, N)
-    c = F.conv1d(centred_pad(x, k), w, groups=kk * d)  # (B, K*d, N)
+    c = F.conv1d(centred_pad(x, k, left), w, groups=kk * d)  # (B, K*d, N)
     return c.view(b, kk, d, n).permute(1, 0, 3, 2).reshape(*lead, b, n, d)  # (..., B, N, d)
 
 
@@ -135,7 +146,12 @@ class SeparableConvolution(Mixer):
             w = F.dropout(w, self.dropout)
         return w
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    supports_mask = True
+    supports_causal = True
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         u = F.glu(dense(x, self.glu), dim=-1)  # (..., B, N, 2d) -> (..., B, N, d)
-        o = shared_filter_conv(u, self.taps())  # (..., B, N, d)
+        if mask is not None:
+            u = u.masked_fill(~mask[..., None], 0.0)  # padding reads as the zeros beyond the sequence's end
+        o = shared_filter_conv(u, self.taps(), left_taps(self.conv_width, causal) if causal else None)
         return self.output(o)  # (..., B, N, d)

@@ -51,7 +51,7 @@ class CTLConfig(ConfigFields):
         task: ``ctl``.
         direction: ``forward`` (argument first, "→") or ``backward`` (argument last, "←").
         mixer: ``own`` (the model's attention) or a name of ``trainables.mixers.MIXERS`` replacing the plain
-            Transformer's attention (Transformer only; registry mixers ignore padding masks).
+            Transformer's attention (Transformer only; it gets the batch's key-padding mask).
         d_model: width d (LSTM: hidden size).
         d_ff: feed-forward hidden width (gated tanh rows: 4d as in the release).
         n_heads: attention heads.
@@ -122,6 +122,8 @@ class CTLConfig(ConfigFields):
         from trainables.mixers import MIXERS
 
         self.require_choice("mixer", (OWN_MIXER, *MIXERS.names()))
+        if not MIXERS.get(self.mixer).supports_mask:
+            raise self.invalid("mixer", "a mixer that supports a key-padding mask (CTL batches are padded)")
         if self.model != "Transformer":
             raise self.invalid("mixer", f"{OWN_MIXER} for model {self.model!r} (registry mixers replace the "
                                         "Transformer's attention only)")

@@ -1,6 +1,7 @@
 """Geometric attention (Csordás et al. 2021, Sec. 3; docs/csordas2021.md): attend to the *closest* matching key.
 
-Per head, with match probabilities P_ij = sigmoid(l_ij) and the diagonal and padded keys masked,
+Per head, with match probabilities P_ij = sigmoid(l_ij) and the diagonal and the keys not allowed (padding, and
+later tokens with ``causal``) masked,
 
     A_ij = P_ij * prod_{k in S_ij} (1 - P_ik),
     S_ij = {k != i, j : |k - i| < |j - i|}  u  ({i + |j - i|} if j < i),
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from trainables.dtypes import at_least_fp32
+from trainables.mixers.base import Mixer, allowed_keys
 
 
 def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -31,15 +33,16 @@ def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Ten
     return hi, lo
 
 
-def geometric_weights(logits: torch.Tensor, mask: torch.Tensor, normalize: bool = False) -> torch.Tensor:
-    """Geometric attention weights from logits (..., N, N) and a key mask (..., N, N), True = masked.
+def geometric_weights(logits: torch.Tensor, allowed: torch.Tensor | None, normalize: bool = False) -> torch.Tensor:
+    """Geometric attention weights from logits (..., N, N) and the keys each query may attend to, bool
+    broadcastable to (..., N, N), True = attend (None: every key; ``trainables.mixers.base.allowed_keys``).
 
     The diagonal is masked here as well. Computed in at least fp32; returns (..., N, N) with rows summing to <= 1
     (or renormalised to 1 with ``normalize``, the "+ geom. att." baseline).
     """
     n = logits.shape[-1]
     eye = torch.eye(n, dtype=torch.bool, device=logits.device)
-    mask = mask | eye
+    mask = eye if allowed is None else ~allowed | eye  # True = masked
     logits = at_least_fp32(logits)
     log_p = F.logsigmoid(logits).masked_fill(mask, -math.inf)  # log P_ij
     log_not_p = F.logsigmoid(-logits).masked_fill(mask, 0.0)  # log(1 - P_ij); masked keys never block
@@ -54,10 +57,13 @@ def geometric_weights(logits: torch.Tensor, mask: torch.Tensor, normalize: bool 
     return weights
 
 
-def geometric_weights_reference(logits: torch.Tensor, mask: torch.Tensor, normalize: bool = False) -> torch.Tensor:
+def geometric_weights_reference(logits: torch.Tensor, allowed: torch.Tensor | None,
+                                normalize: bool = False) -> torch.Tensor:
     """The definition, term by term in float64 (slow; tests only). Same arguments as :func:`geometric_weights`."""
     n = logits.shape[-1]
-    p = torch.sigmoid(logits.double()).masked_fill(mask, 0.0)
+    p = torch.sigmoid(logits.double())
+    if allowed is not None:
+        p = p.masked_fill(~allowed, 0.0)
     out = torch.zeros_like(p)
     for i in range(n):
         for j in range(n):
@@ -82,7 +88,7 @@ def _my_init(weight: torch.Tensor, d_model: int, d_head: int) -> None:
     nn.init.uniform_(weight, -a, a)
 
 
-class GeometricAttention(nn.Module):
+class GeometricAttention(Mixer):
     """Multi-head geometric attention with the directional term (docs/csordas2021.md).
 
     logits_ij = alpha * (q_i + u)^T Drop(k_j) + beta * D_ij + gamma, with D_ij = s_i^right for j > i and
@@ -92,10 +98,16 @@ class GeometricAttention(nn.Module):
     Args:
         d_model: width d. n_heads: heads H. dropout: attention dropout on the keys.
         normalize: row-L1 renormalisation (on for "+ geom. att.", off for NDR).
+
+    The mixer interface (``forward(x, mask, causal=...)``) for one model (B, N, d): the CTL family trains its
+    seeds one at a time, so its own attentions are not written for stacked members.
     """
 
+    supports_mask = True
+    supports_causal = True
+
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, normalize: bool = False) -> None:
-        super().__init__()
+        super().__init__(d_model, n_heads)
         if d_model % n_heads:
             raise ValueError(f"invalid d_model={d_model}; allowed: a multiple of n_heads={n_heads}")
         self.n_heads, self.d_head = n_heads, d_model // n_heads
@@ -115,8 +127,8 @@ class GeometricAttention(nn.Module):
         self.last_weights: torch.Tensor | None = None
         self.record = False
 
-    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), pad (B, N) True at padding -> (B, N, d)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
+        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
         b, n, d = x.shape
         q = self.q(x).view(b, n, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, N, d_h)
         k, v = self.kv(x).view(b, n, 2, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4).unbind(0)
@@ -126,8 +138,8 @@ class GeometricAttention(nn.Module):
         right = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # j > i
         directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (B, H, N, N); diagonal masked anyway
         logits = self.alpha * content + self.beta * directional + self.gamma
-        mask = pad.view(b, 1, 1, n).expand(b, self.n_heads, n, n)
-        a = geometric_weights(logits, mask, self.normalize).to(v.dtype)  # (B, H, N, N)
+        allowed = allowed_keys(mask, causal, n, x.device)  # (B, 1, 1, N), (N, N), (B, 1, N, N) or None
+        a = geometric_weights(logits, allowed, self.normalize).to(v.dtype)  # (B, H, N, N)
         if self.record:
             self.last_weights = a.detach()
         o = (a @ v).transpose(1, 2).reshape(b, n, d)  # (B, N, d), heads concatenated

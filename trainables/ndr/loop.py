@@ -32,7 +32,6 @@ from trainables.ndr.models import (
     RegistryMixer,
     RelativeAttention,
     SharedLayerClassifier,
-    SoftmaxAttention,
 )
 from trainables.rows import OnEval, Row, SeedRows, stream_seed
 from trainables.stacked import count_parameters
@@ -54,7 +53,7 @@ def build_model(cfg: CTLConfig) -> nn.Module:
         return LSTMClassifier(d, r["dropout"])
     attention: nn.Module
     if r["attention"] == "masked_softmax":
-        attention = SoftmaxAttention(d, h, dropout=r["att_dropout"])
+        attention = RegistryMixer("softmax", d, h, dropout=r["att_dropout"], torch_mha_init=True)
     elif r["attention"] in ("relative", "abs_relative"):
         attention = RelativeAttention(d, h, dropout=r["att_dropout"], abs_gate=r["attention"] == "abs_relative")
     elif r["attention"] in ("geometric", "geometric_normalized"):

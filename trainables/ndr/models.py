@@ -1,6 +1,7 @@
 """The CTL models of Csordás et al. 2021's Table 1 (docs/csordas2021.md): one layer applied n_layers times.
 
-* ``Transformer``: softmax attention, absolute sinusoidal positions (+ dropout 0.1), post-LN layer;
+* ``Transformer``: the registry's softmax attention (``RegistryMixer``, initialised as the release's
+  ``nn.MultiheadAttention``), absolute sinusoidal positions (+ dropout 0.1), post-LN layer;
 * ``+ rel``: Transformer-XL-style relative attention, post-LN layer;
 * ``+ rel + gate`` / ``+ abs/rel + gate``: the copy-gated layer with a tanh update (``NDRResidual``),
   relative attention, the latter with the per-head abs/rel switch;
@@ -8,8 +9,10 @@
 * ``NDR``: geometric attention (unnormalised) + the copy gate with a LayerNorm update + gate dropout;
 * ``LSTM``: the recurrent baseline (embedding 16, one layer of 200).
 
-Every Transformer variant reads out the EOS column (``length - 1``) through Linear(d, 8). Layers record
-their attention weights / gate activations when ``record`` is set (the probe figures).
+Every Transformer variant reads out the EOS column (``length - 1``) through Linear(d, 8). Every attention is
+called through the mixer interface of ``trainables.mixers.base``, ``attention(x, mask)`` with the key-padding
+mask (True = real token), so no real token attends to padding. Layers record their attention weights / gate
+activations when ``record`` is set (the probe figures).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trainables.mixers.base import Mixer, allowed_keys
+from trainables.mixers.softmax import softmax_weights
 from trainables.ndr.ctl import MAX_INPUT_LEN, N_SYMBOLS, VOCAB_SIZE
 
 
@@ -35,65 +40,89 @@ def sinusoid(positions: torch.Tensor, d_model: int) -> torch.Tensor:
     return pe
 
 
-class SoftmaxAttention(nn.Module):
-    """Standard multi-head softmax attention with a key padding mask (the plain Transformer's)."""
+class RegistryMixer(nn.Module):
+    """A mixer of ``trainables.mixers.MIXERS`` as a CTL attention: the plain Transformer's own (``softmax``,
+    initialised as the release's ``nn.MultiheadAttention``) or one in its place (the cross-paper atlas study).
 
-    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0) -> None:
+    The mixer gets the batch's key-padding mask, so no real token's output depends on padding. ``torch_mha_init``
+    also returns the output in ``nn.MultiheadAttention``'s memory layout (see ``forward``). Mixers with
+    parameters per position (bilinear: an N x N matrix) are built for the longest CTL input and see every batch
+    zero-padded to that length, the extra positions masked as well.
+    """
+
+    def __init__(self, name: str, d_model: int, n_heads: int, *, dropout: float = 0.0,
+                 torch_mha_init: bool = False) -> None:
         super().__init__()
-        self.attn = nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)
+        from trainables.mixers import MIXERS
+
+        cls = MIXERS.get(name)
+        cls.require(mask=True)
+        self.seq_len = MAX_INPUT_LEN if getattr(cls, "fixed_length", False) else None
+        self.mixer = (mha_initialised_softmax(d_model, n_heads, dropout) if torch_mha_init else
+                      build_registry_mixer(name, d_model, n_heads, dropout))
+        self.token_major = torch_mha_init
         self.record = False
         self.last_weights: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), pad (B, N) True at padding -> (B, N, d)."""
-        out, weights = self.attn(x, x, x, key_padding_mask=pad, need_weights=self.record,
-                                 average_attn_weights=False)
-        if self.record:
-            self.last_weights = weights.detach()  # (B, H, N, N)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
+        n = x.shape[1]
+        if self.seq_len is not None:
+            x = F.pad(x, (0, 0, 0, self.seq_len - n))  # (B, seq_len, d)
+            mask = F.pad(mask, (0, self.seq_len - n), value=False)  # (B, seq_len)
+        if self.record and hasattr(self.mixer, "attention_weights"):
+            self.last_weights = self.mixer.attention_weights(x, mask).detach()[..., :n, :n]
+        out = self.mixer(x, mask)[:, :n]  # (B, N, d)
+        if self.token_major:
+            # nn.MultiheadAttention returns (N, B, d) in memory, and the layer's dropout draws its mask in memory
+            # order: the same layout keeps the release Transformer's dropout masks, so its results, bit for bit.
+            out = out.transpose(0, 1).contiguous().transpose(0, 1)
         return out
 
 
-class RegistryMixer(nn.Module):
-    """A mixer of ``trainables.mixers.MIXERS`` in place of the attention (the cross-paper atlas study).
+def build_registry_mixer(name: str, d_model: int, n_heads: int, dropout: float) -> nn.Module:
+    """The registry mixer ``name`` as the CTL layer uses it (no MTE switches; bilinear at the longest input)."""
+    from trainables.mixers import build_mixer
 
-    Registry mixers take no padding mask: padded positions are zeroed before mixing (exact for sum-like
-    pooling of the real tokens only when the mixer itself ignores zero vectors, so e.g. softmax still
-    spreads weight over padding; CTL batches are length-bucketed or short, which limits the effect).
+    return build_mixer(name, d_model, n_heads, hidden_norm=False, attention_gelu=False, dropout=dropout,
+                       options={"seq_len": MAX_INPUT_LEN})
+
+
+def mha_initialised_softmax(d_model: int, n_heads: int, dropout: float) -> nn.Module:
+    """The registry's ``softmax`` mixer with the weights torch's ``nn.MultiheadAttention`` starts with.
+
+    The release's plain Transformer uses that module; building the mixer on the meta device draws nothing, and
+    the module built next draws what it always drew (its in-projection is Xavier, biases 0), so the model's
+    later layers are initialised as before. Its (3d, d) in-projection has the registry's q; k; v row layout.
     """
-
-    def __init__(self, name: str, d_model: int, n_heads: int, *, dropout: float = 0.0) -> None:
-        super().__init__()
-        from trainables.mixers import MIXERS, build_mixer
-
-        # Mixers with parameters per position (bilinear: an N x N matrix) are built for the longest CTL input
-        # and see every batch zero-padded to that length.
-        self.seq_len = MAX_INPUT_LEN if getattr(MIXERS.get(name), "fixed_length", False) else None
-        self.mixer = build_mixer(name, d_model, n_heads, hidden_norm=False, attention_gelu=False, dropout=dropout,
-                                 options={"seq_len": MAX_INPUT_LEN})
-        self.record = False
-        self.last_weights: torch.Tensor | None = None
-
-    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), pad (B, N) -> (B, N, d)."""
-        n = x.shape[1]
-        x = x.masked_fill(pad.unsqueeze(-1), 0.0)
-        if self.seq_len is not None:
-            x = F.pad(x, (0, 0, 0, self.seq_len - n))  # (B, seq_len, d)
-        if self.record and hasattr(self.mixer, "attention_weights"):
-            self.last_weights = self.mixer.attention_weights(x).detach()[..., :n, :n]
-        return self.mixer(x)[:, :n]
+    with torch.device("meta"):
+        mixer = build_registry_mixer("softmax", d_model, n_heads, dropout)
+    mixer.to_empty(device="cpu")
+    reference = nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)
+    with torch.no_grad():
+        mixer.qkv.weight.copy_(reference.in_proj_weight)
+        mixer.qkv.bias.copy_(reference.in_proj_bias)
+        mixer.mix.weight.copy_(reference.out_proj.weight)
+        mixer.mix.bias.copy_(reference.out_proj.bias)
+    return mixer
 
 
-class RelativeAttention(nn.Module):
+class RelativeAttention(Mixer):
     """Transformer-XL-style relative attention (docs/csordas2021.md), optionally with the per-head abs/rel switch.
 
-    logits_ij = s * [(q_i + u)^T Drop(k_j) + (q_i + v)^T Drop(W_r PE(j - i))], s learned (init 1/sqrt(d_h)).
-    With ``abs_gate`` the position term is r_i * rel + (1 - r_i) * (q_i + v)^T W_r PE(j) with
-    r_i = sigmoid(w_r^T x_i + b_r) per head.
+    logits_ij = s * [(q_i + u)^T Drop(k_j) + (q_i + v)^T Drop(W_r PE(j - i))], s learned (init 1/sqrt(d_h)),
+    weighted by the registry's masked softmax. With ``abs_gate`` the position term is
+    r_i * rel + (1 - r_i) * (q_i + v)^T W_r PE(j) with r_i = sigmoid(w_r^T x_i + b_r) per head.
+
+    The mixer interface (``forward(x, mask, causal=...)``) for one model (B, N, d): the CTL family trains its
+    seeds one at a time, so its own attentions are not written for stacked members.
     """
 
+    supports_mask = True
+    supports_causal = True
+
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, abs_gate: bool = False) -> None:
-        super().__init__()
+        super().__init__(d_model, n_heads)
         if d_model % n_heads:
             raise ValueError(f"invalid d_model={d_model}; allowed: a multiple of n_heads={n_heads}")
         self.n_heads, self.d_head, self.d_model = n_heads, d_model // n_heads, d_model
@@ -111,8 +140,8 @@ class RelativeAttention(nn.Module):
         self.record = False
         self.last_weights: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), pad (B, N) True at padding -> (B, N, d)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
+        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
         b, n, d = x.shape
         h, dh = self.n_heads, self.d_head
         q = self.q(x).view(b, n, h, dh).transpose(1, 2)  # (B, H, N, d_h)
@@ -131,8 +160,7 @@ class RelativeAttention(nn.Module):
             gate = torch.sigmoid(self.abs_switch(x)).transpose(1, 2).unsqueeze(-1)  # (B, H, N, 1)
             rel = gate * rel + (1 - gate) * absolute
         logits = self.scale * (content + rel)
-        logits = logits.masked_fill(pad.view(b, 1, 1, n), -math.inf)
-        a = logits.softmax(-1)  # (B, H, N, N)
+        a = softmax_weights(logits, allowed_keys(mask, causal, n, x.device))  # (B, H, N, N)
         if self.record:
             self.last_weights = a.detach()
         return self.out((a @ v).transpose(1, 2).reshape(b, n, d))
@@ -150,10 +178,10 @@ class PostLNLayer(nn.Module):
         self.record = False
         self.last_gates: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d) -> (B, N, d)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
         drop = self.dropout if self.training else 0.0
-        x = self.ln1(x + F.dropout(self.attention(x, pad), drop))
+        x = self.ln1(x + F.dropout(self.attention(x, mask), drop))
         hidden = F.dropout(F.relu(self.ff1(x)), drop)
         return self.ln2(x + F.dropout(self.ff2(hidden), drop))
 
@@ -186,10 +214,10 @@ class GatedLayer(nn.Module):
         self.record = False
         self.last_gates: torch.Tensor | None = None
 
-    def forward(self, h: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        """h (B, N, d) -> (B, N, d)."""
+    def forward(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """h (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
         drop = self.dropout if self.training else 0.0
-        z = self.ln1(h + F.dropout(self.attention(h, pad), drop))
+        z = self.ln1(h + F.dropout(self.attention(h, mask), drop))
         u = self.ff2(F.dropout(F.relu(self.ff1(z)), drop))
         u = self.ln2(u) if self.ln2 is not None else torch.tanh(u)
         g = torch.sigmoid(self.gate2(F.dropout(F.relu(self.gate1(z)), drop)))  # (B, N, d)
@@ -220,13 +248,13 @@ class SharedLayerClassifier(nn.Module):
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """tokens (B, N), lengths (B,) -> logits (B, 8) read out at the EOS column."""
         b, n = tokens.shape
-        pad = torch.arange(n, device=tokens.device).view(1, n) >= lengths.view(b, 1)  # (B, N)
+        mask = torch.arange(n, device=tokens.device).view(1, n) < lengths.view(b, 1)  # (B, N), True = real token
         x = self.embedding(tokens)  # (B, N, d)
         if self.absolute_positions:
             pe = sinusoid(torch.arange(n), self.d_model).to(x.device, x.dtype)
             x = F.dropout(x + pe, 0.1, self.training)
         for _ in range(self.n_layers):
-            x = self.layer(x, pad)
+            x = self.layer(x, mask)
             if self.trace is not None:
                 attention = self.layer.attention
                 self.trace.append({"attention": attention.last_weights, "gates": self.layer.last_gates})
