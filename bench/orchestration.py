@@ -26,7 +26,7 @@ ray_environment(None)  # before Ray is imported
 import polars as pl  # noqa: E402
 import psutil  # noqa: E402  (a Ray dependency)
 
-from analysis.dataset import scan_study  # noqa: E402
+from analysis.data.rows import scan_study  # noqa: E402
 from search_spaces import Plot, Study  # noqa: E402
 from study.runner import Resources, run_study  # noqa: E402
 from study.storage import StudyStorage  # noqa: E402

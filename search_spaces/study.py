@@ -148,7 +148,7 @@ class Study:
         aliases: other figure/table names these same trials reproduce.
         learning_rates_per_trial: grid only: this many neighbouring values of the ``learning_rate`` axis
             train together in one trial (one packed model with all their seeds); 1 = one rate per trial.
-        sections: extra report sections by name (``analysis.sections``), after the generic grids.
+        sections: extra report sections by name (``analysis.report.sections``), after the generic grids.
         labels: names in the configuration that are columns of the study's own, not hyperparameters of the
             model (a ``Linked`` axis's name is one without being listed). Any other name that is not a field of
             the task's model family is refused before anything runs: a typo never trains at a default.

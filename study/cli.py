@@ -206,7 +206,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 @storage_option
 def status(name: str, scale: str, storage: str) -> None:
     """Trials done / running / failed / pending of a study."""
-    from analysis.machines import run_settings_text
+    from analysis.data.machines import run_settings_text
+    from analysis.data.meta import recorded_run
     from study.progress import PROGRESS_FILE
     from study.runner import trial_points
 
@@ -227,7 +228,7 @@ def status(name: str, scale: str, storage: str) -> None:
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
                f"unreadable {len(unreadable)} | pending {pending} | total {total}")
-    click.echo(f"  {run_settings_text((target.read_json('study.json') or {}).get('run') or {})}")
+    click.echo(f"  {run_settings_text(recorded_run(target.location))}")
     for key in sorted(unreadable):
         click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):
@@ -261,9 +262,9 @@ def _report_dir(study: Study, target: StudyStorage) -> Path:
 def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
     """Write the report (reading the results where they live), echo its summary; return the number of findings
     checked and failed."""
-    from analysis.findings import failed
-    from analysis.meta import MetaError
-    from analysis.report import build_report
+    from analysis.data.meta import MetaError
+    from analysis.report.build import build_report
+    from analysis.stats.findings import failed
 
     require_results(study, target)
     default_out = _report_dir(study, target)
@@ -343,10 +344,10 @@ def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], 
               help="Optuna importance evaluator (fanova and mean-decrease-impurity need scikit-learn).")
 def importance(name: str, scale: str, storage: str, metric: str | None, evaluator: str) -> None:
     """Which hyperparameter matters, per architecture: Optuna's importance over the study's finished trials."""
-    from analysis.dataset import open_trials
-    from analysis.importance import format_importances, importances
-    from analysis.meta import MetaError, read_study_meta
-    from analysis.training import plot_axes
+    from analysis.data.meta import MetaError, read_study_meta
+    from analysis.data.rows import open_trials
+    from analysis.stats.importance import format_importances, importances
+    from analysis.stats.training import plot_axes
 
     study = load_study(name, scale)
     target = study_storage(study, storage)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.meta import MetaError, StudyMeta, parse_meta, read_study_meta
+from analysis.data.meta import MetaError, StudyMeta, parse_meta, read_study_meta
 from search_spaces import SCALES, all_studies
 
 

@@ -38,7 +38,7 @@ def test_paper_scale_matches_the_paper() -> None:
 def test_learning_rates_equal_the_published_values() -> None:
     import polars as pl
 
-    from analysis.reference import load_reference
+    from analysis.data.reference import load_reference
 
     published = load_reference("richter2020/mode__var_dim").select("learning_rate").unique().collect()
     assert sorted(published["learning_rate"].to_list()) == pytest.approx(sorted(LEARNING_RATES), rel=1e-9)
