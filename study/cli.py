@@ -41,8 +41,7 @@ from study.storage import StudyStorage, first_line
 def _models(study: Study) -> str:
     """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts)."""
     trials = study.trial_count()
-    what = "measurements" if study.kind == "measurement" else "models"
-    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} {what}"
+    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} models"
 
 
 def _local_gpus() -> int:
@@ -58,7 +57,7 @@ def _local_gpus() -> int:
 def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_trial: float) -> None:
     """Refuse a defaulted paper scale that would train many models on a machine without GPUs."""
     models = study.trial_count() * len(study.seeds)
-    if (study.scale != "paper" or study.kind != "training" or address or gpus_per_trial > 0
+    if (study.scale != "paper" or address or gpus_per_trial > 0
             or models <= MAX_IMPLICIT_CPU_MODELS or _local_gpus() > 0):
         return
     cheaper = ", ".join(f"--scale {s} ({_models(study.at_scale(s)).rsplit('= ', 1)[1]})" for s in SCALES[1:])
@@ -108,7 +107,7 @@ def show(name: str, scale: str) -> None:
         raise InputError(str(error)) from None
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
-    click.echo(f"task: {study.task}   kind: {study.kind}   sampler: {study.sampler}   "
+    click.echo(f"task: {study.task}   sampler: {study.sampler}   "
                f"metric: {study.metric} ({study.mode})")
     for title, axes in (("scientific", study.scientific), ("nuisance", study.nuisance)):
         for key, axis in axes.items():

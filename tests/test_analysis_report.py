@@ -143,7 +143,7 @@ def test_measurement_study_gets_pooling_scale_figure(tmp_path: Path) -> None:
                 rows["output_norm"].append(scale * n * (1 + 0.01 * seed))
                 rows["status"].append("ok")
         pl.DataFrame(rows).write_parquet(study_dir / "trials" / f"{arch}.parquet")
-    meta = {"name": "fig1", "kind": "measurement", "plot": {"panel": "architecture", "x": "seq_len"}}
+    meta = {"name": "fig1", "plot": {"panel": "architecture", "x": "seq_len"}}  # the rows say what to draw
     report = build_report(study_dir, tmp_path / "out", meta=meta)
     assert [p.name for p in report.figures] == ["pooling_scale.png"]
     _assert_real_png(report.figures[0])

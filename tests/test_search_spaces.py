@@ -31,7 +31,7 @@ def test_paper_scale_matches_the_paper() -> None:
     assert FIG3.fixed["n_steps"] == 3200 and FIG3.fixed["batch_size"] == 32
     assert LEARNING_RATES[0] == pytest.approx(0.3) and LEARNING_RATES[-1] == pytest.approx(5.9049e-6)
     trained = sum(s.trial_count() * len(s.seeds) for n, s in all_studies().items()
-                  if n == s.name and s.kind == "training" and s.name.startswith("richter2020"))
+                  if n == s.name and s.task != "pooling_scale" and s.name.startswith("richter2020"))  # Fig. 1: none
     assert 25_000 <= trained <= 30_000  # "about 25,000 models"
 
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from analysis.data.location import Location
 
-KINDS = ("training", "measurement")
 MODES = ("max", "min")
 
 
@@ -150,7 +149,6 @@ class StudyMeta:
     scale: str = ""
     goal: str = ""
     task: str = ""
-    kind: str = "training"
     scientific: Mapping[str, Any] = field(default_factory=dict)
     nuisance: Mapping[str, Any] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
@@ -192,7 +190,10 @@ class StudyMeta:
         return None
 
 
-_KEYS = tuple(f.name for f in fields(StudyMeta) if f.name != "source")
+#: Keys older files carry that no longer mean anything: accepted, ignored (``kind``: a task's family now says
+#: how its trials run, and the report draws what the rows hold).
+RETIRED_KEYS = ("kind",)
+_KEYS = (*(f.name for f in fields(StudyMeta) if f.name != "source"), *RETIRED_KEYS)
 
 
 def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") -> StudyMeta:
@@ -206,9 +207,7 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
     _check_keys(source, "study.json", data, _KEYS)
     plot = data.get("plot") or {}
     _check_keys(source, "plot", plot, ("panel", "x", "y"))
-    kind, mode = data.get("kind", "training"), data.get("mode", "max")
-    if kind not in KINDS:
-        raise _fail(source, "kind", kind, ", ".join(KINDS))
+    mode = data.get("mode", "max")
     if mode not in MODES:
         raise _fail(source, "mode", mode, ", ".join(MODES))
     n_trials = data.get("n_trials")
@@ -220,7 +219,6 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
         scale=str(data.get("scale") or ""),
         goal=str(data.get("goal") or ""),
         task=str(data.get("task") or ""),
-        kind=kind,
         scientific=dict(data.get("scientific") or {}),
         nuisance=dict(data.get("nuisance") or {}),
         fixed=dict(data.get("fixed") or {}),

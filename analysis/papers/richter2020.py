@@ -55,16 +55,25 @@ def pooling_scale_figure(
     return fig
 
 
-@section("pooling_scale")
+#: The columns of a pooling measurement's rows (trainables/measure): the section is drawn when they are there.
+MEASURED = ("output_std", "output_norm")
+
+
+def measured(ctx: ReportContext) -> bool:
+    """Whether the rows are pooling measurements: a sequence length and an output scale."""
+    return "seq_len" in ctx.columns and any(m in ctx.columns for m in MEASURED)
+
+
+@section("pooling_scale", applies=measured)
 def pooling_scale_section(page: Page, ctx: ReportContext) -> list[str]:
-    """Measurement studies (Fig. 1 right): output scale of each pooling vs sequence length."""
+    """Pooling measurements (Fig. 1 right): output scale of each pooling vs sequence length."""
     lf, meta = ctx.lf, ctx.meta
     columns = lf.collect_schema().names()
     hue = meta.plot.panel or next((c for c in ("pooling", "mixer", "architecture") if c in columns), None)
     x = meta.plot.x or ("seq_len" if "seq_len" in columns else None)
-    metrics = [m for m in ("output_std", "output_norm") if m in columns]
+    metrics = [m for m in MEASURED if m in columns]
     if hue is None or x is None or not metrics:
-        raise ValueError(f"{meta.source}: a measurement study needs a pooling column, seq_len and "
+        raise ValueError(f"{meta.source}: the pooling_scale section needs a pooling column, seq_len and "
                          f"output_std/output_norm; got {columns}")
     df = lf.select(hue, x, "seed", *metrics).collect()
     page.h(2, "Output scale of each pooling vs sequence length (paper Fig. 1 right)")

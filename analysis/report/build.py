@@ -2,7 +2,7 @@
 
 The report is composed: :func:`build_report` parses ``study.json`` once (:class:`analysis.data.meta.StudyMeta`),
 opens the trial files (recording unreadable ones), and runs a list of sections registered by name
-(:mod:`analysis.report.sections`): the built-in ones of the study's kind, then those the study asks for. Sections
+(:mod:`analysis.report.sections`): the built-in ones the rows call for, then those the study asks for. Sections
 read statistics computed once (:mod:`analysis.stats.training`, :mod:`analysis.stats.coverage`) and only draw and
 write HTML (the modules of :mod:`analysis.report` and :mod:`analysis.papers`). The summary at the top of the page and in
 ``summary.txt`` says what every number is computed from, and the findings' verdicts (PASS / FAIL /
@@ -23,15 +23,14 @@ from analysis.data.machines import machine_counts, run_settings_text
 from analysis.data.meta import StudyMeta, parse_meta, read_study_meta
 from analysis.render.page import Page
 from analysis.report.header import header_html
-from analysis.report.sections import ReportContext, get_section
+from analysis.report.sections import ReportContext, applies, get_section
 from analysis.report.summary import glance_html, summary_lines
 from analysis.stats.findings import Verdict
 
-#: The built-in sections of each kind of study, in page order.
-BUILT_IN: dict[str, tuple[str, ...]] = {
-    "training": ("progress", "grids", "robustness", "learning_curves", "paper_table", "importance", "findings"),
-    "measurement": ("progress", "pooling_scale"),
-}
+#: The built-in sections in page order; each is drawn when the rows call for it (``section(applies=...)``): the
+#: training sections for rows of trained models, ``pooling_scale`` for rows of pooling measurements (Fig. 1).
+BUILT_IN: tuple[str, ...] = ("progress", "grids", "robustness", "learning_curves", "paper_table", "importance",
+                             "findings", "pooling_scale")
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,8 @@ def build_report(
     page = Page(out_dir)
     toc, glance = header_html(page, parsed, ctx.name)
     extra: list[str] = []  # summary lines of the sections, in page order
-    names = (*BUILT_IN[parsed.kind], *parsed.sections) if ctx.scan.lf is not None else ("progress",)
+    built_in = [n for n in BUILT_IN if applies(n, ctx)] if ctx.scan.lf is not None else ["progress"]
+    names = dict.fromkeys([*built_in, *(parsed.sections if ctx.scan.lf is not None else ())])
     for name in names:
         extra += get_section(name)(page, ctx)
     if ctx.scan.lf is not None:

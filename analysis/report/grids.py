@@ -16,7 +16,7 @@ from analysis.render.grids import CASE_CAPTION, GridPainter
 from analysis.render.page import Page
 from analysis.render.tables import to_html
 from analysis.report.progress import coverage_warning
-from analysis.report.sections import ReportContext, section
+from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.cells import cell_data, cell_table, seed_curves
 from analysis.stats.order import format_value
 from analysis.stats.training import TrainingStats, facet_filter
@@ -71,7 +71,7 @@ def _interactive_grid(page: Page, painter: GridPainter, stats: TrainingStats, me
     return interactive.grid_html(img, payload, f"cells-{name}")
 
 
-@section("grids")
+@section("grids", applies=trained)
 def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     """The RGB grids per facet and metric (interactive), the published grid beside them, the case grids."""
     stats, a = ctx.training, ctx.training.axes

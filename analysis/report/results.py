@@ -16,7 +16,7 @@ import polars as pl
 from analysis.render.page import Page
 from analysis.render.plots import learning_curve_figure, robustness_figure
 from analysis.render.tables import to_html, to_markdown
-from analysis.report.sections import ReportContext, section
+from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.importance import MIN_TRIALS, format_importances, importance_table
 from analysis.stats.paper_tables import per_x_table
 from analysis.stats.training import TrainingStats, describe
@@ -30,7 +30,7 @@ def _note(ctx: ReportContext) -> str:
     return f" ({note})" if note else ""
 
 
-@section("robustness")
+@section("robustness", applies=trained)
 def robustness_section(page: Page, ctx: ReportContext) -> list[str]:
     """Robustness curves (every combination's G, best first) and the robustness table."""
     stats = ctx.training
@@ -48,7 +48,7 @@ def robustness_section(page: Page, ctx: ReportContext) -> list[str]:
     return []
 
 
-@section("learning_curves")
+@section("learning_curves", applies=trained)
 def learning_curves_section(page: Page, ctx: ReportContext) -> list[str]:
     """Mean / min-max learning curves of the best combination of each panel value."""
     stats = ctx.training
@@ -61,7 +61,7 @@ def learning_curves_section(page: Page, ctx: ReportContext) -> list[str]:
     return []
 
 
-@section("paper_table")
+@section("paper_table", applies=trained)
 def paper_table_section(page: Page, ctx: ReportContext) -> list[str]:
     """The best combination per panel value; and the paper's table per ``table_by`` when the study has one."""
     stats, a = ctx.training, ctx.training.axes
@@ -105,7 +105,7 @@ def _per_x_table(page: Page, ctx: ReportContext, stats: TrainingStats) -> list[s
     return lines
 
 
-@section("importance")
+@section("importance", applies=trained)
 def importance_section(page: Any, ctx: ReportContext) -> list[str]:
     """Which hyperparameter matters, per panel value (PED-ANOVA over the study's configurations)."""
     stats = ctx.training

@@ -70,6 +70,17 @@ class ReportContext:
         return self.meta.name or self.location.name
 
     @cached_property
+    def columns(self) -> tuple[str, ...]:
+        """The columns of the rows (none when nothing is readable)."""
+        return () if self.scan.lf is None else tuple(self.scan.lf.collect_schema().names())
+
+    @property
+    def trained(self) -> bool:
+        """Whether the rows are of trained models: every training family's rows carry the ``learning_rate`` they
+        trained at; a measurement's (Fig. 1: poolings at initialisation) carry none."""
+        return "learning_rate" in self.columns
+
+    @cached_property
     def training(self) -> TrainingStats:
         """The training statistics (one scan of the rows)."""
         return training_stats(self.lf, self.meta)
@@ -77,7 +88,7 @@ class ReportContext:
     @cached_property
     def published(self) -> PublishedGrid | None:
         """The study's published grid on its cells (None when it names no reference or has no data)."""
-        if not self.meta.reference or self.meta.kind != "training" or self.training.empty:
+        if not self.meta.reference or not self.trained or self.training.empty:
             return None
         return published_grid(self.meta.reference, self.training.steps, self.training.axes,
                               self.training.metrics.grids)
@@ -85,7 +96,7 @@ class ReportContext:
     @cached_property
     def counts(self) -> pl.DataFrame:
         """One status per trained model (trial x seed)."""
-        if self.meta.kind == "training":
+        if self.trained:
             return self.training.counts
         lf = self.lf
         if "status" not in lf.collect_schema().names():
@@ -99,19 +110,35 @@ class ReportContext:
 
 
 Section = Callable[[Any, ReportContext], list[str]]
+Applies = Callable[[ReportContext], bool]
 _SECTIONS: dict[str, Section] = {}
+_APPLIES: dict[str, Applies] = {}
 
 
-def section(name: str) -> Callable[[Section], Section]:
-    """Decorator registering a report section under ``name``."""
+def section(name: str, *, applies: Applies | None = None) -> Callable[[Section], Section]:
+    """Decorator registering a report section under ``name``; ``applies``: whether the rows call for it when it
+    is one of the report's built-in sections (None: always). A section a study names is always drawn."""
 
     def decorator(fn: Section) -> Section:
         if name in _SECTIONS:
             raise ValueError(f"duplicate report section {name!r}")
         _SECTIONS[name] = fn
+        if applies is not None:
+            _APPLIES[name] = applies
         return fn
 
     return decorator
+
+
+def applies(name: str, ctx: ReportContext) -> bool:
+    """Whether the built-in section ``name`` has something to show in these rows."""
+    get_section(name)
+    return name not in _APPLIES or _APPLIES[name](ctx)
+
+
+def trained(ctx: ReportContext) -> bool:
+    """The ``applies`` of the sections that show training (RGB grids, curves, tables, findings)."""
+    return ctx.trained
 
 
 def get_section(name: str) -> Section:

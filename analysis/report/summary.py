@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 
 from analysis.render.page import Page
-from analysis.report.sections import ReportContext, section
+from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.coverage import complete_panels
 from analysis.stats.findings import NOT_CHECKED, PASS, UNDECIDED, Verdict, evaluate_findings
 from analysis.stats.order import in_paper_order
@@ -44,7 +44,7 @@ def _verdict_html(v: Verdict) -> str:
             f"<span class='note'>[{html.escape(v.metric)}: {html.escape(detail.lstrip('; '))}]</span>{quote}</p>")
 
 
-@section("findings")
+@section("findings", applies=trained)
 def findings_section(page: Page, ctx: ReportContext) -> list[str]:
     """Each finding's verdict with the numbers and exactly the bound it tests (the CLI's exit status)."""
     if not ctx.meta.findings:
@@ -65,7 +65,7 @@ def glance_html(ctx: ReportContext) -> str:
     parts = []
     if not ctx.coverage.complete:
         parts.append(f"<p class='fail'>Incomplete: {html.escape(ctx.coverage.note())}.</p>")
-    if ctx.meta.kind == "training" and not ctx.training.empty:
+    if ctx.trained and not ctx.training.empty:
         stats, a = ctx.training, ctx.training.axes
         parts.append(f"<p><b>Best {html.escape(stats.metrics.select)} G</b> (mean over seeds, best combination):"
                      "</p><ul>")
@@ -85,7 +85,7 @@ def summary_lines(ctx: ReportContext, extra: Sequence[str]) -> list[str]:
     lines = [f"{ctx.name}: INCOMPLETE, {note}"] if note else []
     lines += [f"  unreadable trial file: {p}" for p in ctx.coverage.unreadable[:MAX_LISTED]]
     lines += [f"  failed trial: {k} (failed/{k}.json)" for k in ctx.coverage.failed[:MAX_LISTED]]
-    if ctx.meta.kind == "training":
+    if ctx.trained:
         stats, a = ctx.training, ctx.training.axes
         if stats.empty:
             return [*lines, f"{ctx.name}: no data yet", *extra]
