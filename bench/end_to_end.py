@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from analysis.dataset import scan_study
+from analysis.data.rows import scan_study
 
 
 def rgb(rows: list[dict[str, Any]], metric: str = "val_accuracy") -> dict[tuple[Any, ...], tuple[float, ...]]:

@@ -26,7 +26,7 @@ ray_environment(None)  # before Ray is imported
 import polars as pl  # noqa: E402
 import psutil  # noqa: E402  (a Ray dependency)
 
-from analysis.dataset import scan_study  # noqa: E402
+from analysis.data.rows import scan_study  # noqa: E402
 from search_spaces import Plot, Study  # noqa: E402
 from study.runner import Resources, run_study  # noqa: E402
 from study.storage import StudyStorage  # noqa: E402
@@ -35,10 +35,10 @@ from study.storage import StudyStorage  # noqa: E402
 def trivial_study(n_trials: int) -> Study:
     """n_trials measurement trials: 5 poolings x n_trials/5 replicas of one tiny measurement."""
     return Study(
-        name=f"bench.orchestration{n_trials}", goal="orchestration overhead", task="none", kind="measurement",
+        name=f"bench.orchestration{n_trials}", goal="orchestration overhead", task="pooling_scale",
         scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized"),
                     "replica": tuple(range(n_trials // 5))},
-        fixed={"seq_len": 8, "d_head": 8, "n_vectors": 64}, seeds=(0,), metric="output_std",
+        fixed={"seq_len": 8, "d_head": 8, "n_vectors": 64}, seeds=(0,), metric="output_std", labels=("replica",),
         plot=Plot(panel="pooling", x="replica", y="replica"),
     )
 

@@ -1,7 +1,7 @@
-"""PNG encoding of one report grid: Pillow (what ``savefig`` uses) against ``analysis.png.png_bytes``.
+"""PNG encoding of one report grid: Pillow (what ``savefig`` uses) against ``analysis.render.png.png_bytes``.
 
 Paints one grid of the 25,000-trial report's shape (5 panels of 20 x 25 cells: 2,350 x 1,990 pixels) with
-``analysis.grids.GridPainter``, then encodes its pixels with each encoder in turn, round-robin, and prints the
+``analysis.render.grids.GridPainter``, then encodes its pixels with each encoder in turn, round-robin, and prints the
 median time and size of each and the median of the per-round ratios against Pillow.
 
     .venv/bin/python bench/png_encode.py --rounds 7
@@ -19,8 +19,8 @@ import numpy as np
 import polars as pl
 from PIL import Image
 
-from analysis.grids import GridPainter
-from analysis.png import png_bytes
+from analysis.render.grids import GridPainter
+from analysis.render.png import png_bytes
 
 
 def grid_pixels() -> np.ndarray:

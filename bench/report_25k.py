@@ -7,7 +7,7 @@ write them) under a temporary directory, then measures on that same study, in or
 * ``compact_s``: folding every file into the study's Delta table (``study.table.fold``: what ``study compact``
   and the driver do);
 * ``scan_table_s``: scan + statistics over the table (median of ``--runs``);
-* ``report_s``: the whole report (``analysis.report.write_report``) from the table, once;
+* ``report_s``: the whole report (``analysis.report.build.write_report``) from the table, once;
 * ``files_mib`` / ``table_mib``: bytes on disk both ways (``table_mib``: the files of the table's current version,
   not those a compaction replaced and keeps until a vacuum);
 * ``fold_rss_mib`` / ``report_rss_mib``: the peak memory (``ru_maxrss``) of the fold and of the report, each run
@@ -40,12 +40,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from analysis.dataset import scan_study
-from analysis.lake import TABLE, open_table
-from analysis.location import Location
-from analysis.report import write_report
-from analysis.stats import best_config, rgb_from_step_stats, seed_best, step_stats
-from analysis.synthetic import write_synthetic_study
+from analysis.data.lake import TABLE, open_table
+from analysis.data.location import Location
+from analysis.data.rows import scan_study
+from analysis.data.synthetic import write_synthetic_study
+from analysis.report.build import write_report
+from analysis.stats.rgb import best_config, rgb_from_step_stats, seed_best, step_stats
 from study.table import fold
 
 ARCHITECTURES = ["BERT", "MTE", "NAP", "NON", "sum"]

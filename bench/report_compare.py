@@ -2,7 +2,7 @@
 
 Each round builds the report with the old checkout's code, then with the new one's (each a separate
 process with ``PYTHONPATH`` set to its checkout), so that drifting load on a shared machine hits both alike.
-Per run it records the whole ``analysis.report.build_report``, the part of it that is the scan and the
+Per run it records the whole ``analysis.report.build.build_report``, the part of it that is the scan and the
 statistics (opening the trial files, the training statistics and the coverage counts, computed once and
 shared by every section) and everything after it (drawing, tables, the page), and the process's peak
 memory. The table gives the median of each over the rounds and the median of the per-round ratios new / old.
@@ -28,8 +28,8 @@ from pathlib import Path
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-import analysis.sections as sections
-from analysis.report import build_report
+import analysis.report.sections as sections
+from analysis.report.build import build_report
 
 spent = {}
 opened = sections.ReportContext.open.__func__

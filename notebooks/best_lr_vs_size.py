@@ -29,16 +29,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
-from analysis import find_study_dir, load_reference, load_study_meta, scan_study
-from analysis.plots import order_panels
-from analysis.stats import best_config, epochwise_rgb
+from analysis import find_study_dir, load_reference, read_study_meta, scan_study
+from analysis.stats.order import order_panels
+from analysis.stats.rgb import best_config, epochwise_rgb
 
 STUDY_DIR = find_study_dir()
-meta = load_study_meta(STUDY_DIR)
-REFERENCE = os.environ.get("REFERENCE") or meta.get("reference") or "richter2020/mode__var_dim"
+meta = read_study_meta(STUDY_DIR)
+REFERENCE = os.environ.get("REFERENCE") or meta.reference or "richter2020/mode__var_dim"
 metric = "val_accuracy"
 sources = {
-    f"{meta['name']} ({meta['scale']})": scan_study(STUDY_DIR),
+    f"{meta.name} ({meta.scale})": scan_study(STUDY_DIR),
     f"published {REFERENCE}": load_reference(REFERENCE),
 }
 

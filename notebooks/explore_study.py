@@ -24,18 +24,19 @@
 
 import polars as pl
 
-from analysis import find_study_dir, load_study_meta, scan_study
-from analysis.grids import rgb_grid_figure
-from analysis.plots import learning_curve_figure, robustness_figure
-from analysis.report import plot_axes, robustness_table
-from analysis.stats import best_config, epochwise_rgb, learning_curves, model_status, robustness_curve
+from analysis import find_study_dir, read_study_meta, scan_study
+from analysis.render.grids import rgb_grid_figure
+from analysis.render.plots import learning_curve_figure, robustness_figure
+from analysis.stats.coverage import model_status
+from analysis.stats.rgb import best_config, epochwise_rgb, learning_curves, robustness_curve
+from analysis.stats.training import plot_axes, robustness_table
 
 STUDY_DIR = find_study_dir()
-meta = load_study_meta(STUDY_DIR)
+meta = read_study_meta(STUDY_DIR)
 lf = scan_study(STUDY_DIR)
 panel, x, y = plot_axes(meta, lf.collect_schema().names())
-metric = meta.get("metric", "val_accuracy")
-print(f"{meta['name']} at scale {meta['scale']}: {meta['goal']}")
+metric = meta.metric
+print(f"{meta.name} at scale {meta.scale}: {meta.goal}")
 print(f"panel={panel}, x={x}, y={y}, metric={metric}")
 
 # %% [markdown]
@@ -43,9 +44,9 @@ print(f"panel={panel}, x={x}, y={y}, metric={metric}")
 
 # %%
 for kind in ("scientific", "nuisance"):
-    for name, values in meta[kind].items():
+    for name, values in getattr(meta, kind).items():
         print(f"{kind:>10} {name}: {values}")
-print(f"{'seeds':>10}: {meta['seeds']}")
+print(f"{'seeds':>10}: {list(meta.seeds)}")
 
 # one status per trained model (trial x seed): diverged if any of its rows is
 status = (
@@ -65,7 +66,7 @@ status  # noqa: B018 - the cell shows it
 # %%
 by = [panel, x, y]
 rgb = epochwise_rgb(lf, metric, by).collect()
-rgb_grid_figure(rgb, panel, x, y, f"{meta['name']} · {metric}")
+rgb_grid_figure(rgb, panel, x, y, f"{meta.name} · {metric}")
 
 # %% [markdown]
 # ## Best configuration per architecture

@@ -15,7 +15,7 @@
 # # A reproduction beside the published numbers
 #
 # The study's RGB grid next to the published one (the authors' released results, shipped in
-# `analysis/reference_data/`), restricted to the cells both ran, and the best G / robustness share
+# `analysis/data/reference_data/`), restricted to the cells both ran, and the best G / robustness share
 # per architecture with the difference (what `study compare STUDY published` prints).
 # `STUDY_DIR` selects the study; `REFERENCE` overrides the published data named in its `study.json`.
 
@@ -23,20 +23,21 @@
 # %matplotlib inline
 import os
 
-from analysis import find_study_dir, load_reference, load_study_meta, scan_study
-from analysis.compare import common_grid, compare_sides, comparison_figure, format_comparison, restrict
-from analysis.grids import rgb_grid_figure
-from analysis.report import plot_axes
-from analysis.stats import epochwise_rgb
+from analysis import find_study_dir, load_reference, read_study_meta, scan_study
+from analysis.render.comparison import comparison_figure, format_comparison
+from analysis.render.grids import rgb_grid_figure
+from analysis.stats.compare import common_grid, compare_sides, restrict
+from analysis.stats.rgb import epochwise_rgb
+from analysis.stats.training import plot_axes
 
 STUDY_DIR = find_study_dir()
-meta = load_study_meta(STUDY_DIR)
-REFERENCE = os.environ.get("REFERENCE") or meta.get("reference") or "richter2020/mode__var_dim"
+meta = read_study_meta(STUDY_DIR)
+REFERENCE = os.environ.get("REFERENCE") or meta.reference or "richter2020/mode__var_dim"
 ours = scan_study(STUDY_DIR)
 published = load_reference(REFERENCE)
 panel, x, y = plot_axes(meta, ours.collect_schema().names())
 metric = "val_accuracy"
-print(f"{meta['name']} ({meta['scale']}) vs published {REFERENCE}")
+print(f"{meta.name} ({meta.scale}) vs published {REFERENCE}")
 
 # %% [markdown]
 # ## The grids, on the cells both ran
@@ -47,7 +48,7 @@ print({k: [round(v, 6) if isinstance(v, float) else v for v in vs] for k, vs in 
 by = [panel, x, y]
 rgb_ours = epochwise_rgb(restrict(ours, grid), metric, by).collect()
 rgb_published = epochwise_rgb(restrict(published, grid), metric, by).collect()
-rgb_grid_figure(rgb_ours, panel, x, y, f"reproduced · {meta['name']} ({meta['scale']})")
+rgb_grid_figure(rgb_ours, panel, x, y, f"reproduced · {meta.name} ({meta.scale})")
 
 # %%
 rgb_grid_figure(rgb_published, panel, x, y, f"published · {REFERENCE}")
@@ -57,7 +58,7 @@ rgb_grid_figure(rgb_published, panel, x, y, f"published · {REFERENCE}")
 
 # %%
 table = compare_sides(ours, published, panel=panel, x=x, y=y, metrics=[metric])
-print(format_comparison(table, panel, f"{meta['name']}@{meta['scale']}", f"published:{REFERENCE}", 0.5))
+print(format_comparison(table, panel, f"{meta.name}@{meta.scale}", f"published:{REFERENCE}", 0.5))
 table  # noqa: B018 - the cell shows it
 
 # %%
@@ -73,5 +74,5 @@ rgb_grid_figure(epochwise_rgb(published, metric, by).collect(), panel, x, y, f"p
 # ## Deviations of this study from the paper
 
 # %%
-for deviation in meta.get("deviations") or ["none stated"]:
+for deviation in meta.deviations or ["none stated"]:
     print("-", deviation)

@@ -1,7 +1,7 @@
 """The cross-paper robustness atlas: every registered token mixer x every task, over learning rate x size.
 
 Which mixer is not only best but *robust*: how much of the learning-rate x size grid reaches near its best
-accuracy, how much its seeds disagree, how wide its learning-rate band is (``analysis/leaderboard.py``
+accuracy, how much its seeds disagree, how wide its learning-rate band is (``analysis/papers/leaderboard.py``
 defines the statistics; the report shows them as a table and heatmaps, mixer x task).
 
 Every mixer sits in the same encoder (Richter & Wattenhofer 2020's model with MTE's switches: pre-residual

@@ -4,7 +4,7 @@
 presentation orders x 5 seeds, each model with its own hyperparameters (docs/csordas2021.md, ``trainables.ndr.config``).
 ``csordas2021.ndr_tpe`` tunes NDR's learning rate, weight decay, dropout and depth with Optuna's TPE on the
 depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps for this). Decisions and
-results: docs/csordas2021.md; implementation: ``trainables.ndr``; report sections: ``analysis.ndr``.
+results: docs/csordas2021.md; implementation: ``trainables.ndr``; report sections: ``analysis.papers.csordas2021``.
 """
 
 from __future__ import annotations

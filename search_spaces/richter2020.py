@@ -244,7 +244,7 @@ TABLE3 = _regularization_table(3, "cases_first_token")
 TABLE4 = _regularization_table(4, "mode")
 
 FIG1 = Study(
-    name="richter2020.fig1", task="none", kind="measurement",
+    name="richter2020.fig1", task="pooling_scale",
     goal="How do the standard deviation and norm of a pooling's output depend on the sequence "
          "length N at initialisation (no training; App. B)?",
     scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized"),

@@ -18,7 +18,6 @@ from typing import Any
 SAMPLERS = ("grid", "random", "qmc", "tpe")
 SCALES = ("paper", "cpu", "smoke")
 MODES = ("max", "min")
-KINDS = ("training", "measurement")
 
 
 class StudyError(ValueError):
@@ -131,7 +130,8 @@ class Study:
     Attributes:
         name: stable dotted name, e.g. ``richter2020.fig7``; also the results directory.
         goal: one sentence: what the study answers.
-        task: task name (``cases``, ``cases_first_token``, ``mode``) or ``none`` for measurements.
+        task: task name (``cases``, ``mode``, ``ctl``, ``nt``, ``pooling_scale`` ...): it selects the model family
+            (``trainables.catalog``) that trains (or, for Fig. 1, measures) every configuration.
         scientific: axes whose effect is measured (e.g. architecture, d_model).
         nuisance: axes tuned away for a fair comparison (e.g. learning_rate).
         fixed: hyperparameters held constant (e.g. n_steps, seq_len).
@@ -140,7 +140,6 @@ class Study:
         metric: the column the sampler optimises and the report ranks by.
         mode: ``max`` or ``min`` for `metric`.
         n_trials: trial budget for the non-grid samplers (grid: the whole grid).
-        kind: ``training`` or ``measurement`` (no training, e.g. Fig. 1).
         plot: axes of the report's grids.
         reference: published results to draw beside the reproduction (``richter2020/<file>``).
         deviations: where this study departs from the paper, stated in its report.
@@ -148,7 +147,8 @@ class Study:
         aliases: other figure/table names these same trials reproduce.
         learning_rates_per_trial: grid only: this many neighbouring values of the ``learning_rate`` axis
             train together in one trial (one packed model with all their seeds); 1 = one rate per trial.
-        sections: extra report sections by name (``analysis.sections``), after the generic grids.
+        sections: extra report sections by name (``analysis.report.sections``), after the built-in ones the
+            rows call for (the grids of trained models, Fig. 1's pooling scale).
         labels: names in the configuration that are columns of the study's own, not hyperparameters of the
             model (a ``Linked`` axis's name is one without being listed). Any other name that is not a field of
             the task's model family is refused before anything runs: a typo never trains at a default.
@@ -168,7 +168,6 @@ class Study:
     metric: str = "val_accuracy"
     mode: str = "max"
     n_trials: int | None = None
-    kind: str = "training"
     plot: Plot = field(default_factory=Plot)
     reference: str | None = None
     deviations: tuple[str, ...] = ()
@@ -183,7 +182,7 @@ class Study:
 
     def __post_init__(self) -> None:
         for field_name, value, allowed in (("sampler", self.sampler, SAMPLERS), ("mode", self.mode, MODES),
-                                           ("kind", self.kind, KINDS), ("scale", self.scale, SCALES)):
+                                           ("scale", self.scale, SCALES)):
             if value not in allowed:
                 raise _fail(f"{field_name} of study {self.name}", value, ", ".join(allowed))
         for scale in self.scales:
@@ -298,7 +297,6 @@ class Study:
             "scale": self.scale,
             "goal": self.goal,
             "task": self.task,
-            "kind": self.kind,
             "scientific": {k: _axis_json(a) for k, a in self.scientific.items()},
             "nuisance": {k: _axis_json(a) for k, a in self.nuisance.items()},
             "fixed": dict(self.fixed),

@@ -41,8 +41,7 @@ from study.storage import StudyStorage, first_line
 def _models(study: Study) -> str:
     """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts)."""
     trials = study.trial_count()
-    what = "measurements" if study.kind == "measurement" else "models"
-    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} {what}"
+    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} models"
 
 
 def _local_gpus() -> int:
@@ -58,7 +57,7 @@ def _local_gpus() -> int:
 def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_trial: float) -> None:
     """Refuse a defaulted paper scale that would train many models on a machine without GPUs."""
     models = study.trial_count() * len(study.seeds)
-    if (study.scale != "paper" or study.kind != "training" or address or gpus_per_trial > 0
+    if (study.scale != "paper" or address or gpus_per_trial > 0
             or models <= MAX_IMPLICIT_CPU_MODELS or _local_gpus() > 0):
         return
     cheaper = ", ".join(f"--scale {s} ({_models(study.at_scale(s)).rsplit('= ', 1)[1]})" for s in SCALES[1:])
@@ -108,7 +107,7 @@ def show(name: str, scale: str) -> None:
         raise InputError(str(error)) from None
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
-    click.echo(f"task: {study.task}   kind: {study.kind}   sampler: {study.sampler}   "
+    click.echo(f"task: {study.task}   sampler: {study.sampler}   "
                f"metric: {study.metric} ({study.mode})")
     for title, axes in (("scientific", study.scientific), ("nuisance", study.nuisance)):
         for key, axis in axes.items():
@@ -206,7 +205,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 @storage_option
 def status(name: str, scale: str, storage: str) -> None:
     """Trials done / running / failed / pending of a study."""
-    from analysis.machines import run_settings_text
+    from analysis.data.machines import run_settings_text
+    from analysis.data.meta import recorded_run
     from study.progress import PROGRESS_FILE
     from study.runner import trial_points
 
@@ -227,7 +227,7 @@ def status(name: str, scale: str, storage: str) -> None:
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
                f"unreadable {len(unreadable)} | pending {pending} | total {total}")
-    click.echo(f"  {run_settings_text((target.read_json('study.json') or {}).get('run') or {})}")
+    click.echo(f"  {run_settings_text(recorded_run(target.location))}")
     for key in sorted(unreadable):
         click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):
@@ -261,9 +261,9 @@ def _report_dir(study: Study, target: StudyStorage) -> Path:
 def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
     """Write the report (reading the results where they live), echo its summary; return the number of findings
     checked and failed."""
-    from analysis.findings import failed
-    from analysis.meta import MetaError
-    from analysis.report import build_report
+    from analysis.data.meta import MetaError
+    from analysis.report.build import build_report
+    from analysis.stats.findings import failed
 
     require_results(study, target)
     default_out = _report_dir(study, target)
@@ -343,10 +343,10 @@ def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], 
               help="Optuna importance evaluator (fanova and mean-decrease-impurity need scikit-learn).")
 def importance(name: str, scale: str, storage: str, metric: str | None, evaluator: str) -> None:
     """Which hyperparameter matters, per architecture: Optuna's importance over the study's finished trials."""
-    from analysis.dataset import open_trials
-    from analysis.importance import format_importances, importances
-    from analysis.meta import MetaError, read_study_meta
-    from analysis.training import plot_axes
+    from analysis.data.meta import MetaError, read_study_meta
+    from analysis.data.rows import open_trials
+    from analysis.stats.importance import format_importances, importances
+    from analysis.stats.training import plot_axes
 
     study = load_study(name, scale)
     target = study_storage(study, storage)

@@ -11,7 +11,7 @@ from search_spaces import SCALES, Study, StudyError, get_study
 from study.storage import StorageError, StudyStorage
 
 DEFAULT_STORAGE = "results"
-#: Exit status when a finding that was checked fails (analysis.findings.FINDING_FAILED_EXIT; 1 is an error).
+#: Exit status when a finding that was checked fails (analysis.stats.findings.FINDING_FAILED_EXIT; 1 is an error).
 FINDING_FAILED_EXIT = 3
 #: Without GPUs, a study whose paper scale trains more models than this needs an explicit --scale paper.
 MAX_IMPLICIT_CPU_MODELS = 100

@@ -1,4 +1,4 @@
-"""`study compare A B`: resolve the two sides, then let :mod:`analysis.compare` do the statistics.
+"""`study compare A B`: resolve the two sides, then let :mod:`analysis.stats.compare` do the statistics.
 
 A side is one of:
 
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis.location import Location
-from analysis.machines import PUBLISHED as PUBLISHED_MACHINE
-from analysis.machines import machine_counts, machines_line
-from analysis.meta import PlotSpec, StudyMeta
+from analysis.data.location import Location
+from analysis.data.machines import PUBLISHED as PUBLISHED_MACHINE
+from analysis.data.machines import machine_counts, machines_line
+from analysis.data.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
 from study.storage import StorageError, StudyStorage, first_line
 
@@ -45,11 +45,11 @@ class Side:
     lf: pl.LazyFrame
     meta: StudyMeta
     note: str = ""  # e.g. "1 unreadable trial file left out: ..."
-    machines: tuple[str, ...] = ()  # where its numbers came from (analysis.machines)
+    machines: tuple[str, ...] = ()  # where its numbers came from (analysis.data.machines)
 
 
 def _published(spec: str, other: Side | None) -> Side:
-    from analysis.reference import available_references, open_reference
+    from analysis.data.reference import available_references, open_reference
 
     name = spec.partition(":")[2] or ((other.meta.reference if other else None) or "")
     if not name:
@@ -94,8 +94,8 @@ def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = No
 
 
 def _from_dir(study_dir: Path | Location, label: str) -> Side:
-    from analysis.dataset import open_trials
-    from analysis.meta import MetaError, read_study_meta
+    from analysis.data.meta import MetaError, read_study_meta
+    from analysis.data.rows import open_trials
 
     location = Location.of(study_dir)
     try:
@@ -125,9 +125,10 @@ def compare(
     out: str | None = None,
 ) -> str:
     """Compare two sides; return the text table (and write ``out/index.html`` + PNG when ``out``)."""
-    from analysis.compare import common_grid, common_types, compare_sides, format_comparison, restrict
-    from analysis.paired import format_paired, paired_differences
-    from analysis.training import plot_axes
+    from analysis.render.comparison import format_comparison
+    from analysis.stats.compare import common_grid, common_types, compare_sides, restrict
+    from analysis.stats.paired import format_paired, paired_differences
+    from analysis.stats.training import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
     b = resolve_side(spec_b, storage=storage, scale=scale, other=a)
@@ -170,8 +171,8 @@ def _write_page(out_dir: Path, df: pl.DataFrame, paired: dict[str, pl.DataFrame]
                 label_b: str, threshold: float) -> str:
     """OUT/index.html (the table, the paired differences and one bar figure per metric, embedded), PNGs,
     compare.csv and paired_<metric>.csv; the page's path."""
-    from analysis.compare import comparison_figure, comparison_html
-    from analysis.paired import format_paired
+    from analysis.render.comparison import comparison_figure, comparison_html
+    from analysis.stats.paired import format_paired
 
     out_dir.mkdir(parents=True, exist_ok=True)
     parts = []

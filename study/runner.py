@@ -104,7 +104,7 @@ def _optuna_sampler(study: Study, seed: int = 0) -> Any:
 def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
     """(point, objective) of every finished trial (table and pending files, one scan), for a resumed Optuna
     search; in trial-key order."""
-    from analysis.dataset import open_trials
+    from analysis.data.rows import open_trials
 
     scan = open_trials(storage.location)
     if scan.lf is None:

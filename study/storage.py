@@ -2,7 +2,7 @@
 
 Layout and row schema: docs/results.md. Every write is atomic (temporary name, then move), so a
 reader sees a whole file or none; the Delta table `table/` plus the trial files not folded into it yet
-(analysis.lake), not Tune's own state, are the record that resume and analysis rely on. Folding is
+(analysis.data.lake), not Tune's own state, are the record that resume and analysis rely on. Folding is
 study/table.py's job (the driver's alone).
 """
 
@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from analysis.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
-from analysis.location import Location, key_of
+from analysis.data.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
+from analysis.data.location import Location, key_of
 
 
 class StorageError(OSError):

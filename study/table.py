@@ -11,7 +11,7 @@ the driver alone (``study run`` as it goes, ``study compact`` for a study on dis
 3. delete the batch's files.
 
 A kill before 2's commit leaves the table as it was and the files in place; after it, readers ignore the files
-whose key is in the table (``analysis.lake``) and the next fold deletes them. No row is lost or seen twice.
+whose key is in the table (``analysis.data.lake``) and the next fold deletes them. No row is lost or seen twice.
 Artifacts (``artifacts/<name>/``) fold the same way into ``artifacts_table/<name>/``, once their trial is in the
 table. Only one process may fold a study at a time: ``study run`` and ``study compact`` hold the study's lock.
 """
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import polars as pl
 from deltalake import ColumnProperties, CommitProperties, WriterProperties, write_deltalake
 
-from analysis.dataset import scan_files
-from analysis.lake import ARTIFACT_TABLES, ARTIFACTS, TABLE, TRIALS, artifact_names, open_table, snapshot
-from analysis.location import Location, key_of
+from analysis.data.lake import ARTIFACT_TABLES, ARTIFACTS, TABLE, TRIALS, artifact_names, open_table, snapshot
+from analysis.data.location import Location, key_of
+from analysis.data.rows import scan_files
 
 #: Test hook: kill this process (SIGKILL) at one step of a fold: before_commit, after_commit or mid_delete.
 CRASH_ENV = "STUDY_FOLD_CRASH_AT"

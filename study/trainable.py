@@ -87,8 +87,6 @@ def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
 
 def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
     """The hyperparameter and label columns of a trial's rows (study.trainable writes these beside every row)."""
-    if study.kind == "measurement":
-        return study.configuration(point)
     hyper, labels = split_config(study, point)
     configs = member_configs(hyper)
     params = {**configs[0].resolved(), **labels}
@@ -114,19 +112,6 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
     with precision_context(device, precision):
         result = family.train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
-
-
-def _measure_rows(study: Study, point: dict[str, Any]) -> list[dict[str, Any]]:
-    from trainables.measure import pooling_output_scale
-
-    config = study.configuration(point)
-    rows = []
-    for seed in study.seeds:
-        values = pooling_output_scale(config["pooling"], int(config["seq_len"]), seed,
-                                      d_head=int(config["d_head"]), n_vectors=int(config["n_vectors"]))
-        rows.append({**config, **values, "seed": seed, "step": 0, "epoch": 0, "status": "ok",
-                     "wall_time_s": 0.0, "n_params": 0, "device": "cpu"})
-    return rows
 
 
 PRECISIONS = ("fp32", "bf16", "fp64")
@@ -178,7 +163,7 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
               report: Report | None = None, node_id: str = "local", packed: bool | None = None,
               precision: str = "fp32", track: Sequence[Any] = ()) -> float:
-    """Train (or measure) one configuration for all seeds and write its rows; returns the objective.
+    """Train one configuration for all seeds (its family's ``train``) and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
     chooses how a configuration's seeds train (None: the family's default on ``device``);
@@ -193,20 +178,14 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         report({"objective": score, "seed": -1, "step": -1})
         return score
     started = time.time()
-    artifacts: dict[str, list[dict[str, Any]]] = {}
     with contextlib.ExitStack() as stack:
         on_row = _open_tracking(stack, track, study, key, point)
-        if study.kind == "measurement":
-            rows = _measure_rows(study, point)
-            for row in rows:
-                on_row(row)
-        else:
-            rows, artifacts = _train_rows(study, point, device, report, packed, precision, on_row)
+        rows, artifacts = _train_rows(study, point, device, report, packed, precision, on_row)
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     for row in rows:
         row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host, machine=where,
-                   precision=precision if study.kind == "training" else "fp32", finished_at=finished)
+                   precision=precision, finished_at=finished)
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))

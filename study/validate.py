@@ -14,8 +14,6 @@ from study.trainable import member_configs, split_config
 
 def validate(study: Study) -> None:
     """Fail before Ray starts if any configuration of the study is invalid (names field and value)."""
-    if study.kind != "training":
-        return
     if study.sampler == "grid":
         points = [{n: c[n] for n in study.axes} for c in study.grid()]
     else:  # every categorical value once (the others at their first value): unknown names, bad choices

@@ -24,7 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.paired import t_quantile_95
+from analysis.data.meta import recorded_run
+from analysis.stats.paired import t_quantile_95
 from search_spaces.study import Study
 from study.identity import machine_text
 from study.storage import StudyStorage
@@ -151,7 +152,7 @@ class RunSettings:
 
     @classmethod
     def of(cls, storage: StudyStorage) -> RunSettings:
-        run = (storage.read_json("study.json") or {}).get("run") or {}
+        run = recorded_run(storage.location)
         packing = {"on": True, "off": False}.get(run.get("packing", "auto"))
         return cls(threads=int(run.get("threads_per_trial", 1)), packed=packing)
 

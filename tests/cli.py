@@ -24,7 +24,7 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None,
 
 def rows(study_dir: Path) -> pl.DataFrame:
     """Every stored trial row of a study directory: its table and the trial files not folded into it yet."""
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
 
     return scan_study(study_dir).collect()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.meta import MetaError, StudyMeta, parse_meta, read_study_meta
+from analysis.data.meta import MetaError, StudyMeta, parse_meta, read_study_meta
 from search_spaces import SCALES, all_studies
 
 
@@ -50,3 +50,11 @@ def test_axis_values_of_lists_linked_axes_and_distributions() -> None:
     assert meta.axis_values("d_model") == [8, 16]
     assert meta.axis_values("vocab_size") == ["2"]
     assert meta.axis_values("learning_rate") is None and meta.axis_values("absent") is None
+
+
+def test_a_file_written_before_the_measurement_became_a_family_still_reads() -> None:
+    """Older study.json files carry ``kind``; it is accepted and means nothing now (the rows say what to draw)."""
+    meta = parse_meta({"name": "richter2020.fig1", "task": "none", "kind": "measurement", "metric": "output_std"})
+    assert (meta.name, meta.task, meta.metric) == ("richter2020.fig1", "none", "output_std")
+    assert not hasattr(meta, "kind")
+    assert "kind" not in all_studies()["richter2020.fig1"].to_json()

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import analysis.training as training
-from analysis.dataset import scan_study
-from analysis.meta import read_study_meta
-from analysis.synthetic import write_synthetic_study
+import analysis.stats.training as training
+from analysis.data.meta import read_study_meta
+from analysis.data.rows import scan_study
+from analysis.data.synthetic import write_synthetic_study
 
 GRID = {
     "architecture": ["BERT", "NAP", "sum"],

@@ -8,8 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis.reference import SWEPT, available_references, load_reference, load_reference_file
-from analysis.stats import best_config, epochwise_rgb, seed_best_stats
+from analysis.data.reference import SWEPT, available_references, load_reference, load_reference_file
+from analysis.stats.rgb import best_config, epochwise_rgb, seed_best_stats
 
 BY = ["architecture", "d_model", "learning_rate"]
 

@@ -13,11 +13,12 @@ import polars as pl
 import pytest
 from matplotlib.image import imread
 
-from analysis.dataset import load_study_meta, scan_study
-from analysis.reference import load_reference, load_reference_file
-from analysis.report import build_report, write_report
-from analysis.stats import epochwise_rgb
-from analysis.synthetic import write_synthetic_study
+from analysis.data.meta import read_study_meta
+from analysis.data.reference import load_reference, load_reference_file
+from analysis.data.rows import scan_study
+from analysis.data.synthetic import write_synthetic_study
+from analysis.report.build import build_report, write_report
+from analysis.stats.rgb import epochwise_rgb
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GRID = {
@@ -59,7 +60,7 @@ def test_scan_study_reads_every_trial(study: Path) -> None:
     df = scan_study(study).collect()
     assert df.height == 2 * 3 * 3 * 2 * 4
     assert df.get_column("trial_key").n_unique() == 18
-    assert load_study_meta(study)["n_trials"] == 18
+    assert read_study_meta(study).n_trials == 18
 
 
 def test_write_report(study: Path, tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_measurement_study_gets_pooling_scale_figure(tmp_path: Path) -> None:
                 rows["output_norm"].append(scale * n * (1 + 0.01 * seed))
                 rows["status"].append("ok")
         pl.DataFrame(rows).write_parquet(study_dir / "trials" / f"{arch}.parquet")
-    meta = {"name": "fig1", "kind": "measurement", "plot": {"panel": "architecture", "x": "seq_len"}}
+    meta = {"name": "fig1", "plot": {"panel": "architecture", "x": "seq_len"}}  # the rows say what to draw
     report = build_report(study_dir, tmp_path / "out", meta=meta)
     assert [p.name for p in report.figures] == ["pooling_scale.png"]
     _assert_real_png(report.figures[0])
@@ -164,8 +165,8 @@ def test_empty_study_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_analysis_never_imports_torch_ray_or_the_training_code() -> None:
     code = (
-        "import sys, analysis, analysis.report, analysis.stats, analysis.plots, analysis.tables, "
-        "analysis.dataset, analysis.reference, analysis.synthetic; "
+        "import sys, analysis, analysis.report.build, analysis.stats.rgb, analysis.render.plots, "
+        "analysis.stats.paper_tables, analysis.data.rows, analysis.data.reference, analysis.data.synthetic; "
         "print(','.join(m for m in ('torch', 'ray', 'trainables', 'study', 'optuna') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,4 +1,4 @@
-"""The statistics of analysis.stats on hand-built frames with hand-computed expectations."""
+"""The statistics of analysis.stats.rgb on hand-built frames with hand-computed expectations."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import polars as pl
 import pytest
 
-from analysis.stats import (
+from analysis.stats.rgb import (
     best_config,
     case_rgb,
     epochwise_rgb,
@@ -139,7 +139,7 @@ def test_findings_pass_and_fail(lf: pl.LazyFrame) -> None:
 
 
 def test_model_status_is_one_status_per_trained_model() -> None:
-    from analysis.stats import model_status
+    from analysis.stats.coverage import model_status
 
     lf = pl.LazyFrame({
         "trial_key": ["a", "a", "a", "a", "b", "b"],

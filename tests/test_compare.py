@@ -1,4 +1,4 @@
-"""`study compare`: analysis.compare on hand-computed rows, synthetic studies and the published data."""
+"""`study compare`: analysis.stats.compare on hand-computed rows, synthetic studies and the published data."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.compare import common_grid, compare_sides, format_comparison, side_summary
-from analysis.paired import format_paired, paired_differences, sign_test
-from analysis.reference import load_reference
-from analysis.stats import epochwise_rgb
-from analysis.synthetic import write_synthetic_study
+from analysis.data.reference import load_reference
+from analysis.data.synthetic import write_synthetic_study
+from analysis.render.comparison import format_comparison
+from analysis.stats.compare import common_grid, compare_sides, side_summary
+from analysis.stats.paired import format_paired, paired_differences, sign_test
+from analysis.stats.rgb import epochwise_rgb
 from study.cli import main
 
 BY = ["architecture", "d_model", "learning_rate"]
@@ -93,7 +94,7 @@ def test_synthetic_study_against_itself_and_another_seed(tmp_path: Path) -> None
     grid = {"architecture": ["BERT", "NAP", "max"], "d_model": [8, 32], "learning_rate": [0.09, 0.0027, 0.00024]}
     write_synthetic_study(tmp_path / "a", grid, seeds=(0, 1, 2), cases=False)
     write_synthetic_study(tmp_path / "b", grid, seeds=(0, 1, 2), cases=False, rng_seed=1)
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
 
     a, b = scan_study(tmp_path / "a"), scan_study(tmp_path / "b")
     same = compare_sides(a, a, metrics=["val_accuracy", "train_accuracy"])
@@ -118,7 +119,7 @@ def test_synthetic_study_against_itself_and_another_seed(tmp_path: Path) -> None
 def test_against_published_reference(tmp_path: Path) -> None:
     grid = {"architecture": ["MTE", "max"], "d_model": [8, 16], "learning_rate": [0.027, 0.000729]}
     write_synthetic_study(tmp_path / "s", grid, cases=False, meta={"reference": "richter2020/mode__var_dim"})
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
 
     ref = load_reference("richter2020/mode__var_dim")
     df = compare_sides(scan_study(tmp_path / "s"), ref)
@@ -178,7 +179,7 @@ def test_analysis_compare_imports_neither_torch_nor_ray() -> None:
     import sys
 
     code = (
-        "import sys, analysis.compare, analysis.paired, analysis.report; "
+        "import sys, analysis.stats.compare, analysis.stats.paired, analysis.report.build; "
         "print(','.join(m for m in ('torch', 'ray', 'trainables', 'study', 'optuna') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from analysis.dataset import scan_artifacts
+from analysis.data.rows import scan_artifacts
 from study.storage import StudyStorage
 from trainables.catalog import all_tasks, families, family_for_task
 from trainables.richter.config import TrainConfig
@@ -50,7 +50,7 @@ def test_artifacts_are_written_and_scanned_back(tmp_path) -> None:
 
 
 def test_trials_with_other_columns_and_all_null_columns_scan_together(tmp_path) -> None:
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
 
     storage = StudyStorage(str(tmp_path), "s")
     # A mode trial first (its case accuracy is an all-null column), then a trial of another family with a
@@ -64,7 +64,7 @@ def test_trials_with_other_columns_and_all_null_columns_scan_together(tmp_path) 
 
 
 def test_a_column_two_families_type_differently_is_relaxed_to_a_supertype(tmp_path) -> None:
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
 
     storage = StudyStorage(str(tmp_path), "s")
     # A column typed differently by two files (e.g. results written by an older version of a family).

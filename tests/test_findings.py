@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from analysis.findings import FAIL, FINDING_FAILED_EXIT, NOT_CHECKED, PASS, UNDECIDED, evaluate_findings, failed
-from analysis.meta import parse_meta
+from analysis.data.meta import parse_meta
+from analysis.stats.findings import FAIL, FINDING_FAILED_EXIT, NOT_CHECKED, PASS, UNDECIDED, evaluate_findings, failed
 
 BEST = {"val_accuracy": pl.DataFrame({"architecture": ["NAP", "max", "sum"], "g": [0.826, 0.161, 0.15]}),
         "val_loss": pl.DataFrame({"architecture": ["NAP", "max"], "g": [0.2, 2.0]})}
@@ -151,7 +151,7 @@ def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
 
 
 def test_old_study_json_findings_read_with_the_old_meaning_and_bad_fields_are_named() -> None:
-    from analysis.meta import MetaError
+    from analysis.data.meta import MetaError
 
     (old,) = parse_meta({"findings": [{"description": "d", "metric": "val_accuracy", "below": {"max": 0.15},
                                        "above": {}, "scales": ["paper", "cpu"]}]}).findings

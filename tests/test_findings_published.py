@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.findings import FAIL, NOT_CHECKED, PASS
+from analysis.stats.findings import FAIL, NOT_CHECKED, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
 from study.commands.findings import grid_values, published_verdicts
@@ -105,7 +105,7 @@ def test_study_findings_on_published_data_prints_and_exits() -> None:
 
 
 def test_a_failed_finding_on_a_published_file_exits_3(tmp_path: Path) -> None:
-    from analysis.reference import reference_path
+    from analysis.data.reference import reference_path
 
     learned = tmp_path / "max_learns.parquet"
     raw = pl.read_parquet(reference_path("richter2020/mode__var_dim"))
@@ -118,7 +118,7 @@ def test_a_failed_finding_on_a_published_file_exits_3(tmp_path: Path) -> None:
 
 
 def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> None:
-    from analysis.synthetic import write_synthetic_study
+    from analysis.data.synthetic import write_synthetic_study
 
     grid = {"architecture": ["NAP", "sum", "max"], "d_model": [32], "learning_rate": [0.027, 0.0081, 0.0024]}
     write_synthetic_study(tmp_path / "demo", grid, seeds=(0, 1, 2), cases=False, name="demo",
@@ -133,8 +133,8 @@ def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> No
 def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: Path) -> None:
     """The report's findings section and summary carry the extended findings, with the number recomputed here
     from the rows: per cell the smallest of the three case accuracies' G, best over the low rates."""
-    from analysis.report import build_report
-    from analysis.synthetic import write_synthetic_study
+    from analysis.data.synthetic import write_synthetic_study
+    from analysis.report.build import build_report
 
     metric = "min(train_argmin_accuracy, train_first_accuracy, train_argmax_accuracy)"
     finding = {"description": "all three cases at low rates", "quote": 'Sec. 5.2: "(3) Only NAP and max ..."',
@@ -162,10 +162,10 @@ def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: 
 def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path) -> None:
     """On rows with the study's own axes (every value, one learning rate in three) each finding computes its
     number: no metric or region names a column the study does not have (that would FAIL on any run)."""
-    from analysis.meta import parse_meta
-    from analysis.render_results import verdicts_of
-    from analysis.sections import ReportContext
-    from analysis.synthetic import write_synthetic_study
+    from analysis.data.meta import parse_meta
+    from analysis.data.synthetic import write_synthetic_study
+    from analysis.report.sections import ReportContext
+    from analysis.report.summary import verdicts_of
 
     study = get_study(name)
     meta = study.to_json()

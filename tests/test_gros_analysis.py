@@ -11,7 +11,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from analysis.expressive import (
+from analysis.papers.gros2024 import (
     LADDER_THRESHOLD,
     curves_figure,
     dynamic_range,
@@ -19,7 +19,7 @@ from analysis.expressive import (
     seed_curves,
     summary_table,
 )
-from analysis.report import build_report
+from analysis.report.build import build_report
 from search_spaces.gros2024 import FIG3, LADDER
 from study.storage import StudyStorage
 

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.importance import importances
-from analysis.meta import parse_meta
+from analysis.data.meta import read_study_meta
+from analysis.stats.importance import importances
 
 LRS = [0.3**k for k in range(1, 9)]
 DS = [8, 16, 32, 64, 128, 256, 512, 1024]
@@ -48,7 +48,7 @@ def _write(study_dir: Path, archs: tuple[str, ...] = ("A", "B"), lrs: list[float
 def test_ped_anova_finds_the_hyperparameter_that_matters(tmp_path: Path) -> None:
     _write(tmp_path / "s")
     lf = pl.scan_parquet(tmp_path / "s" / "trials" / "*.parquet")
-    meta = parse_meta(json.loads((tmp_path / "s" / "study.json").read_text()))
+    meta = read_study_meta(tmp_path / "s")
     table = importances(lf, meta, panel="architecture")
     got = {(r["architecture"], r["hyperparameter"]): r["importance"] for r in table.iter_rows(named=True)}
     assert got[("A", "learning_rate")] > 0.9 > 0.1 > got[("A", "d_model")]
@@ -60,7 +60,7 @@ def test_ped_anova_finds_the_hyperparameter_that_matters(tmp_path: Path) -> None
 def test_too_few_configurations_say_so_instead_of_a_number(tmp_path: Path) -> None:
     _write(tmp_path / "s", archs=("A",), lrs=LRS[:1])  # 8 configurations: fewer than 10
     lf = pl.scan_parquet(tmp_path / "s" / "trials" / "*.parquet")
-    meta = parse_meta(json.loads((tmp_path / "s" / "study.json").read_text()))
+    meta = read_study_meta(tmp_path / "s")
     table = importances(lf, meta, panel="architecture")
     assert table.height == 1 and table["importance"].to_list() == [None]
     assert table["note"].to_list() == ["8 configurations with a value (< 10)"]
@@ -83,7 +83,7 @@ def test_cli_importance_prints_the_ranking(tmp_path: Path) -> None:
 def test_fanova_needs_scikit_learn_or_works(tmp_path: Path) -> None:
     _write(tmp_path / "s")
     lf = pl.scan_parquet(tmp_path / "s" / "trials" / "*.parquet")
-    meta = parse_meta(json.loads((tmp_path / "s" / "study.json").read_text()))
+    meta = read_study_meta(tmp_path / "s")
     try:
         import sklearn  # noqa: F401
     except ImportError:

@@ -83,6 +83,63 @@ def test_arrows_point_one_way() -> None:
         assert not bad, f"{module} imports {bad}"
 
 
+#: analysis/ in layers, each importing only the ones before it: reading, statistics, drawing, the report, papers.
+ANALYSIS_LAYERS = ("data", "stats", "render", "report", "papers")
+
+
+def _layer(module: str) -> int | None:
+    """The index of ``module``'s layer in :data:`ANALYSIS_LAYERS` (None: not a module of a layer)."""
+    parts = module.split(".")
+    if parts[0] != "analysis" or len(parts) < 2 or parts[1] not in ANALYSIS_LAYERS:
+        return None
+    return ANALYSIS_LAYERS.index(parts[1])
+
+
+def _layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> target`` for every import of a later layer (drawing from statistics is fine, not the reverse)."""
+    bad = []
+    for module, targets in sorted(graph.items()):
+        own = _layer(module)
+        if own is None:
+            continue
+        bad += [f"{module} -> {t}" for t in sorted(targets) if (_layer(t) or 0) > own]
+    return bad
+
+
+def test_analysis_is_in_layers() -> None:
+    graph = _graph()
+    flat = [m for m in graph if m.startswith("analysis.") and _layer(m) is None]
+    assert flat == []  # every module sits in a layer: the package names show the data flow
+    assert {_layer(m) for m in graph if m.startswith("analysis.")} == set(range(len(ANALYSIS_LAYERS)))
+    assert "analysis.stats.rgb" in graph["analysis.render.tables"]  # the walk sees analysis' own imports
+    assert _layer_violations(graph) == []
+
+
+def test_the_layer_check_finds_an_import_against_the_flow() -> None:
+    graph = {"analysis.stats.x": {"analysis.render.y", "analysis.data.z"}, "analysis.render.y": {"analysis.stats.x"},
+             "analysis.data.z": {"analysis.papers.p"}, "analysis.papers.p": {"analysis.report.r"}}
+    assert _layer_violations(graph) == ["analysis.data.z -> analysis.papers.p", "analysis.stats.x -> analysis.render.y"]
+
+
+def _reads_study_json(path: Path) -> bool:
+    """Whether ``path`` reads ``study.json`` itself (a read / open / loads call on an expression naming it)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith(("read", "open", "load")) and any(
+                    isinstance(c, ast.Constant) and c.value == "study.json" for c in ast.walk(node)):
+                return True
+    return False
+
+
+def test_one_reader_of_study_json() -> None:
+    """Every reader of study.json goes through analysis.data.meta (typed, unknown keys refused)."""
+    sources = [p for pkg in (*PACKAGES, "notebooks", "bench") for p in (ROOT / pkg).rglob("*.py")]
+    readers = sorted(_module_name(p) for p in sources if _reads_study_json(p))
+    assert readers == ["analysis.data.meta"]
+
+
 @pytest.mark.parametrize("package", SIZE_CHECKED)
 def test_modules_and_functions_stay_small(package: str) -> None:
     too_long: list[str] = []

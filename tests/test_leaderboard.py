@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analysis.leaderboard import (
+from analysis.papers.leaderboard import (
     definitions,
     hybrid_costs,
     hybrid_section,
@@ -18,8 +18,8 @@ from analysis.leaderboard import (
     leaderboard_figure,
     leaderboard_section,
 )
-from analysis.page import Page
-from analysis.sections import ReportContext
+from analysis.render.page import Page
+from analysis.report.sections import ReportContext
 
 LRS = (0.001, 0.01, 0.1, 1.0)
 

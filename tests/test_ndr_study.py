@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.dataset import scan_artifacts
-from analysis.ndr import PAPER_TABLE1, seed_scores, side_by_side, table1, table1_stats
+from analysis.data.rows import scan_artifacts
+from analysis.papers.csordas2021 import PAPER_TABLE1, seed_scores, side_by_side, table1, table1_stats
 from search_spaces import get_study
 from tests.cli import rows, run_cli
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.dataset import scan_study
+from analysis.data.rows import scan_study
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("trainables", "study", "search_spaces", "analysis")

@@ -12,9 +12,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.image import imread
 
-from analysis.grids import NOT_RUN_HATCH, GridPainter, rgb_grid
-from analysis.plots import PANEL_COLORS, learning_curve_figure, panel_color, robustness_figure
-from analysis.png import png_bytes
+from analysis.render.grids import NOT_RUN_HATCH, GridPainter, rgb_grid
+from analysis.render.plots import PANEL_COLORS, learning_curve_figure, panel_color, robustness_figure
+from analysis.render.png import png_bytes
 
 PANELS = ["NAP", "sum", "max"]
 

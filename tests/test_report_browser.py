@@ -29,8 +29,8 @@ import polars as pl
 import pytest
 from matplotlib.image import imread
 
-from analysis.report import build_report
-from analysis.synthetic import write_synthetic_study
+from analysis.data.synthetic import write_synthetic_study
+from analysis.report.build import build_report
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 2000

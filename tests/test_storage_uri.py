@@ -108,7 +108,7 @@ def _requests(env: dict[str, str]) -> int:
 @pytest.mark.slow
 def test_a_report_reads_a_compacted_study_in_place_with_requests_that_do_not_grow_with_trials(
         s3_env: dict[str, str], tmp_path: Path) -> None:
-    from analysis.synthetic import write_synthetic_study
+    from analysis.data.synthetic import write_synthetic_study
     from tests.test_study_cli import STUDIES
 
     name, requests = f"{STUDIES}:INTERRUPTIBLE", {}

@@ -224,7 +224,7 @@ def test_a_paper_scale_study_without_gpus_needs_an_explicit_request(tmp_path: Pa
 
 
 def _study_with_findings(storage: Path, directory: str, scale: str, findings: list[dict]) -> Path:
-    from analysis.synthetic import write_synthetic_study
+    from analysis.data.synthetic import write_synthetic_study
 
     grid = {"architecture": ["NAP", "sum", "max"], "d_model": [32], "learning_rate": [0.027, 0.0081, 0.0024]}
     write_synthetic_study(storage / directory, grid, seeds=(0, 1), cases=False, name="demo",
@@ -235,7 +235,7 @@ def _study_with_findings(storage: Path, directory: str, scale: str, findings: li
 def test_report_exit_status_says_whether_a_checked_finding_failed(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from analysis.findings import FINDING_FAILED_EXIT
+    from analysis.stats.findings import FINDING_FAILED_EXIT
     from study.cli import FINDING_FAILED_EXIT as CLI_EXIT
     from study.cli import main
 

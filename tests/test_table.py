@@ -1,4 +1,4 @@
-"""The results table (study/table.py, analysis/lake.py): folding trial files into a real Delta table, crash-safe.
+"""The results table (study/table.py, analysis/data/lake.py): folding trial files into a real Delta table, crash-safe.
 
 Every test folds real Parquet files into a real Delta table with the real deltalake and reads it back with polars;
 the crash tests kill a real subprocess (SIGKILL) at each step of a fold.
@@ -16,9 +16,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from analysis.dataset import open_trials, scan_artifacts, scan_study
-from analysis.location import Location
-from analysis.synthetic import write_synthetic_study
+from analysis.data.location import Location
+from analysis.data.rows import open_trials, scan_artifacts, scan_study
+from analysis.data.synthetic import write_synthetic_study
 from study.storage import StudyStorage
 from study.table import CRASH_ENV, FoldError, fold
 from tests.cli import ROOT, run_cli
@@ -78,7 +78,7 @@ def test_a_study_with_nothing_folded_yet_reads_as_before(study: Path) -> None:
 
 
 def _fold_in_a_process_killed_at(study: Path, point: str) -> subprocess.CompletedProcess:
-    code = ("import sys; from analysis.location import Location; from study.table import fold; "
+    code = ("import sys; from analysis.data.location import Location; from study.table import fold; "
             "fold(Location.of(sys.argv[1]), batch=10)")
     return subprocess.run([sys.executable, "-c", code, str(study)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT), CRASH_ENV: point})

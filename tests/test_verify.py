@@ -135,8 +135,8 @@ def test_rows_compare_by_precision_and_seed_noise_needs_two_seeds() -> None:
 
 
 def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished, tmp_path) -> None:
-    from analysis.machines import PUBLISHED, machines_line
-    from analysis.report import build_report
+    from analysis.data.machines import PUBLISHED, machines_line
+    from analysis.report.build import build_report
     from study.identity import machine, machine_text
 
     studies = tmp_path / "verify_studies.py"
@@ -154,7 +154,7 @@ def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished,
 @pytest.mark.slow
 def test_a_smoke_study_run_twice_through_ray_is_bit_identical_and_verifies(tmp_path) -> None:
     """docs/reproducibility.md's first promise, end to end: two `study run`s (real local Rays), then `verify`."""
-    from analysis.dataset import scan_study
+    from analysis.data.rows import scan_study
     from study.verify import VOLATILE
     from tests.cli import run_cli
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -111,7 +110,8 @@ def test_hybrid_smoke_runs_through_the_cli(tmp_path: Path) -> None:
     """The real entry point: `study run yun2020.hybrid --scale smoke` writes each trial's rows with the stack."""
     import polars as pl
 
-    from analysis.dataset import scan_study
+    from analysis.data.meta import read_study_meta
+    from analysis.data.rows import scan_study
 
     study = Path(sys.executable).parent / "study"
     result = subprocess.run([str(study), "run", "yun2020.hybrid", "--scale", "smoke", "--storage", str(tmp_path),
@@ -127,4 +127,4 @@ def test_hybrid_smoke_runs_through_the_cli(tmp_path: Path) -> None:
                       4: "sepconv,sepconv,sepconv,sepconv"}
     params = dict(rows.filter(pl.col("task") == "cases").select("conv_layers", "n_params").unique().iter_rows())
     assert params[0] > params[2] > params[4]
-    assert json.loads((study_dir / "study.json").read_text())["sections"] == ["hybrid"]
+    assert read_study_meta(study_dir).sections == ("hybrid",)

@@ -12,7 +12,8 @@ import importlib
 from trainables.families import Family
 from trainables.registry import Registry
 
-_FAMILY_MODULES = ("trainables.richter.family", "trainables.ndr.family", "trainables.gros.family")
+_FAMILY_MODULES = ("trainables.richter.family", "trainables.ndr.family", "trainables.gros.family",
+                  "trainables.measure.family")
 
 
 @functools.cache

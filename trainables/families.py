@@ -2,7 +2,8 @@
 
 Each paper brings its own model, training loop and hyperparameters (Richter & Wattenhofer's encoder on
 synthetic classification, the Neural Data Router on CTL, Gros' bilayer on NT series ...). A family is one
-package under ``trainables/`` (``richter/``, ``ndr/``, ``gros/``) that exposes one :class:`Family` value in its
+package under ``trainables/`` (``richter/``, ``ndr/``, ``gros/``; ``measure/`` measures Fig. 1's poolings at
+initialisation through the same protocol, training nothing) that exposes one :class:`Family` value in its
 ``family.py``; ``trainables/catalog.py`` is the one place that lists them. A fifth paper's models go in a
 fifth package plus one line there.
 

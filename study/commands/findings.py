@@ -51,11 +51,11 @@ def grid_values(study: Study, column: str) -> list | None:
 
 def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
-    from analysis.compare import approx_in
-    from analysis.findings import evaluate_findings
-    from analysis.meta import parse_meta
-    from analysis.reference import open_reference
-    from analysis.training import training_stats
+    from analysis.data.meta import parse_meta
+    from analysis.data.reference import open_reference
+    from analysis.stats.compare import approx_in
+    from analysis.stats.findings import evaluate_findings
+    from analysis.stats.training import training_stats
 
     name = published_name(study, data)
     try:
@@ -83,9 +83,9 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
 
 def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
     """(a header line, the verdicts) of the study's current findings on its results in ``storage``."""
-    from analysis.meta import MetaError, parse_meta, read_study_meta
-    from analysis.render_results import verdicts_of
-    from analysis.sections import ReportContext
+    from analysis.data.meta import MetaError, parse_meta, read_study_meta
+    from analysis.report.sections import ReportContext
+    from analysis.report.summary import verdicts_of
 
     study_dir = study_storage(study, storage).location  # read in place, local or object storage
     try:
@@ -114,7 +114,7 @@ def findings(name: str, scale: str, storage: str, data: str | None) -> None:
 
     Exits 3 when a checked finding fails.
     """
-    from analysis.findings import failed
+    from analysis.stats.findings import failed
 
     study = load_study(name, scale)
     if not study.findings:

@@ -4,7 +4,7 @@ Rows (one per seed and evaluation): ``train_loss``/``train_accuracy`` (means ove
 previous evaluation), ``iid_accuracy``/``iid_loss`` (valid/iid, depth 2-5), ``depth_val_accuracy``/
 ``depth_val_loss`` (valid/deeper_val, depth 6-8), ``test_accuracy``/``test_loss`` (test/deeper, depth 9-10,
 the "longer" columns) and ``val_accuracy`` (= iid_accuracy, for the generic report). Table 1's statistic
-(IID at the end, longer at the best depth-valid step) is computed from these rows in ``analysis.ndr``.
+(IID at the end, longer at the best depth-valid step) is computed from these rows in ``analysis.papers.csordas2021``.
 
 Artifacts (the probe figures): the final model of every seed runs on one fixed probe input, the first
 depth-test sample (depth 9) in the trial's direction; ``attention`` holds every step's attention map

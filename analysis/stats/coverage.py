@@ -1,0 +1,124 @@
+"""What the numbers of a report are computed from: trials expected, readable, unreadable, failed, pending.
+
+A statistic over a grid silently changes when a trial is missing (the best G of a panel is a max over its
+cells), so every count here is shown beside the numbers, and :meth:`Coverage.note` says which numbers were
+computed without which trials. :func:`complete_panels` tells the findings which panel values have every
+cell of the grid with every seed (for the others a bound can only be decided one way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+import polars as pl
+
+from analysis.data.location import Location, key_of
+from analysis.data.meta import StudyMeta
+from analysis.data.rows import failed_keys
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Trial and model counts of a study directory (trials: one configuration with all its seeds)."""
+
+    expected: int | None  # study.json n_trials (None: not stated)
+    readable: int  # trials in the table or in a readable pending file
+    unreadable: tuple[str, ...]  # pending trial files whose Parquet footer cannot be read
+    failed: tuple[str, ...]  # trial keys in failed/*.json without a trial file
+    models: int = 0  # (trial, seed) pairs with rows
+    diverged_models: int = 0
+    failed_models: int = 0
+    trials_with_diverged: int = 0
+
+    @property
+    def total(self) -> int:
+        """The trials the bar is drawn over: expected, or what exists when the study states none."""
+        seen = self.readable + len(self.unreadable) + len(self.failed)
+        return max(self.expected, seen) if self.expected is not None else seen
+
+    @property
+    def pending(self) -> int:
+        """Trials neither readable, unreadable nor failed (not run yet, or lost)."""
+        return max(0, self.total - self.readable - len(self.unreadable) - len(self.failed))
+
+    @property
+    def complete(self) -> bool:
+        """Every expected trial readable, none failed, no model failed."""
+        return (not self.unreadable and not self.failed and self.pending == 0 and self.failed_models == 0
+                and self.readable > 0)
+
+    def missing_text(self) -> str:
+        """``1 unreadable, 2 failed, 3 pending`` (only the non-zero parts), or ``""``."""
+        parts = [(len(self.unreadable), "unreadable"), (len(self.failed), "failed"), (self.pending, "pending")]
+        text = ", ".join(f"{n} {what}" for n, what in parts if n)
+        if self.failed_models:
+            text += (", " if text else "") + f"{self.failed_models} models failed inside readable trials"
+        return text
+
+    def note(self) -> str:
+        """Empty when complete, else ``computed from 8 of 9 trials (1 unreadable)``: shown beside every number."""
+        if self.complete:
+            return ""
+        return f"computed from {self.readable} of {self.total} trials ({self.missing_text()})"
+
+
+def model_counts(counts: pl.DataFrame) -> dict[str, int]:
+    """Models, diverged / failed models and trials with a diverged seed, from :func:`model_status`."""
+    if counts.is_empty():
+        return {"models": 0, "diverged_models": 0, "failed_models": 0, "trials_with_diverged": 0}
+    status = counts.get_column("status")
+    diverged = counts.filter(pl.col("status") == "diverged")
+    return {
+        "models": counts.height,
+        "diverged_models": int((status == "diverged").sum()),
+        "failed_models": int((status == "failed").sum()),
+        "trials_with_diverged": diverged.get_column("trial_key").n_unique(),
+    }
+
+
+def study_coverage(location: Location, meta: StudyMeta, readable: Sequence[str], unreadable: Sequence[str],
+                   counts: pl.DataFrame) -> Coverage:
+    """The :class:`Coverage` of the study at ``location`` from its readable trial keys, unreadable pending files
+    and the per-model status frame ``counts``."""
+    present = {*readable, *(key_of(p) for p in unreadable)}
+    failed = tuple(k for k in failed_keys(location) if k not in present)
+    return Coverage(expected=meta.n_trials, readable=len(readable), unreadable=tuple(unreadable), failed=failed,
+                    **model_counts(counts))
+
+
+def complete_panels(rgb: pl.DataFrame, meta: StudyMeta, panel: str, by: Sequence[str],
+                    coverage: Coverage) -> set[str]:
+    """Panel values (as strings) whose every grid cell has data from every seed.
+
+    Without a full grid sampler (or when ``panel`` is not an axis) a panel counts as complete only when the
+    whole study is. ``rgb`` is an RGB frame over ``by`` with ``n_seeds``.
+    """
+    values = {str(v) for v in rgb.get_column(panel).unique().to_list()} if rgb.height else set()
+    if coverage.complete:
+        return values
+    sizes = [meta.axis_values(c) for c in by if c != panel]
+    if meta.sampler != "grid" or panel not in meta.axes or any(v is None for v in sizes):
+        return set()
+    cells = prod(len(v) for v in sizes if v is not None)
+    seeds = len(meta.seeds)
+    full = (
+        rgb.group_by(panel)
+        .agg(pl.len().alias("cells"), (pl.col("n_seeds") >= seeds).all().alias("all_seeds"))
+        .filter((pl.col("cells") >= cells) & pl.col("all_seeds"))
+    )
+    return {str(v) for v in full.get_column(panel).to_list()}
+
+
+def model_status(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """One status per trained model (trial x seed): failed, else diverged if any row is, else ok."""
+    return lf.group_by("trial_key", "seed").agg(
+        pl.when((pl.col("status") == "failed").any())
+        .then(pl.lit("failed"))
+        .when((pl.col("status") == "diverged").any())
+        .then(pl.lit("diverged"))
+        .otherwise(pl.lit("ok"))
+        .alias("status"),
+        pl.len().alias("n_rows"),
+    )

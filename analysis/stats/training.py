@@ -1,0 +1,331 @@
+"""The statistics of a training study's report, computed once from its rows (no drawing, no HTML).
+
+:func:`training_stats` scans the rows once (a few aggregations collected together; a study of more than
+:data:`ROWS_PER_PASS` rows in several passes over disjoint configurations, so that memory stays bounded) and
+derives every number the report shows from the small per-configuration frames: RGB and case grids, best
+configurations, robustness curves and table, learning curves of the best combinations, the paper-style tables and the
+per-cell data of the interactive grids. The report's sections (:mod:`analysis.report`) only draw what it returns.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from analysis.data.meta import StudyMeta, parse_meta
+from analysis.stats.coverage import model_status
+from analysis.stats.finding_values import metric_columns
+from analysis.stats.order import format_value, in_paper_order
+from analysis.stats.paper_tables import paper_table, per_x_table
+from analysis.stats.rgb import (
+    CASES,
+    best_config,
+    best_step,
+    case_rgb_from_step_stats,
+    rgb_from_step_stats,
+    robustness_curve,
+    seed_best,
+    seed_best_stats_from_seed_best,
+    step_stats,
+)
+
+ACCURACY_METRICS: tuple[str, ...] = ("train_accuracy", "val_accuracy")
+#: At most this many facets (values of extra varying hyperparameters) get their own grids.
+MAX_FACETS: int = 12
+#: Hyperparameter columns never used as facets.
+NOT_FACETS = frozenset({"seed", "study", "trial_key", "step", "epoch", "status"})
+
+
+@dataclass(frozen=True)
+class Axes:
+    """The grid layout: panel, x, y, the facet candidates and which of them vary; ``by`` = one configuration."""
+
+    panel: str
+    x: str
+    y: str
+    facet_candidates: tuple[str, ...] = ()
+    varying: tuple[str, ...] = ()
+
+    @property
+    def by(self) -> list[str]:
+        """The columns of one configuration (one grid cell of one facet)."""
+        return [self.panel, self.x, self.y, *self.facet_candidates]
+
+    @property
+    def keys(self) -> list[str]:
+        """One best configuration per value of these (the panel and the varying facets)."""
+        return [self.panel, *self.varying]
+
+
+def plot_axes(meta: StudyMeta | Mapping[str, Any], columns: Sequence[str]) -> tuple[str, str, str]:
+    """(panel, x, y): ``study.json["plot"]``, else sensible defaults among ``columns``.
+
+    Raises:
+        ValueError: naming the axes that cannot be chosen and the columns there are.
+    """
+    meta = parse_meta(meta)
+    panel = meta.plot.panel or ("architecture" if "architecture" in columns else None)
+    y = meta.plot.y or ("learning_rate" if "learning_rate" in columns else None)
+    x = meta.plot.x or next((a for a in meta.axes if a not in (panel, y) and a in columns), None)
+    missing = [name for name, col in (("panel", panel), ("x", x), ("y", y)) if col is None or col not in columns]
+    if missing:
+        raise ValueError(
+            f"{meta.source}: cannot choose plot axes {missing}: set study.json 'plot' {{panel, x, y}} "
+            f"to columns of {list(columns)}"
+        )
+    return panel, x, y  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Which metric columns the report aggregates."""
+
+    grids: tuple[str, ...]  # accuracy-like metrics drawn as RGB grids
+    select: str  # the metric whose G chooses the best configuration
+    cases: tuple[str, ...] = ()  # {train,val}_{argmin,first,argmax}_accuracy present
+    extra_max: tuple[str, ...] = ()  # findings' metrics maximised, not drawn
+    extra_min: tuple[str, ...] = ()  # findings' loss metrics (minimised)
+
+
+def choose_metrics(meta: StudyMeta, columns: Sequence[str]) -> Metrics:
+    """The grid metrics, the selecting metric and the findings' extra metrics present in ``columns``."""
+    grids = [m for m in ACCURACY_METRICS if m in columns]
+    if meta.mode == "max" and meta.metric in columns and meta.metric not in grids:
+        grids.append(meta.metric)  # a family's own accuracy (e.g. depth-validation accuracy)
+    if not grids:
+        raise ValueError(f"{meta.source}: no accuracy column to draw; expected one of "
+                         f"{[*ACCURACY_METRICS, meta.metric]} among {list(columns)}")
+    select = meta.metric if meta.metric in grids else ("val_accuracy" if "val_accuracy" in grids else grids[0])
+    wanted = {c for f in meta.findings for c in metric_columns(f.metric or select)}
+    losses = {m for m in columns if "loss" in m}
+    cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
+    return Metrics(
+        grids=tuple(grids), select=select, cases=cases,
+        extra_max=tuple(sorted(m for m in wanted - set(grids) - losses if m in columns)),
+        extra_min=tuple(sorted(wanted & losses)),
+    )
+
+
+def _facets(steps: pl.DataFrame, candidates: Sequence[str]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The facet candidates that vary, and the facets to draw (at most :data:`MAX_FACETS`)."""
+    varying = tuple(c for c in candidates if steps.get_column(c).n_unique() > 1)
+    if not varying:
+        return (), [{}]
+    combos = steps.select(varying).unique().sort(varying).rows(named=True)
+    if len(combos) > MAX_FACETS:
+        warnings.warn(f"{len(combos)} facets of {list(varying)}; drawing grids for the first {MAX_FACETS}",
+                      stacklevel=3)
+        combos = combos[:MAX_FACETS]
+    return varying, combos
+
+
+def facet_filter(frame: pl.DataFrame, facet: dict[str, Any]) -> pl.DataFrame:
+    """The rows of ``frame`` in ``facet`` (hyperparameter -> value; None matches null)."""
+    for k, v in facet.items():
+        frame = frame.filter(pl.col(k) == v) if v is not None else frame.filter(pl.col(k).is_null())
+    return frame
+
+
+def describe(row: dict[str, Any], columns: Sequence[str]) -> str:
+    """``d_model=16, learning_rate=8.1e-03`` with tick-label formatting."""
+    return ", ".join(f"{c}={format_value(row[c], c)}" for c in columns)
+
+
+@dataclass(frozen=True)
+class TrainingStats:
+    """Every statistic of a training study's report (pure data; see the module docstring)."""
+
+    axes: Axes
+    metrics: Metrics
+    per_seed: pl.DataFrame  # seed_best: per configuration and seed, best over training, diverged
+    counts: pl.DataFrame  # model_status: one status per (trial, seed)
+    step_rows: int = 0  # (configuration, step) pairs with finished rows
+    facets: list[dict[str, Any]] = field(default_factory=list)
+    rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> RGB per configuration
+    case_rgb: dict[str, pl.DataFrame] = field(default_factory=dict)  # split -> case RGB per configuration
+    best: dict[str, pl.DataFrame] = field(default_factory=dict)  # metric -> best per (panel, varying facets)
+    best_steps: dict[str, pl.DataFrame] = field(default_factory=dict)  # grid metric -> step of the best G per config
+    #: step_stats rows (per step: worst / mean / best over seeds) of the candidates for the learning curves only:
+    #: per-step rows of every configuration would grow with the study (3.2M rows at 100,000 trials)
+    curve_steps: pl.DataFrame | None = None
+    rgb_min: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' loss metrics: RGB, minimised
+    seed_stats: pl.DataFrame | None = None
+
+    @property
+    def empty(self) -> bool:
+        """No finished (non-failed) rows."""
+        return self.step_rows == 0
+
+    @property
+    def finding_rgb(self) -> dict[str, pl.DataFrame]:
+        """Metric -> RGB per configuration of every metric a finding may read (losses minimised)."""
+        return {**self.rgb, **self.rgb_min}
+
+    @property
+    def select_rgb(self) -> pl.DataFrame:
+        """The RGB frame of the selecting metric."""
+        return self.rgb[self.metrics.select]
+
+    def robustness_curve(self) -> pl.DataFrame:
+        """Every configuration's G of the selecting metric, best first per panel value."""
+        return robustness_curve(self.select_rgb.lazy(), self.axes.panel).collect()
+
+    def robustness_table(self) -> pl.DataFrame:
+        """Per panel value: combinations, best and median G, share with G >= 50% and within 5 pp of the best."""
+        return robustness_table(self.select_rgb, self.axes.panel)
+
+    def learning_curves(self) -> pl.DataFrame:
+        """Mean / min / max over seeds per step of each grid metric, for the best configuration per panel."""
+        a, by = self.axes, self.axes.by
+        chosen = best_config(self.select_rgb.lazy(), a.panel).collect().select(by)
+        labels = chosen.with_columns(
+            pl.Series("label", [f"{row[a.panel]} ({describe(row, [a.x, a.y, *a.varying])})"
+                                for row in chosen.iter_rows(named=True)], dtype=pl.String)
+        )
+        joined = self.curve_steps.join(labels, on=by, how="inner", nulls_equal=True)
+        return pl.concat([
+            joined.select(a.panel, "label", "step", pl.col(f"{m}__g").alias("mean"), pl.col(f"{m}__r").alias("min"),
+                          pl.col(f"{m}__b").alias("max"), pl.lit(m).alias("metric"))
+            for m in self.metrics.grids
+        ])
+
+    def paper_table(self) -> pl.DataFrame:
+        """Per panel value (and varying facet): the best combination with min / mean / max and case accuracies."""
+        a, by = self.axes, self.axes.by
+        table = paper_table(rgb={m: self.rgb[m] for m in self.metrics.grids}, panel=a.keys, by=by,
+                            select_metric=self.metrics.select, case=self.case_rgb)
+        if self.seed_stats is not None:
+            table = table.join(self.seed_stats.select(*by, "best_mean", "n_seeds", "n_diverged"), on=by, how="left",
+                               nulls_equal=True).rename({"best_mean": f"{self.metrics.select}_seed_best_mean"})
+        table = table.select([c for c in table.columns if c not in a.facet_candidates or c in a.varying])
+        return in_paper_order(table, a.keys)
+
+    def per_x_table(self, table_by: Sequence[str]) -> pl.DataFrame:
+        """The paper's table per ``table_by`` (e.g. vocabulary size): best G over the other axes."""
+        return per_x_table(self.select_rgb, [self.axes.panel, *self.axes.varying], table_by)
+
+
+def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
+    """Per panel value: how many combinations, best and median G, and the share of combinations with
+    G >= 50% and within 5 percentage points of the panel's best (all G values fractions)."""
+    g = pl.col("g")
+    out = (
+        rgb.filter(g.is_not_null())
+        .group_by(panel)
+        .agg(
+            pl.len().alias("combinations"),
+            g.max().alias("best_g"),
+            g.median().alias("median_g"),
+            (g >= 0.5).mean().alias("share_g_at_least_50"),
+            (g >= g.max() - 0.05).mean().alias("share_within_5pp_of_best"),
+        )
+    )
+    return in_paper_order(out, [panel])
+
+
+#: Rows aggregated in one pass. The per-(configuration, step) aggregation holds state for every group it sees,
+#: so its memory grows with the study; a study of more rows is aggregated in passes over disjoint sets of
+#: configurations (hash-partitioned), which bounds the memory at the cost of one more scan per pass
+#: (bench/README.md: 100,000 trials in 4 passes).
+ROWS_PER_PASS: int = 4_000_000
+
+
+@dataclass
+class _Aggregates:
+    """What the passes keep (per-configuration frames; per-step rows only for each pass's best configurations)."""
+
+    rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    rgb_min: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    case_rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    best_steps: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    per_seed: list[pl.DataFrame] = field(default_factory=list)
+    counts: list[pl.DataFrame] = field(default_factory=list)
+    curve_steps: list[pl.DataFrame] = field(default_factory=list)
+    cases_with_data: set[str] = field(default_factory=set)
+    step_rows: int = 0
+
+    def add(self, into: dict[str, list[pl.DataFrame]], key: str, frame: pl.DataFrame) -> None:
+        into.setdefault(key, []).append(frame)
+
+
+def n_passes(lf: pl.LazyFrame) -> int:
+    """Passes over the rows that keep each pass's aggregation under :data:`ROWS_PER_PASS` rows."""
+    rows = lf.select(pl.len()).collect().item()
+    return max(1, -(-rows // ROWS_PER_PASS))
+
+
+def _pass_rows(lf: pl.LazyFrame, by: Sequence[str], index: int, passes: int) -> pl.LazyFrame:
+    """The rows of the configurations of pass ``index``: every row of one configuration lands in one pass."""
+    return lf if passes == 1 else lf.filter(pl.struct(list(by)).hash(seed=0) % passes == index)
+
+
+def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates) -> None:
+    """Aggregate one pass's rows (one collect_all) and keep what the report reads from them."""
+    by, base = axes.by, rows.filter(pl.col("status") != "failed")
+    maxed = [*metrics.grids, *metrics.extra_max]
+    queries = [step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), by, "max"),
+               seed_best(base, maxed, by, "max"), model_status(rows)]
+    if metrics.extra_min:
+        queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
+    steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
+    out.per_seed.append(per_seed)
+    out.counts.append(counts)
+    out.step_rows += steps.height
+    for m in maxed:
+        out.add(out.rgb, m, rgb_from_step_stats(steps.lazy(), m, by).collect())
+    for m in metrics.grids:
+        out.add(out.best_steps, m, best_step(steps.lazy(), m, by).collect())
+    for m in metrics.extra_min:
+        out.add(out.rgb_min, m, rgb_from_step_stats(minimised[0].lazy(), m, by, "min").collect())
+    for split in ("train", "val"):
+        cols = [f"{split}_{c}_accuracy" for c in CASES]
+        if all(c in metrics.cases for c in cols):
+            out.add(out.case_rgb, split, case_rgb_from_step_stats(steps.lazy(), split, by).collect())
+            if steps.select(pl.col(f"{cols[0]}__g").is_not_null().any()).item():
+                out.cases_with_data.add(split)
+    # the learning curves' configuration (best per panel value) is the best of some pass's best ones
+    chosen = best_config(out.rgb[metrics.select][-1].lazy(), axes.panel).collect().select(by)
+    out.curve_steps.append(steps.join(chosen, on=by, how="semi", nulls_equal=True))
+
+
+def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> _Aggregates:
+    """Every pass over the rows (see :data:`ROWS_PER_PASS`)."""
+    with_status = lf if "status" in lf.collect_schema().names() else lf.with_columns(status=pl.lit("ok"))
+    out, passes = _Aggregates(), n_passes(with_status)
+    for index in range(passes):
+        _one_pass(_pass_rows(with_status, axes.by, index, passes), axes, metrics, out)
+    return out
+
+
+def _joined(frames: dict[str, list[pl.DataFrame]], sort_by: Sequence[str]) -> dict[str, pl.DataFrame]:
+    return {k: pl.concat(parts).sort(list(sort_by), nulls_last=False) for k, parts in frames.items()}
+
+
+def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
+    """Every statistic of the report of a training study (see :class:`TrainingStats`)."""
+    columns = lf.collect_schema().names()
+    panel, x, y = plot_axes(meta, columns)
+    candidates = tuple(n for n in dict.fromkeys(meta.axes)
+                       if n in columns and n not in (panel, x, y) and n not in NOT_FACETS)
+    metrics = choose_metrics(meta, columns)
+    axes = Axes(panel, x, y, candidates)
+    agg = _aggregate(lf, axes, metrics)
+    by = axes.by
+    per_seed, counts = pl.concat(agg.per_seed).sort([*by, "seed"]), pl.concat(agg.counts)
+    if agg.step_rows == 0:
+        return TrainingStats(axes=axes, metrics=metrics, per_seed=per_seed, counts=counts)
+    rgb = _joined(agg.rgb, by)
+    varying, facets = _facets(rgb[metrics.select], candidates)
+    axes = Axes(panel, x, y, candidates, varying)
+    return TrainingStats(
+        axes=axes, metrics=metrics, per_seed=per_seed, counts=counts, step_rows=agg.step_rows, facets=facets,
+        rgb=rgb, case_rgb={k: v for k, v in _joined(agg.case_rgb, by).items() if k in agg.cases_with_data},
+        best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()},
+        best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
+        rgb_min=_joined(agg.rgb_min, by),
+        seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
+    )
