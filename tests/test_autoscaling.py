@@ -95,6 +95,33 @@ def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
     assert packs(richter, False, "cpu", n_configs=2)  # packed learning rates: one model
 
 
+class _Chosen(Exception):
+    """Raised by a spy once the loop was called: the packing it was given is recorded."""
+
+
+@pytest.mark.parametrize(("gpus", "pack"), [(0.25, "auto"), (0.0, 1)])
+def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the runner passes run_trial: a GPU trial training on the CPU packs as on a GPU, a CPU trial not."""
+    import trainables.richter.family as family
+    from study.storage import StudyStorage
+    from study.trainable import run_trial
+    from tests.studies_for_tests import AUTOSCALE
+
+    asked: list[object] = []
+
+    def spy(*args: object, **kw: object) -> list[dict[str, object]]:
+        asked.append(kw["pack"])
+        raise _Chosen  # the choice is made: no need to train
+
+    monkeypatch.setattr(family, "train_members", spy)
+    with pytest.raises(_Chosen):
+        run_trial(AUTOSCALE, StudyStorage(str(tmp_path), AUTOSCALE.directory),
+                  {"architecture": "sum", "learning_rate": 0.03},
+                  packed=None, packing_device=packing_device(gpus, "cpu"))
+    assert asked == [pack]
+
+
 def test_tunes_log_of_a_failed_attempt_keeps_the_errors_last_line() -> None:
     import logging
     import sys
