@@ -5,7 +5,8 @@ build of torch, a missing driver, a GPU that Ray counts but torch cannot see): t
 line naming the node, instead of quietly training on the CPU at a fraction of the speed while the study
 reports GPU resources. Only `study run --simulated-gpus` allows CPU training for GPU trials: meant for a
 cluster whose GPUs are declared but not real (Ray's local fake autoscaler, `tests/test_autoscaling.py`).
-Every row records the device the trial really trained on (`cpu`, `cuda:0`, ...).
+Every row records the device the trial really trained on (`cpu`, `cuda:0`, ...); whether its seeds pack
+follows the device it asked for (:func:`packing_device`).
 """
 
 from __future__ import annotations
