@@ -1,8 +1,12 @@
 """Is a change slower? ``bench/throughput.py`` of two checkouts, run alternately in one session.
 
-Each round runs the old checkout's benchmark, then the new one's (each in its own virtualenv, as a separate
-process), so drifting load on a shared machine hits both alike; the table gives, per (d, variant), the
+Each round runs the old checkout's benchmark, then the new one's (each with its checkout's ``.venv``, as a
+separate process), so drifting load on a shared machine hits both alike; the table gives, per (d, variant), the
 median trial-steps/s of each checkout over the rounds and the median of the per-round ratios new / old.
+
+Each side runs with ``PYTHONPATH=<checkout>``, so it imports its own code even when both ``.venv`` are one
+virtualenv (a link to one whose editable install points at a third checkout); before the first round the
+script checks where each side's ``trainables`` comes from and stops if it is not its checkout.
 
     .venv/bin/python bench/compare_checkouts.py --old /path/to/old/checkout --new . --rounds 5 \\
         -- --d-model 16 128 --packs 5 --auto --runs 1 --threads 1
@@ -11,6 +15,7 @@ median trial-steps/s of each checkout over the rounds and the median of the per-
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -19,10 +24,24 @@ from pathlib import Path
 ROW = re.compile(r"^\| (\d+) \| ([^|]+?) \| ([\d.]+) \|")
 
 
+def _python(checkout: Path, *args: str) -> str:
+    """stdout of ``checkout``'s Python with ``args``, importing the checkout's own code first."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    return subprocess.run([str(checkout / ".venv/bin/python"), *args], capture_output=True, text=True, check=True,
+                          cwd=checkout, env=env).stdout
+
+
+def check_imports(checkout: Path) -> Path:
+    """Where ``checkout``'s benchmark imports ``trainables`` from; SystemExit unless from the checkout itself."""
+    where = Path(_python(checkout, "-c", "import trainables; print(trainables.__file__)").strip()).resolve()
+    if not where.is_relative_to(checkout):
+        raise SystemExit(f"{checkout}: its Python imports trainables from {where}, not from the checkout")
+    return where
+
+
 def run_once(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
     """{(d, variant): median trial-steps/s} of one run of ``checkout``'s bench/throughput.py."""
-    out = subprocess.run([str(checkout / ".venv/bin/python"), str(checkout / "bench/throughput.py"), *bench_args],
-                         capture_output=True, text=True, check=True, cwd=checkout).stdout
+    out = _python(checkout, str(checkout / "bench/throughput.py"), *bench_args)
     rates = {}
     for line in out.splitlines():
         m = ROW.match(line)  # the main table's rows; the "% of peak" rows end in "%" and do not match
@@ -41,6 +60,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("bench_args", nargs="*", help="arguments for bench/throughput.py (after --)")
     args = parser.parse_args()
+    for name in ("old", "new"):
+        print(f"{name}: trainables from {check_imports(getattr(args, name).resolve())}", flush=True)
     runs: dict[str, list[dict[tuple[int, str], float]]] = {"old": [], "new": []}
     for i in range(args.rounds):
         for name in ("old", "new"):

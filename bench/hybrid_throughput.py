@@ -2,10 +2,10 @@
 
 The cost half of the paper's claim (Sec. 5.3): replacing the bottom self-attention layers by depth-wise
 separable convolutions saves parameters and computation. For k = 0..L (``search_spaces/yun2020.py``'s stacks:
-k ``sepconv`` layers, then ``softmax``) one model at a time, as ``train_seed`` trains it, is timed for
-``--steps`` optimiser steps (sampling, forward, loss, backward, the architecture's clipping, Adam, the per-step
-host sync) after untimed warm-up steps. The k values are timed round-robin inside each run so that the shared
-machine's noise hits them alike; the table shows the median over ``--runs`` runs and the min-max range.
+k ``sepconv`` layers, then ``softmax``) one model at a time, the training loop's own step at K = 1, is timed
+for ``--steps`` optimiser steps (sampling, forward, loss, backward, the architecture's clipping, Adam, the
+per-step host sync) after untimed warm-up steps. The k values are timed round-robin inside each run so that
+the shared machine's noise hits them alike; the table shows the median over ``--runs`` runs and the min-max range.
 
     .venv/bin/python bench/hybrid_throughput.py                    # the cpu scale of yun2020.hybrid
     .venv/bin/python bench/hybrid_throughput.py --d-model 128 --seq-len 128 --runs 5   # the paper scale
@@ -18,45 +18,25 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
 
 from search_spaces.yun2020 import hybrid_stack
 from trainables.richter.config import TrainConfig
-from trainables.richter.model import build_model
-from trainables.richter.training import ADAM_EPS, clip_each_, learning_rate_at, make_task
-from trainables.stacked import count_parameters
+from trainables.richter.loop import Pack
 
 
 class Stepper:
-    """One model and its optimiser and data stream; ``steps(n)`` runs n training steps."""
+    """One model in the training loop (K = 1); ``steps(n)`` runs n of its training steps."""
 
     def __init__(self, cfg: TrainConfig) -> None:
-        torch.manual_seed(0)
         self.cfg = cfg
-        self.model = build_model(cfg)
-        self.n_params = count_parameters(self.model)
-        self.task = make_task(cfg)
-        self.gen = torch.Generator().manual_seed(1)
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
-        r = cfg.resolved()
-        self.warmup, self.clip = bool(r["warmup"]), bool(r["grad_clip"])
+        self.pack = Pack([cfg], [0])
+        self.n_params = self.pack.model.n_params
         self.step = 0
 
     def steps(self, n: int) -> None:
         """n optimiser steps, as train_seed takes them (without its evaluations)."""
         for _ in range(n):
-            tokens, labels = self.task.sample(self.cfg.batch_size, self.cfg.seq_len, self.gen)
-            loss = F.cross_entropy(self.model(tokens), labels)
-            float(loss.detach())  # the per-step host sync of train_seed
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if self.clip:
-                clip_each_([p.grad for p in self.model.parameters() if p.grad is not None])
-            lr = learning_rate_at(self.step % self.cfg.n_steps, n_steps=self.cfg.n_steps,
-                                  learning_rate=self.cfg.learning_rate, warmup=self.warmup)
-            for group in self.opt.param_groups:
-                group["lr"] = lr
-            self.opt.step()
+            self.pack.step(self.step % self.cfg.n_steps)
             self.step += 1
 
 

@@ -1,12 +1,13 @@
-"""Trial-steps per second: one model at a time (eager, as train_seed) vs packed K = 5 and K = 50 (and the
+"""Trial-steps per second: one model at a time (the loop at K = 1) vs packed K = 5 and K = 50 (and the
 largest K that fits, with --max-k).
 
 For each d the three variants are timed in the same run, round-robin, so the shared machine's noise hits
-them alike; each run times ``--steps`` optimiser steps (sampling, forward, loss, backward, clipping where the
-architecture clips, Adam, the per-step host sync), after untimed warm-up steps. Medians over ``--runs`` runs.
-The matmul peak (best of 5 fp32 2048^3 matmuls, same thread count) is measured in the same process before
-each d, and the largest value of the run is used; achieved GFLOP/s
-uses the analytic matmul FLOPs of forward + backward (3x forward), elementwise work not counted.
+them alike; each run times ``--steps`` optimiser steps of the training loop itself
+(:meth:`trainables.richter.loop.Pack.step`: sampling, forward, loss, backward, clipping where the
+architecture clips, Adam, the per-step host sync, the accuracy sums), after untimed warm-up steps. Medians
+over ``--runs`` runs. The matmul peak (best of 5 fp32 2048^3 matmuls, same thread count) is measured in the
+same process before each d, and the largest value of the run is used; achieved GFLOP/s uses the analytic
+matmul FLOPs of forward + backward (3x forward), elementwise work not counted.
 
     .venv/bin/python bench/throughput.py                      # MTE on cases, d = 16 64 128 256
     .venv/bin/python bench/throughput.py --d-model 16 64 --packs 5 50 --runs 5
@@ -26,13 +27,11 @@ import time
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 
 from trainables.richter.architectures import ARCHITECTURES
 from trainables.richter.config import TrainConfig
-from trainables.richter.model import build_model
-from trainables.richter.packed import PackedAdam, PackedModel, clip_members_, member_losses, members_per_pack
-from trainables.richter.training import ADAM_EPS, clip_each_, learning_rate_at, make_task
+from trainables.richter.loop import Pack, members_per_pack
+from trainables.richter.training import make_task
 
 DEVICE = "cpu"  # set by --device before any stepper is built
 AUTOCAST = False  # set by --bf16: forward passes under torch.autocast(bfloat16)
@@ -88,70 +87,35 @@ def _generator(seed: int) -> torch.Generator:
 
 
 def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
-    """One eager model, the step of train_seed."""
-    torch.manual_seed(0)
-    model = build_model(cfg).to(DEVICE)
-    task = make_task(cfg)
-    gen = _generator(0)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=ADAM_EPS)
-    r = cfg.resolved()
-    params = list(model.parameters())
-
-    def step() -> None:
-        tokens, labels = task.sample(cfg.batch_size, cfg.seq_len, gen)
-        with _autocast():
-            logits = model(tokens)
-        loss = F.cross_entropy(logits.float(), labels)
-        float(loss.detach())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if r["grad_clip"]:
-            clip_each_([p.grad for p in params if p.grad is not None])
-        opt.step()
-
-    return step
+    """One model: the loop's step at K = 1, as train_seed trains."""
+    return packed_stepper(cfg, 1)
 
 
 def packed_stepper(
     cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool | str = False
 ) -> Callable[[], None]:
-    """K packed members, the step of train_packed (no frozen members); ``sample_only``: its sampling alone (no
-    model is built, so the sampling steppers hold no device memory)."""
-    task = make_task(cfg)
-    gens = [_generator(i) for i in range(k)]
+    """K packed members, the loop's step (no frozen members); ``sample_only``: its sampling alone (no model is
+    built, so the sampling steppers hold no device memory)."""
     if sample_only:
+        task = make_task(cfg)
+        gens = [_generator(i) for i in range(k)]
+
         def sample() -> None:
-            pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # as the step below
+            pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # as Pack._samples
             torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
 
         return sample
-    model = PackedModel([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
-    params = list(model.params.values())
-    opt = PackedAdam(params)
-    r = cfg.resolved()
-    clip = torch.full((k,), bool(r["grad_clip"]), device=DEVICE)
-    lr = torch.full((k,), learning_rate_at(0, n_steps=cfg.n_steps, learning_rate=cfg.learning_rate, warmup=False),
-                    device=DEVICE)
+    pack = Pack([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
 
     def step() -> None:
-        pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # one batch per member, as train_packed
-        tokens, labels = torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
         with _autocast():
-            logits = model(tokens, training=True)
-        losses = member_losses(logits.float(), labels)
-        losses.detach().tolist()
-        for p in params:
-            p.grad = None
-        losses.sum().backward()
-        if r["grad_clip"]:
-            clip_members_([p.grad for p in params], clip)
-        opt.step(lr)
+            pack.step(0)
 
     return step
 
 
 def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Callable[[], None]:
-    """K members in packs of ``members_per_pack`` (train_packed's default), the packs one after another."""
+    """K members in packs of ``members_per_pack`` (train_members' default), the packs one after another."""
     size = members_per_pack(cfg, DEVICE) or k
     steps = [packed_stepper(cfg, min(size, k - i), sample_only=sample_only) for i in range(0, k, size)]
 
@@ -228,7 +192,7 @@ Variant = tuple[int, Callable[[], None], Callable[[], None]]  # (members, step, 
 
 
 def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
-    """The steppers timed for one d: one model at a time, packed K, K in train_packed's packs, compiled K."""
+    """The steppers timed for one d: one model at a time, packed K, K in train_members' packs, compiled K."""
     variants: dict[str, Variant] = {"one at a time": (1, solo_stepper(cfg), packed_stepper(cfg, 1, sample_only=True))}
     for k in args.packs:
         variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
@@ -259,7 +223,7 @@ def main() -> None:
     parser.add_argument("--packs", type=int, nargs="+", default=[5, 50])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=0, help="steps per timed run; 0: by d (about 1-3 s)")
-    parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_packed's packs")
+    parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_members' packs")
     parser.add_argument("--compile", type=int, nargs="*", default=[], help="K packed with torch.compile")
     parser.add_argument("--compile-mode", default="default", choices=["default", "reduce-overhead", "max-autotune"],
                         help="torch.compile mode of --compile (reduce-overhead: CUDA graphs)")

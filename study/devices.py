@@ -5,7 +5,8 @@ build of torch, a missing driver, a GPU that Ray counts but torch cannot see): t
 line naming the node, instead of quietly training on the CPU at a fraction of the speed while the study
 reports GPU resources. Only `study run --simulated-gpus` allows CPU training for GPU trials: meant for a
 cluster whose GPUs are declared but not real (Ray's local fake autoscaler, `tests/test_autoscaling.py`).
-Every row records the device the trial really trained on (`cpu`, `cuda:0`, ...).
+Every row records the device the trial really trained on (`cpu`, `cuda:0`, ...); whether its seeds pack
+follows the device it asked for (:func:`packing_device`).
 """
 
 from __future__ import annotations
@@ -47,14 +48,8 @@ def trial_device(gpus_per_trial: float, *, simulated_gpus: bool = False, where: 
                       "declares but does not have) trains GPU trials on the CPU")
 
 
-def packing(packed: bool | None, gpus_per_trial: float) -> bool | None:
-    """Whether a trial trains its seeds as one packed model: the explicit choice, else on for GPU trials, else
-    None: the model family's own default on a CPU (Richter's encoder trains one seed after another, where
-    packing measured no faster, bench/README.md; Gros' tiny bilayer always stacks its seeds).
-
-    Decided by what the trial asked for, not by the device it got, so a study on simulated GPUs runs the
-    same packed path through Ray as on real ones.
-    """
-    if packed is not None:
-        return packed
-    return True if gpus_per_trial > 0 else None
+def packing_device(gpus_per_trial: float, device: str) -> str:
+    """The device whose packing default a trial follows (:func:`trainables.families.packs` decides): the one it
+    trains on, except that a GPU trial follows a GPU's even where `--simulated-gpus` trains it on the CPU, so a
+    study on simulated GPUs runs the same packed path through Ray as on real ones."""
+    return "cuda" if gpus_per_trial > 0 and device == "cpu" else device

@@ -45,7 +45,7 @@ class Resources:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
-    packed: bool | None = None  # seeds as one packed model; None: on for GPU trials (study.devices.packing)
+    packed: bool | None = None  # seeds as one packed model; None: the family's default (trainables.families.packs)
     precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trainable.precision_context); in every row
     simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.devices)
 
@@ -206,7 +206,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
     """What a Ray worker runs for one trial."""
     import torch
 
-    from study.devices import packing, trial_device
+    from study.devices import packing_device, trial_device
     from study.trainable import run_trial
 
     torch.set_num_threads(max(1, int(cpus)))
@@ -216,7 +216,7 @@ def _trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gp
                           where=f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})")
     point = config.get("point", config)
     run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
-              packed=packing(packed, gpus), precision=precision, track=track)
+              packed=packed, packing_device=packing_device(gpus, device), precision=precision, track=track)
 
 
 def _trial_dirname(trial: Any) -> str:

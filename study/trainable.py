@@ -95,11 +95,17 @@ def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report, packed: bool | None,
-                precision: str, on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
+                packing: tuple[bool | None, str], precision: str,
+                on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """``packing``: (the study's choice, the device whose default it falls back to), for
+    :func:`trainables.families.packs`."""
+    from trainables.families import packs
+
     hyper, labels = split_config(study, point)
     family = _family(hyper)
     configs = member_configs(hyper, family)
+    packed = packs(family, packing[0], packing[1], n_configs=len(configs))
     resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
     rows: list[dict[str, Any]] = []
 
@@ -162,11 +168,12 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
               report: Report | None = None, node_id: str = "local", packed: bool | None = None,
-              precision: str = "fp32", track: Sequence[Any] = ()) -> float:
+              precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None) -> float:
     """Train one configuration for all seeds (its family's ``train``) and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
-    chooses how a configuration's seeds train (None: the family's default on ``device``);
+    chooses how a configuration's seeds train (None: the family's default on `packing_device`, else ``device``:
+    :func:`trainables.families.packs`);
     `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
     `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
     """
@@ -180,7 +187,8 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     started = time.time()
     with contextlib.ExitStack() as stack:
         on_row = _open_tracking(stack, track, study, key, point)
-        rows, artifacts = _train_rows(study, point, device, report, packed, precision, on_row)
+        packing = packed, packing_device or device
+        rows, artifacts = _train_rows(study, point, device, report, packing, precision, on_row)
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     for row in rows:

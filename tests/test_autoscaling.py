@@ -25,7 +25,7 @@ import yaml
 
 from search_spaces import StudyError
 from study.capacity import AUTOSCALER_CONFIG_ENV, Autoscaler, cluster_capacity, read_autoscaler, trials_per_node
-from study.devices import DeviceError, packing, trial_device
+from study.devices import DeviceError, packing_device, trial_device
 from tests.autoscaler import CLUSTER_YAML, LocalAutoscalingCluster, local_autoscaling_cluster, no_such_gpus, ray_env
 from tests.cli import STUDY, finished_trials, rows
 from tests.test_study_cli import STUDIES
@@ -81,8 +81,45 @@ def test_devices_cpu_trials_cuda_and_the_explicit_simulation() -> None:
 
 
 def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
-    assert packing(None, 0.25) is True and packing(None, 0.0) is None  # None: the family's own CPU default
-    assert packing(False, 0.25) is False and packing(True, 0.0) is True
+    """One function decides (trainables.families.packs); a GPU trial decides as on a GPU, simulated or not."""
+    from trainables.catalog import families
+    from trainables.families import packs
+
+    richter, gros, ctl = (families().get(n) for n in ("richter2020", "gros2024", "csordas2021"))
+    assert packing_device(0.25, "cpu") == "cuda" and packing_device(0.25, "cuda:0") == "cuda:0"
+    assert packing_device(0.0, "cpu") == "cpu"
+    assert packs(richter, None, packing_device(0.25, "cpu")) and not packs(richter, None, "cpu")
+    assert packs(gros, None, "cpu") and not packs(gros, False, "cuda:0")
+    assert not packs(ctl, True, "cuda:0")  # its seeds cannot stack: the request is ignored
+    assert not packs(richter, False, "cuda:0") and packs(richter, True, "cpu")
+    assert packs(richter, False, "cpu", n_configs=2)  # packed learning rates: one model
+
+
+class _Chosen(Exception):
+    """Raised by a spy once the loop was called: the packing it was given is recorded."""
+
+
+@pytest.mark.parametrize(("gpus", "pack"), [(0.25, "auto"), (0.0, 1)])
+def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the runner passes run_trial: a GPU trial training on the CPU packs as on a GPU, a CPU trial not."""
+    import trainables.richter.family as family
+    from study.storage import StudyStorage
+    from study.trainable import run_trial
+    from tests.studies_for_tests import AUTOSCALE
+
+    asked: list[object] = []
+
+    def spy(*args: object, **kw: object) -> list[dict[str, object]]:
+        asked.append(kw["pack"])
+        raise _Chosen  # the choice is made: no need to train
+
+    monkeypatch.setattr(family, "train_members", spy)
+    with pytest.raises(_Chosen):
+        run_trial(AUTOSCALE, StudyStorage(str(tmp_path), AUTOSCALE.directory),
+                  {"architecture": "sum", "learning_rate": 0.03},
+                  packed=None, packing_device=packing_device(gpus, "cpu"))
+    assert asked == [pack]
 
 
 def test_tunes_log_of_a_failed_attempt_keeps_the_errors_last_line() -> None:

@@ -5,7 +5,7 @@ on a CPU machine and fails only on a GPU (it did: the relative positions of NDR'
 meta device (shapes, no data) that mixing fails the same way, so these tests find it on the CPU-only
 machines this project is built on. Forward and backward of every registered mixer (solo and packed), Yun's
 hybrid stacks, every Richter architecture, every NDR model, the Gros bilayer (both attentions, both weight
-layouts, a registry mixer in its place), and the packed training step's loss, clipping and Adam.
+layouts, a registry mixer in its place), and the training step's loss, clipping and Adam (one seed and stacked).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from trainables.gros.model import StackedBilayer
 from trainables.mixers import MIXERS
 from trainables.ndr.config import MODELS, CTLConfig
 from trainables.ndr.loop import build_model as build_ctl_model
+from trainables.richter.loop import Members
 from trainables.richter.model import build_model
-from trainables.richter.packed import PackedAdam, PackedModel, clip_members_, member_losses
+from trainables.richter.training import clip_members_, member_losses
+from trainables.stacked import StackedAdam
 
 META = "meta"
 
@@ -35,21 +37,22 @@ def test_every_mixer_solo_and_packed_stays_on_its_device(mixer: str) -> None:
     out = build_model(cfg).to(META)(_tokens(2, 8))
     out.sum().backward()
     assert out.device.type == META
-    packed = PackedModel([cfg] * 2, [0, 1], device=META)
+    packed = Members([cfg] * 2, [0, 1], device=META)
     logits = packed(_tokens(2, 3, 8), training=True)
     assert logits.device.type == META and logits.shape[:2] == (2, 3)
 
 
+@pytest.mark.parametrize("k", [1, 2])
 @pytest.mark.parametrize("architecture", ["BERT", "MTE", "NAP", "NON", "sum", "max", "EA"])
-def test_every_richter_architecture_and_the_packed_step_stay_on_their_device(architecture: str) -> None:
+def test_every_richter_architecture_and_the_training_step_stay_on_their_device(architecture: str, k: int) -> None:
     cfg = tiny_config(architecture=architecture, grad_clip=True)
-    packed = PackedModel([cfg] * 2, [0, 1], device=META)
-    params = list(packed.params.values())
-    logits = packed(_tokens(2, 3, 8), training=True)
-    losses = member_losses(logits.float(), torch.empty(2, 3, dtype=torch.long, device=META))
+    members = Members([cfg] * k, list(range(k)), device=META)
+    params = members.params
+    logits = members(_tokens(k, 3, 8), training=True)
+    losses = member_losses(logits.float(), torch.empty(k, 3, dtype=torch.long, device=META))
     losses.sum().backward()
-    clip_members_([p.grad for p in params], torch.ones(2, dtype=torch.bool, device=META))
-    PackedAdam(params).step(torch.full((2,), 1e-3, device=META))
+    clip_members_([p.grad for p in params], torch.ones(k, dtype=torch.bool, device=META))
+    StackedAdam(params, eps=1e-7).step(torch.full((k,), 1e-3, dtype=torch.float64, device=META))
     assert losses.device.type == META and all(p.device.type == META for p in params)
 
 
@@ -76,6 +79,6 @@ def test_the_gros_bilayer_stays_on_its_device(variant: dict[str, object]) -> Non
 @pytest.mark.parametrize("stack", ["sepconv,softmax", "average,bilinear"])
 def test_hybrid_stacks_stay_on_their_device(stack: str) -> None:
     cfg = tiny_config(architecture="MTE", mixer_stack=stack, val_seq_len=8, conv_width=3)
-    logits = PackedModel([cfg] * 2, [0, 1], device=META)(_tokens(2, 3, 8), training=True)
+    logits = Members([cfg] * 2, [0, 1], device=META)(_tokens(2, 3, 8), training=True)
     logits.sum().backward()
     assert logits.device.type == META

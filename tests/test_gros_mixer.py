@@ -12,8 +12,7 @@ from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
 from trainables.mixers.expressive import EA_EPS, ExpressiveAttention, expressive_weights
 from trainables.richter.architectures import ARCHITECTURES
-from trainables.richter.loop import train_seed
-from trainables.richter.packed import train_packed
+from trainables.richter.loop import train_members, train_seed
 
 
 @pytest.fixture(autouse=True)
@@ -49,5 +48,5 @@ def test_expressive_mixer_weights_follow_eq_2_with_the_softmax_logits() -> None:
 @pytest.mark.parametrize("task", ["cases", "mode"])
 def test_packed_ea_equals_separate_runs(task: str, device: str) -> None:
     cfg = tiny_config(architecture="EA", task=task, n_steps=50, learning_rate=3e-4)
-    packed = train_packed([cfg], [0, 1, 2], device=device)
+    packed = train_members([cfg], [0, 1, 2], device=device)
     assert_rows_equal(packed, [row for seed in (0, 1, 2) for row in train_seed(cfg, seed, device=device)])

@@ -66,10 +66,10 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
 
 
 def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runner's default packing on a CPU (study.devices.packing) leaves the choice to the family, and the
-    Gros family stacks every seed into one model (one seed after another measured ~1.5x slower on N16T2)."""
+    """The runner's default packing on a CPU (trainables.families.packs) is the family's, and the Gros family
+    stacks every seed into one model (one seed after another measured ~1.5x slower on N16T2)."""
     import trainables.gros.family as family
-    from study.devices import packing
+    from study.devices import packing_device
     from study.storage import StudyStorage
     from study.trainable import run_trial
 
@@ -83,5 +83,5 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
     monkeypatch.setattr(family, "train_members", spy)
     study = get_study("gros2024.fig4", "smoke")
     run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"},
-              packed=packing(None, 0.0))
+              packed=None, packing_device=packing_device(0.0, "cpu"))
     assert calls == [list(study.seeds)]

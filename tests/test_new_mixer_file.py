@@ -67,12 +67,11 @@ NEW = Study(name="t.new_mixer", goal="a new mixer file trains in every family", 
 PACKED_EQUALS_SOLO = '''
 import torch
 from trainables.richter.config import TrainConfig
-from trainables.richter.loop import train_seed
-from trainables.richter.packed import train_packed
+from trainables.richter.loop import train_members, train_seed
 torch.set_default_dtype(torch.float64)
 cfg = TrainConfig(architecture="MTE", task="mode", mixer="gated_mean", d_model=8, n_heads=2, seq_len=8,
                   n_steps=30, eval_every=10, eval_batches=2, learning_rate=3e-4)
-packed = train_packed([cfg], [0, 1])
+packed = train_members([cfg], [0, 1])
 solo = [r for s in (0, 1) for r in train_seed(cfg, s)]
 print(max(abs(p[k] - s[k]) for p, s in zip(packed, solo) for k in ("train_loss", "val_loss", "val_accuracy")))
 '''

@@ -1,4 +1,4 @@
-"""Training loop: schedule, per-tensor clipping, rows, learning, divergence."""
+"""Training loop: schedule, per-tensor clipping, the stacked Adam, rows, learning, divergence."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from tests.tiny import tiny_config
-from trainables.richter.loop import train_seed, train_seeds
-from trainables.richter.training import clip_each_, learning_rate_at
+from trainables.richter.loop import train_members, train_seed
+from trainables.richter.model import build_model
+from trainables.richter.training import ADAM_EPS, clip_members_, learning_rate_at
+from trainables.stacked import StackedAdam, stack_modules
 
 CASE_KEYS = [f"{s}_{c}_accuracy" for s in ("train", "val") for c in ("argmin", "first", "argmax")]
 
@@ -34,23 +36,81 @@ def test_clip_each_tensor_separately() -> None:
     torch.manual_seed(0)
     grads = [torch.randn(5, 5) * 10, torch.randn(3) * 0.01, torch.full((4,), 3.0)]
     small = grads[1].clone()
-    clip_each_(grads, 1.0)
+    clip_members_(grads, torch.ones(1, dtype=torch.bool), 1.0)  # one model: K = 1, no member axis
     assert [round(float(g.norm()), 5) for g in (grads[0], grads[2])] == [1.0, 1.0]
     assert torch.equal(grads[1], small)  # below the threshold: untouched
     torch.testing.assert_close(grads[2], torch.full((4,), 0.5))  # direction kept
+
+
+def test_clip_each_member_separately() -> None:
+    g = torch.stack([torch.full((2, 2), 3.0), torch.full((2, 2), 0.1), torch.full((2, 2), 3.0)])  # (K=3, 2, 2)
+    clip_members_([g], torch.tensor([True, True, False]), 1.0)
+    assert [round(float(m.norm()), 5) for m in g] == [1.0, 0.2, 6.0]  # member 2 does not clip
+
+
+def _adam_pair(dtype: torch.dtype) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    gen = torch.Generator().manual_seed(0)
+    params = [torch.randn(s, generator=gen, dtype=dtype) for s in ((6, 4), (4,), (3, 5, 2))]
+    return [p.clone().requires_grad_() for p in params], [p.clone().requires_grad_() for p in params]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_stacked_adam_of_one_model_is_torchs_adam_bit_for_bit(dtype: torch.dtype) -> None:
+    """One seed steps as it did under torch.optim.Adam: every bit, at a decaying learning rate."""
+    ours, torchs = _adam_pair(dtype)
+    mine, reference = StackedAdam(ours, eps=ADAM_EPS), torch.optim.Adam(torchs, lr=1e-2, eps=ADAM_EPS)
+    gen = torch.Generator().manual_seed(1)
+    for step in range(25):
+        for a, b in zip(ours, torchs, strict=True):
+            a.grad = torch.randn(a.shape, generator=gen, dtype=dtype)
+            b.grad = a.grad.clone()
+        lr = learning_rate_at(step, n_steps=25, learning_rate=1e-2, warmup=True)
+        reference.param_groups[0]["lr"] = lr
+        reference.step()
+        mine.step(torch.tensor([lr], dtype=torch.float64))
+    assert all(torch.equal(a, b) for a, b in zip(ours, torchs, strict=True))
+    assert not torch.equal(ours[0], _adam_pair(dtype)[0][0])  # it moved
+
+
+def test_stacked_adam_members_step_at_their_own_rates() -> None:
+    """Member k of a stack moves as one model at member k's learning rate; lr 0 with zero gradients: no move."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        models = []
+        for seed in (0, 1, 2):
+            torch.manual_seed(seed)
+            models.append(build_model(tiny_config()))
+        stacked = list(stack_modules(models).parameters())
+        rates = [3e-3, 1e-3, 0.0]
+        adam = StackedAdam(stacked, eps=ADAM_EPS)
+        solo = [StackedAdam(list(m.parameters()), eps=ADAM_EPS) for m in models]
+        for _ in range(3):
+            for p in stacked:
+                p.grad = torch.randn(p.shape) * torch.tensor([1.0, 1.0, 0.0]).view(-1, *[1] * (p.dim() - 1))
+            adam.step(torch.tensor(rates))
+            for k, (m, opt) in enumerate(zip(models, solo, strict=True)):
+                for p, s in zip(m.parameters(), stacked, strict=True):
+                    p.grad = s.grad[k].clone()
+                opt.step(torch.tensor([rates[k]]))
+        for k, m in enumerate(models):
+            assert all(torch.equal(p.detach(), s.detach()[k]) for p, s in zip(m.parameters(), stacked, strict=True))
+        assert not torch.equal(stacked[0][0], stacked[0][1])
+    finally:
+        torch.set_default_dtype(before)
 
 
 def test_grad_clip_inside_training(monkeypatch: pytest.MonkeyPatch) -> None:
     import trainables.richter.loop as loop
 
     norms: list[float] = []
-    original = loop.clip_each_
+    original = loop.clip_members_
 
-    def spy(grads: list[torch.Tensor], max_norm: float = 1.0) -> None:
-        original(grads, max_norm)
+    def spy(grads: list[torch.Tensor], clip: torch.Tensor, max_norm: float = 1.0) -> None:
+        original(grads, clip, max_norm)
         norms.extend(float(g.norm()) for g in grads)
 
-    monkeypatch.setattr(loop, "clip_each_", spy)
+    monkeypatch.setattr(loop, "clip_members_", spy)
     train_seed(tiny_config(architecture="BERT", learning_rate=1.0, n_steps=10), 0)
     assert norms and max(norms) <= 1.0 + 1e-5
     norms.clear()
@@ -79,7 +139,7 @@ def test_seed_determinism_and_trial() -> None:
     a = train_seed(tiny_config(), 1)
     assert strip(a) == strip(train_seed(tiny_config(), 1))
     assert strip(a) != strip(train_seed(tiny_config(), 2))
-    trial = train_seeds(tiny_config(), [1, 2])  # packed: tests/test_trainables_packed.py
+    trial = train_members([tiny_config()], [1, 2], pack=1)  # one at a time; packed: tests/test_trainables_packed.py
     assert [r["seed"] for r in trial] == [1, 1, 2, 2]
     assert strip(trial[:2]) == strip(a)
 

@@ -1,4 +1,4 @@
-"""Packed trials: K members trained as one stacked model equal K separate train_seed runs."""
+"""The one loop at K > 1 (members stacked into one model) equals K runs at K = 1 (one seed at a time)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
 from trainables.richter.config import TrainConfig
 from trainables.richter.family import train
-from trainables.richter.loop import train_seed
-from trainables.richter.packed import train_packed
+from trainables.richter.loop import train_members, train_seed
 
 ARCHS = ["BERT", "MTE", "NAP", "NON", "sum", "max"]
 TASK_NAMES = ["cases", "cases_first_token", "mode"]
@@ -49,7 +48,7 @@ def _solo(cfg: TrainConfig, seeds: list[int], device: str = "cpu") -> list[dict[
 def test_every_registered_mixer_trains_packed_as_separate_runs(mixer: str, device: str) -> None:
     """The packed form of a mixer is its own file's forward over stacked weights: rows equal within 1e-6."""
     cfg = _tiny(architecture="MTE", mixer=mixer, val_seq_len=8, conv_width=3, n_steps=30)
-    assert_rows_equal(train_packed([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device))
+    assert_rows_equal(train_members([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -59,7 +58,7 @@ def test_packed_equals_separate_runs(architecture: str, task: str, device: str) 
     """float64 on any device: batched and single matmuls (CPU BLAS or cuBLAS, whose float64 GEMMs never use
     TF32) differ by rounding only, ~1e-16, which 50 steps at lr 3e-4 leave far below 1e-6."""
     cfg = _tiny(architecture=architecture, task=task)
-    packed = train_packed([cfg], SEEDS, device=device)
+    packed = train_members([cfg], SEEDS, device=device)
     assert_rows_equal(packed, _solo(cfg, SEEDS, device))
     assert {row["device"] for row in packed} == {device}
     assert {row["learning_rate"] for row in packed} == {cfg.learning_rate}
@@ -73,14 +72,14 @@ def test_packed_equals_separate_runs(architecture: str, task: str, device: str) 
 ])
 def test_packed_switches_equal_separate_runs(switches: dict[str, object]) -> None:
     cfg = _tiny(**switches)
-    assert_rows_equal(train_packed([cfg], SEEDS), _solo(cfg, SEEDS))
+    assert_rows_equal(train_members([cfg], SEEDS), _solo(cfg, SEEDS))
 
 
 def test_packed_learning_rates_and_scalars() -> None:
     configs = [_tiny(architecture="MTE", learning_rate=6e-4),
                _tiny(architecture="MTE", learning_rate=3e-4, l2_weight=1e-3),
                _tiny(architecture="MTE", learning_rate=1e-4, grad_clip=True, warmup=True)]
-    packed = train_packed(configs, [0, 1])
+    packed = train_members(configs, [0, 1])
     solo = [row for cfg in configs for row in _solo(cfg, [0, 1])]
     assert_rows_equal(packed, solo)
     assert [row["learning_rate"] for row in packed[:: len(packed) // 6]] == [6e-4, 6e-4, 3e-4, 3e-4, 1e-4, 1e-4]
@@ -88,7 +87,7 @@ def test_packed_learning_rates_and_scalars() -> None:
 
 def test_packing_refuses_shape_changes() -> None:
     with pytest.raises(ValueError, match="d_model"):
-        train_packed([_tiny(), _tiny(d_model=16)], [0])
+        train_members([_tiny(), _tiny(d_model=16)], [0])
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -97,7 +96,7 @@ def test_diverged_member_is_frozen_and_others_match(device: str) -> None:
     solo_bad = train_seed(bad, 0, device=device)
     assert {row["status"] for row in solo_bad} == {"diverged"}  # the premise: this lr diverges alone
     seen: list[dict[str, Any]] = []
-    packed = train_packed([good, bad, good], [0], on_eval=seen.append, pack=None, device=device)
+    packed = train_members([good, bad, good], [0], on_eval=seen.append, pack=None, device=device)
     n = len(solo_bad)
     assert_rows_equal(packed[:n], _solo(good, [0], device))
     assert_rows_equal(packed[n : 2 * n], solo_bad)
@@ -107,20 +106,30 @@ def test_diverged_member_is_frozen_and_others_match(device: str) -> None:
 
 def test_dropout_runs_and_is_deterministic() -> None:
     cfg = _tiny(architecture="MTE", dropout=0.25, n_steps=20)
-    a, b = train_packed([cfg], [0, 1]), train_packed([cfg], [0, 1])
+    a, b = train_members([cfg], [0, 1]), train_members([cfg], [0, 1])
     assert [r["train_loss"] for r in a] == [r["train_loss"] for r in b]
     assert all(math.isfinite(r["train_loss"]) for r in a)
 
 
-def test_family_packs_on_request_and_by_default_only_on_a_gpu() -> None:
+def test_family_packs_on_request_and_by_default_only_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainables.richter.family as family
+
+    packs: list[object] = []
+    original = family.train_members
+
+    def spy(*args: Any, **kw: Any) -> list[dict[str, Any]]:
+        packs.append(kw["pack"])
+        return original(*args, **kw)
+
+    monkeypatch.setattr(family, "train_members", spy)
     cfg = _tiny(n_steps=20)
     packed = train([cfg], [0, 1], packed=True).rows
     sequential = train([cfg], [0, 1], packed=False).rows
-    assert "learning_rate" in packed[0] and "learning_rate" not in sequential[0]
-    assert "learning_rate" not in train([cfg], [0, 1]).rows[0]  # CPU default: one seed after another
-    for row in packed:
-        del row["learning_rate"]
+    train([cfg], [0, 1])  # CPU default: one seed after another
+    train([cfg, _tiny(n_steps=20, learning_rate=1e-4)], [0], packed=False)  # packed learning rates: always packed
+    assert packs == ["auto", 1, 1, "auto"]
     assert_rows_equal(packed, sequential)
+    assert {row["learning_rate"] for row in packed + sequential} == {cfg.learning_rate}
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -131,13 +140,13 @@ def test_float32_first_evaluation_close(device: str) -> None:
     would round at ~5e-4, is off for matmuls in torch's default and is never switched on by the project."""
     torch.set_default_dtype(torch.float32)
     cfg = _tiny(architecture="BERT", n_steps=10)
-    assert_rows_equal(train_packed([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device), tol=1e-4)
+    assert_rows_equal(train_members([cfg], SEEDS, device=device), _solo(cfg, SEEDS, device), tol=1e-4)
 
 
 def test_packs_of_members_equal_one_pack() -> None:
     cfg = _tiny(architecture="MTE", n_steps=20)
-    one = train_packed([cfg], SEEDS, pack=None)
-    assert_rows_equal(train_packed([cfg], SEEDS, pack=2), one)
-    assert_rows_equal(train_packed([cfg], SEEDS, pack="auto"), one)
+    one = train_members([cfg], SEEDS, pack=None)
+    assert_rows_equal(train_members([cfg], SEEDS, pack=2), one)
+    assert_rows_equal(train_members([cfg], SEEDS, pack="auto"), one)
     with pytest.raises(ValueError, match="pack"):
-        train_packed([cfg], SEEDS, pack=0)
+        train_members([cfg], SEEDS, pack=0)

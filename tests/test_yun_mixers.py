@@ -15,9 +15,8 @@ from trainables.mixers.average import AverageAttention
 from trainables.mixers.bilinear import BilinearProjection
 from trainables.mixers.sepconv import SeparableConvolution
 from trainables.richter.config import TrainConfig
-from trainables.richter.loop import train_seed
+from trainables.richter.loop import train_members, train_seed
 from trainables.richter.model import build_model
-from trainables.richter.packed import train_packed
 from trainables.stacked import count_parameters, stack_modules
 
 YUN_MIXERS = ["bilinear", "sepconv", "average"]
@@ -182,7 +181,7 @@ def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object
                                      device: str) -> None:
     cfg = tiny_config(architecture=architecture, n_steps=30, learning_rate=3e-4, **overrides)
     solo = [row for seed in (0, 1) for row in train_seed(cfg, seed, device=device)]
-    packed = train_packed([cfg], [0, 1], device=device)
+    packed = train_members([cfg], [0, 1], device=device)
     assert len(packed) == len(solo) == 6
     for p, s in zip(packed, solo, strict=True):
         for key in ("train_loss", "val_loss", "val_accuracy", "n_params"):

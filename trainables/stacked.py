@@ -11,7 +11,7 @@ The one-model branch of each primitive is exactly the ``nn`` module's own call (
 ``F.layer_norm``, ``F.embedding``), so a model does not change by being written this way. The stacked
 branch uses batched matmuls (``torch.baddbmm``) and one ``F.layer_norm`` plus one ``addcmul`` for all members.
 Member k's gradient depends on member k's loss only (nothing mixes the member axis), so a stacked model
-trains K independent models.
+trains K independent models; :class:`StackedAdam` steps them, each member at its own learning rate.
 """
 
 from __future__ import annotations
@@ -86,6 +86,45 @@ def stack_modules(models: Sequence[M]) -> M:
         members = [m.get_parameter(name).detach() for m in models]
         setattr(owner, attr, nn.Parameter(torch.stack(members)))
     return stacked
+
+
+class StackedAdam:
+    """Adam over K members' parameters, each member at its own learning rate.
+
+    The arithmetic is ``torch.optim.Adam``'s single-tensor path operation for operation (foreach-batched), so one
+    member (K = 1, a model's own parameters, no member axis) steps bit for bit as torch's Adam does. torch's
+    optimisers take one learning rate per parameter group and a stacked tensor holds every member, hence this
+    class: the step size is a per-member vector. One step count serves every parameter (each gets a gradient
+    every step; a parameter without one steps with a zero gradient, which leaves zero moments where they are).
+    """
+
+    def __init__(self, params: Sequence[torch.Tensor], *, eps: float,
+                 betas: tuple[float, float] = (0.9, 0.999)) -> None:
+        self.params = list(params)
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+        self.eps, self.betas = eps, betas
+        self.n_steps = 0
+
+    @torch.no_grad()
+    def step(self, lr: torch.Tensor) -> None:
+        """One update with learning rates ``lr`` (K,) (float64: the step size is rounded to the parameters' dtype
+        once, as torch rounds its scalar); a member with lr 0 and zero gradients stays put."""
+        beta1, beta2 = self.betas
+        self.n_steps += 1
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
+        torch._foreach_lerp_(self.exp_avg, grads, 1 - beta1)
+        torch._foreach_mul_(self.exp_avg_sq, beta2)
+        torch._foreach_addcmul_(self.exp_avg_sq, grads, grads, value=1 - beta2)
+        bias_correction1 = 1 - beta1**self.n_steps
+        bias_correction2_sqrt = (1 - beta2**self.n_steps) ** 0.5  # torch's ** 0.5 (math.sqrt rounds otherwise)
+        denom = torch._foreach_sqrt(self.exp_avg_sq)
+        torch._foreach_div_(denom, bias_correction2_sqrt)
+        torch._foreach_add_(denom, self.eps)
+        neg_step = (-lr / bias_correction1).to(self.params[0].dtype)  # (K,)
+        # p + (step * m) / denom: the order of torch's addcdiv(m, denom, value=step)
+        scaled = [m * member_view(neg_step, m.dim()) for m in self.exp_avg]
+        torch._foreach_addcdiv_(self.params, scaled, denom)
 
 
 def count_parameters(model: nn.Module) -> int:

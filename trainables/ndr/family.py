@@ -14,9 +14,9 @@ def train(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "
           on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
     """All seeds of one configuration, one after another.
 
-    ``packed`` is accepted and ignored: these models are large (d = 128-256, 11-14 layer applications, batches
-    of 512) and not launch-bound, and their variable-length, length-bucketed batches differ per seed, so
-    seeds do not stack into one model.
+    ``packed`` is accepted and ignored (``packing="never"``, :func:`trainables.families.packs`): these models
+    are large (d = 128-256, 11-14 layer applications, batches of 512) and not launch-bound, and their
+    variable-length, length-bucketed batches differ per seed, so seeds do not stack into one model.
     """
     if len(configs) != 1:
         raise ValueError(f"invalid number of configs={len(configs)}; allowed: 1 (ctl does not pack learning rates)")
@@ -32,4 +32,4 @@ def train(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "
     return TrialResult(rows, artifacts)
 
 
-FAMILY = Family(name="csordas2021", tasks=TASKS, config=CTLConfig, train=train)
+FAMILY = Family(name="csordas2021", tasks=TASKS, config=CTLConfig, train=train, packing="never")

@@ -1,10 +1,10 @@
-"""What the one-seed loop (``loop.py``) and the packed loop (``packed.py``) of the Richter family share.
+"""The arithmetic of the Richter family's training loop (``loop.py``), per member of a stack (K = 1: one seed).
 
 Optimiser: Adam (default betas; eps 1e-7 as Keras' Adam in the authors' release, torch's default is
 1e-8). Learning rate: linear decay from ``learning_rate`` to 0 over ``n_steps``; with ``warmup`` a linear
 warm-up from 0 over the first 10% of steps, after which the same decay line measured from step 0 applies
 (the BERT / authors' schedule, with its small drop when warm-up ends). With ``grad_clip`` each gradient
-tensor is clipped separately to norm 1.0 (tf.clip_by_norm).
+tensor is clipped separately to norm 1.0 (tf.clip_by_norm), per member.
 
 The seed fixes the initialisation (``torch.manual_seed``) and three independent data generators
 (training batches, validation batches, the equalised case sets).
@@ -17,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from trainables.richter.config import TrainConfig
 from trainables.richter.tasks import CASES, TASKS, Task
 from trainables.richter.tasks.cases import CasesTask
 from trainables.rows import stream_seed
+from trainables.stacked import member_view
 
 GRAD_CLIP_NORM = 1.0
 WARMUP_FRACTION = 0.1
@@ -42,13 +44,28 @@ def learning_rate_at(step: int, *, n_steps: int, learning_rate: float, warmup: b
 
 
 @torch.no_grad()
-def clip_each_(grads: Sequence[torch.Tensor], max_norm: float = GRAD_CLIP_NORM) -> None:
-    """Scale every gradient tensor separately to norm <= max_norm (t * max_norm / max(||t||, max_norm))."""
-    if not grads:
-        return
-    norms = torch._foreach_norm(list(grads))
-    scales = [max_norm / torch.clamp(n, min=max_norm) for n in norms]
-    torch._foreach_mul_(list(grads), scales)
+def clip_members_(grads: Sequence[torch.Tensor], clip: torch.Tensor, max_norm: float = GRAD_CLIP_NORM) -> None:
+    """Per member and per tensor: scale member k's slice of each gradient to norm <= max_norm where ``clip[k]``.
+
+    ``clip`` (K,) bool; a gradient is (K, ...) stacked, or one model's own (K = 1): either way ``g.reshape(K, -1)``
+    holds one member per row. ``t * max_norm / max(||t||, max_norm)``, as tf.clip_by_norm.
+    """
+    k = clip.shape[0]
+    norms = torch.stack([torch.linalg.vector_norm(g.reshape(k, -1), dim=1) for g in grads])  # (P, K)
+    scales = torch.where(clip, max_norm / torch.clamp(norms, min=max_norm), torch.ones_like(norms))  # (P, K)
+    torch._foreach_mul_(list(grads), [member_view(s, g.dim()) for s, g in zip(scales.unbind(0), grads, strict=True)])
+
+
+def member_losses(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy per member (K,) for logits (K, B, C) and labels (K, B).
+
+    One member: torch's own mean reduction (its sum order is not the per-example mean's, and one-seed rows
+    have always been that, to the last bit).
+    """
+    k, b, c = logits.shape
+    if k == 1:
+        return F.cross_entropy(logits[0], labels[0]).unsqueeze(0)
+    return F.cross_entropy(logits.reshape(k * b, c), labels.reshape(k * b), reduction="none").view(k, b).mean(1)
 
 
 def generator(device: str | torch.device, seed: int, stream: int) -> torch.Generator:
