@@ -10,14 +10,15 @@ write them) under a temporary directory, then measures on that same study, in or
 * ``report_s``: the whole report (``analysis.report.build.write_report``) from the table, once;
 * ``files_mib`` / ``table_mib``: bytes on disk both ways (``table_mib``: the files of the table's current version,
   not those a compaction replaced and keeps until a vacuum);
-* ``fold_rss_mib`` / ``report_rss_mib``: the peak memory (``ru_maxrss``) of the fold and of the report, each run
-  in a fresh process as the study's driver runs them (the scans of the files run in this process).
+* ``fold_rss_mib`` / ``report_rss_mib``: the peak memory (``VmHWM``) of the fold and of the report, each run in a
+  fresh process as the study's driver runs them (the scans of the files run in this process).
 
 The last line printed is one JSON object with those numbers.
 
     .venv/bin/python bench/report_25k.py                  # 25,000 trials in a temporary directory
     .venv/bin/python bench/report_25k.py --trials 100000  # any multiple of 1,000
     .venv/bin/python bench/report_25k.py --keep DIR       # keep the generated study (reused if not compacted)
+    .venv/bin/python bench/report_25k.py --keep DIR --table-only  # again: only the table's scan and the report
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import json
 import multiprocessing
 import os
 import platform
-import resource
 import shutil
 import statistics
 import sys
@@ -84,10 +84,19 @@ def table_mib(study_dir: Path) -> float:
     return (data + log) / 2**20
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory in MiB: ``VmHWM``, the high-water mark of its own address space.
+    (``ru_maxrss`` is no use in a child: Linux carries the parent's peak over fork and exec into it.)"""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
+
+
 def _with_peak(fn: Callable, *args: object) -> tuple[object, float]:
     """``fn(*args)`` and this process's peak RSS in MiB (run in a fresh child by :func:`in_child`)."""
     result = fn(*args)
-    return result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result, peak_rss_mib()
 
 
 def in_child(fn: Callable, *args: object) -> tuple[object, float]:
@@ -151,12 +160,26 @@ def measure(study_dir: Path, root: Path, trials: int, runs: int) -> dict[str, fl
             "report_rss_mib": round(report_rss)}
 
 
+def measure_table(study_dir: Path, root: Path, runs: int) -> dict[str, float]:
+    """``--table-only``: the table's scan + statistics and the report of a kept, already folded study."""
+    if not (study_dir / "table").exists() or any((study_dir / "trials").glob("*.parquet")):
+        sys.exit(f"invalid --table-only: {study_dir} holds no folded study (run once with --keep first)")
+    scan_table_s, table_runs = _median(lambda: scan_and_stats(study_dir), runs)
+    print(f"scan + stats over the table: median {scan_table_s:.2f} s ({_runs(table_runs)})", flush=True)
+    report_s, report_rss = in_child(_report, study_dir, root / "report")
+    print(f"write_report from the table: {report_s:.1f} s, peak memory {report_rss:.0f} MiB", flush=True)
+    return {"scan_table_s": round(scan_table_s, 2), "report_s": round(report_s, 1),
+            "table_mib": round(table_mib(study_dir)), "report_rss_mib": round(report_rss)}
+
+
 def main() -> None:
     """Run the benchmark; the last line is the JSON summary."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=25_000, help="trials to generate (a multiple of 1,000)")
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory and keep it")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each scan (median)")
+    parser.add_argument("--table-only", action="store_true",
+                        help="with --keep: only the table's scan and the report of the study kept there")
     args = parser.parse_args()
     if args.trials < PER_RATE or args.trials % PER_RATE:
         sys.exit(f"invalid --trials {args.trials}; allowed: a multiple of {PER_RATE} (5 architectures x 20 d_model "
@@ -165,7 +188,11 @@ def main() -> None:
     try:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"polars {pl.__version__}, {args.trials} trials x {len(SEEDS)} seeds x {N_EVALS} evaluations")
-        result = measure(root / "bench.report_25k", root, args.trials, args.runs)
+        if args.table_only and args.keep is None:
+            sys.exit("invalid --table-only without --keep; allowed: --keep DIR of an earlier run")
+        study_dir = root / "bench.report_25k"
+        result = (measure_table(study_dir, root, args.runs) if args.table_only
+                  else measure(study_dir, root, args.trials, args.runs))
         print(json.dumps(result))
     finally:
         if args.keep is None:
