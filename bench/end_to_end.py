@@ -45,8 +45,8 @@ def _seed_trial(config: dict[str, Any], study: Any, out_dir: str) -> None:
     import torch
 
     from study.trainable import split_config
-    from trainables.richter.config import TrainConfig
-    from trainables.richter.loop import train_seed
+    from trainables.richter2020.config import TrainConfig
+    from trainables.richter2020.loop import train_seed
 
     torch.set_num_threads(1)
     hyper, _ = split_config(study, config["point"])

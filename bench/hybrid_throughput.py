@@ -20,8 +20,8 @@ import time
 import torch
 
 from search_spaces.yun2020 import hybrid_stack
-from trainables.richter.config import TrainConfig
-from trainables.richter.loop import Pack
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.loop import Pack
 
 
 class Stepper:

@@ -3,7 +3,7 @@ largest K that fits, with --max-k).
 
 For each d the three variants are timed in the same run, round-robin, so the shared machine's noise hits
 them alike; each run times ``--steps`` optimiser steps of the training loop itself
-(:meth:`trainables.richter.loop.Pack.step`: sampling, forward, loss, backward, clipping where the
+(:meth:`trainables.richter2020.loop.Pack.step`: sampling, forward, loss, backward, clipping where the
 architecture clips, Adam, the per-step host sync, the accuracy sums), after untimed warm-up steps. Medians
 over ``--runs`` runs. The matmul peak (best of 5 fp32 2048^3 matmuls, same thread count) is measured in the
 same process before each d, and the largest value of the run is used; achieved GFLOP/s uses the analytic
@@ -28,10 +28,10 @@ from collections.abc import Callable
 
 import torch
 
-from trainables.richter.architectures import ARCHITECTURES
-from trainables.richter.config import TrainConfig
-from trainables.richter.loop import Pack, members_per_pack
-from trainables.richter.training import make_task
+from trainables.richter2020.architectures import ARCHITECTURES
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.loop import Pack, members_per_pack
+from trainables.richter2020.recipe import make_task
 
 DEVICE = "cpu"  # set by --device before any stepper is built
 AUTOCAST = False  # set by --bf16: forward passes under torch.autocast(bfloat16)

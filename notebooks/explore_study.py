@@ -29,7 +29,7 @@ from analysis.render.grids import rgb_grid_figure
 from analysis.render.plots import learning_curve_figure, robustness_figure
 from analysis.stats.coverage import model_status
 from analysis.stats.rgb import best_config, epochwise_rgb, learning_curves, robustness_curve
-from analysis.stats.training import plot_axes, robustness_table
+from analysis.stats.training_stats import plot_axes, robustness_table
 
 STUDY_DIR = find_study_dir()
 meta = read_study_meta(STUDY_DIR)

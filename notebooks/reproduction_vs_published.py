@@ -28,7 +28,7 @@ from analysis.render.comparison import comparison_figure, format_comparison
 from analysis.render.grids import rgb_grid_figure
 from analysis.stats.compare import common_grid, compare_sides, restrict
 from analysis.stats.rgb import epochwise_rgb
-from analysis.stats.training import plot_axes
+from analysis.stats.training_stats import plot_axes
 
 STUDY_DIR = find_study_dir()
 meta = read_study_meta(STUDY_DIR)

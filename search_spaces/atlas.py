@@ -37,7 +37,7 @@ from trainables.mixers import mixer_names
 #: Every mixer of trainables/mixers/ (one file each), sorted by name.
 ATLAS_MIXERS: tuple[str, ...] = mixer_names()
 
-#: The Richter & Wattenhofer tasks (trainables.richter.tasks); other families' tasks are added in ``_tasks``.
+#: The Richter & Wattenhofer tasks (trainables.richter2020.tasks); other families' tasks are added in ``_tasks``.
 RICHTER_TASKS: tuple[str, ...] = ("cases", "cases_first_token", "mode")
 
 

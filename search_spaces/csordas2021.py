@@ -1,10 +1,11 @@
 """Csordás, Irie & Schmidhuber 2021, "The Neural Data Router" (arXiv:2110.07732), on compositional table lookup.
 
 ``csordas2021.table1`` is the paper's Table 1: seven models (the DNC row is not implemented) x two
-presentation orders x 5 seeds, each model with its own hyperparameters (docs/csordas2021.md, ``trainables.ndr.config``).
-``csordas2021.ndr_tpe`` tunes NDR's learning rate, weight decay, dropout and depth with Optuna's TPE on the
-depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps for this). Decisions and
-results: docs/csordas2021.md; implementation: ``trainables.ndr``; report sections: ``analysis.papers.csordas2021``.
+presentation orders x 5 seeds, each model with its own hyperparameters (docs/csordas2021.md,
+``trainables.csordas2021.config``). ``csordas2021.ndr_tpe`` tunes NDR's learning rate, weight decay, dropout
+and depth with Optuna's TPE on the depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps
+for this). Decisions and results: docs/csordas2021.md; implementation: ``trainables.csordas2021``; report
+sections: ``analysis.papers.csordas2021``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from search_spaces.study import IntRange, Linked, LogUniform, Plot, Study, Unifo
 
 # NDR and the two gated rows first: a grid runs in this order, so a partial run has the headline rows.
 MODELS = ("NDR", "+ abs/rel + gate", "+ rel + gate", "LSTM", "Transformer", "+ rel", "+ geom. att.")
-#: trainables.ndr.config.DIRECTIONS, written out so that importing the studies does not import torch (tested).
+#: trainables.csordas2021.config.DIRECTIONS, written out so that importing the studies does not import torch (tested).
 DIRECTIONS = ("forward", "backward")
 
 COMMON_DEVIATIONS = (

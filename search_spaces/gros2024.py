@@ -124,7 +124,7 @@ FIG7 = _figure(
     "gros2024.fig7",
     "NT-R on N16T2 (switch to NT-S when x(t-tau-1) = 0) at N_con = 64 / 128: EA 98.8% / 99.9%, DPA ~0.36 / "
     "~0.72? (A model that knows only the NT rule, ignoring the if-statement, scores 34.6% / 34.1% in this "
-    "free-running evaluation: the paper's DPA level at N_con = 64; trainables.gros.tasks.rule_rollout_accuracy.)",
+    "free-running evaluation: the paper's DPA level at N_con = 64; trainables.gros2024.tasks.rule_rollout_accuracy.)",
     "nt_r", basis=16, delay=2, n_context=(64, 128), n_epochs=3000, eval_every=100,
     deviations=("Epochs: 3000 (not stated in the paper).",),
     cpu={"fixed": {"eval_every": 200},

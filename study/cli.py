@@ -98,7 +98,7 @@ def list_studies() -> None:
 @scale_option
 def show(name: str, scale: str) -> None:
     """The search space of a study and its trial count per scale (after checking every configuration)."""
-    from study.validate import validate
+    from study.preflight import validate
 
     study = load_study(name, scale)
     try:
@@ -164,9 +164,9 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
+    from study.preflight import validate
     from study.runner import ClusterError, Resources, run_study
     from study.tracking import TrackError, parse_track, resolve
-    from study.validate import validate
 
     target = study_storage(study, storage, must_exist=False)
     try:
@@ -346,7 +346,7 @@ def importance(name: str, scale: str, storage: str, metric: str | None, evaluato
     from analysis.data.meta import MetaError, read_study_meta
     from analysis.data.rows import open_trials
     from analysis.stats.importance import format_importances, importances
-    from analysis.stats.training import plot_axes
+    from analysis.stats.training_stats import plot_axes
 
     study = load_study(name, scale)
     target = study_storage(study, storage)

@@ -128,7 +128,7 @@ def compare(
     from analysis.render.comparison import format_comparison
     from analysis.stats.compare import common_grid, common_types, compare_sides, restrict
     from analysis.stats.paired import format_paired, paired_differences
-    from analysis.stats.training import plot_axes
+    from analysis.stats.training_stats import plot_axes
 
     a = resolve_side(spec_a, storage=storage, scale=scale)
     b = resolve_side(spec_b, storage=storage, scale=scale, other=a)

@@ -23,10 +23,10 @@ from ray import tune
 from search_spaces.study import Study, StudyError
 from study.identity import machine, machine_text, software_versions, trial_key
 from study.journal import JournalRecorder, journal_storage, optuna_space, sync_journal
+from study.preflight import validate
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
 from study.trainable import PRECISIONS, objective
-from study.validate import validate
 
 if TYPE_CHECKING:
     from study.capacity import Autoscaler

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import analysis.stats.training as training
+import analysis.stats.training_stats as training
 from analysis.data.meta import read_study_meta
 from analysis.data.rows import scan_study
 from analysis.data.synthetic import write_synthetic_study

@@ -103,7 +103,7 @@ class _Chosen(Exception):
 def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """What the runner passes run_trial: a GPU trial training on the CPU packs as on a GPU, a CPU trial not."""
-    import trainables.richter.family as family
+    import trainables.richter2020.family as family
     from study.storage import StudyStorage
     from study.trainable import run_trial
     from tests.studies_for_tests import AUTOSCALE

@@ -14,14 +14,14 @@ import pytest
 import torch
 
 from tests.tiny import tiny_config
-from trainables.gros.config import GrosConfig
-from trainables.gros.model import StackedBilayer
+from trainables.csordas2021.config import MODELS, CTLConfig
+from trainables.csordas2021.loop import build_model as build_ctl_model
+from trainables.gros2024.config import GrosConfig
+from trainables.gros2024.model import StackedBilayer
 from trainables.mixers import MIXERS
-from trainables.ndr.config import MODELS, CTLConfig
-from trainables.ndr.loop import build_model as build_ctl_model
-from trainables.richter.loop import Members
-from trainables.richter.model import build_model
-from trainables.richter.training import clip_members_, member_losses
+from trainables.richter2020.loop import Members
+from trainables.richter2020.model import build_model
+from trainables.richter2020.recipe import clip_members_, member_losses
 from trainables.stacked import StackedAdam
 
 META = "meta"

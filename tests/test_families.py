@@ -8,7 +8,7 @@ import pytest
 from analysis.data.rows import scan_artifacts
 from study.storage import StudyStorage
 from trainables.catalog import all_tasks, families, family_for_task
-from trainables.richter.config import TrainConfig
+from trainables.richter2020.config import TrainConfig
 
 
 def test_richter_tasks_belong_to_the_richter_family() -> None:

@@ -11,8 +11,8 @@ import torch
 from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
 from trainables.mixers.expressive import EA_EPS, ExpressiveAttention, expressive_weights
-from trainables.richter.architectures import ARCHITECTURES
-from trainables.richter.loop import train_members, train_seed
+from trainables.richter2020.architectures import ARCHITECTURES
+from trainables.richter2020.loop import train_members, train_seed
 
 
 @pytest.fixture(autouse=True)

@@ -11,10 +11,10 @@ import torch
 
 from tests.tiny import DEVICES
 from trainables.catalog import family_for_task
-from trainables.gros.config import GrosConfig
-from trainables.gros.head import PaperHead
-from trainables.gros.loop import sgd_step, train_members, training_batch
-from trainables.gros.model import StackedBilayer
+from trainables.gros2024.config import GrosConfig
+from trainables.gros2024.head import PaperHead
+from trainables.gros2024.loop import sgd_step, train_members, training_batch
+from trainables.gros2024.model import StackedBilayer
 from trainables.mixers import MIXERS
 from trainables.mixers.expressive import expressive_weights
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 import torch
 
-from trainables.gros.tasks import (
+from trainables.gros2024.tasks import (
     COMPONENTS,
     RULES,
     continue_series,

@@ -66,8 +66,8 @@ NEW = Study(name="t.new_mixer", goal="a new mixer file trains in every family", 
 
 PACKED_EQUALS_SOLO = '''
 import torch
-from trainables.richter.config import TrainConfig
-from trainables.richter.loop import train_members, train_seed
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.loop import train_members, train_seed
 torch.set_default_dtype(torch.float64)
 cfg = TrainConfig(architecture="MTE", task="mode", mixer="gated_mean", d_model=8, n_heads=2, seq_len=8,
                   n_steps=30, eval_every=10, eval_batches=2, learning_rate=3e-4)

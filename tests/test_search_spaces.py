@@ -10,8 +10,8 @@ import pytest
 from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, get_study
 from search_spaces.richter2020 import FIG3, FIG9, FIG13, LEARNING_RATES
 from study.identity import trial_key
+from study.preflight import validate
 from study.runner import trial_points
-from study.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +132,7 @@ def test_importing_the_studies_does_not_import_torch() -> None:
 
 def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixer list: test_yun_studies
     from search_spaces.csordas2021 import DIRECTIONS
-    from trainables.ndr.config import DIRECTIONS as NDR_DIRECTIONS
+    from trainables.csordas2021.config import DIRECTIONS as NDR_DIRECTIONS
 
     assert DIRECTIONS == NDR_DIRECTIONS
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from tests.tiny import tiny_config
-from trainables.richter.loop import train_members, train_seed
-from trainables.richter.model import build_model
-from trainables.richter.training import ADAM_EPS, clip_members_, learning_rate_at
+from trainables.richter2020.loop import train_members, train_seed
+from trainables.richter2020.model import build_model
+from trainables.richter2020.recipe import ADAM_EPS, clip_members_, learning_rate_at
 from trainables.stacked import StackedAdam, stack_modules
 
 CASE_KEYS = [f"{s}_{c}_accuracy" for s in ("train", "val") for c in ("argmin", "first", "argmax")]
@@ -101,7 +101,7 @@ def test_stacked_adam_members_step_at_their_own_rates() -> None:
 
 
 def test_grad_clip_inside_training(monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.richter.loop as loop
+    import trainables.richter2020.loop as loop
 
     norms: list[float] = []
     original = loop.clip_members_

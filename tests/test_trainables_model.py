@@ -10,10 +10,10 @@ import torch
 
 from trainables.mixers import MIXERS
 from trainables.mixers.normalized import NormalizedAttention
-from trainables.richter.architectures import ARCHITECTURES
-from trainables.richter.config import TrainConfig
-from trainables.richter.model import build_model
-from trainables.richter.tasks import TASKS
+from trainables.richter2020.architectures import ARCHITECTURES
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.model import build_model
+from trainables.richter2020.tasks import TASKS
 from trainables.stacked import count_parameters
 
 ARCHS = ARCHITECTURES.names()

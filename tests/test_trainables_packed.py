@@ -11,9 +11,9 @@ import torch
 
 from tests.tiny import DEVICES, assert_rows_equal, tiny_config
 from trainables.mixers import MIXERS
-from trainables.richter.config import TrainConfig
-from trainables.richter.family import train
-from trainables.richter.loop import train_members, train_seed
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.family import train
+from trainables.richter2020.loop import train_members, train_seed
 
 ARCHS = ["BERT", "MTE", "NAP", "NON", "sum", "max"]
 TASK_NAMES = ["cases", "cases_first_token", "mode"]
@@ -112,7 +112,7 @@ def test_dropout_runs_and_is_deterministic() -> None:
 
 
 def test_family_packs_on_request_and_by_default_only_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    import trainables.richter.family as family
+    import trainables.richter2020.family as family
 
     packs: list[object] = []
     original = family.train_members

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from trainables.registry import Registry
-from trainables.richter.architectures import ARCHITECTURES, get_architecture
-from trainables.richter.config import TrainConfig
-from trainables.richter.tasks import TASKS
+from trainables.richter2020.architectures import ARCHITECTURES, get_architecture
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.tasks import TASKS
 
 
 def test_registry_refuses_duplicates_and_lists_valid_names() -> None:

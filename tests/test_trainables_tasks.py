@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainables.richter.tasks import TASKS
-from trainables.richter.tasks.cases import ARGMAX, ARGMIN, FIRST, CasesTask
+from trainables.richter2020.tasks import TASKS
+from trainables.richter2020.tasks.cases import ARGMAX, ARGMIN, FIRST, CasesTask
 
 
 def _gen(seed: int = 0) -> torch.Generator:

@@ -14,9 +14,9 @@ from trainables.mixers import MIXERS
 from trainables.mixers.average import AverageAttention
 from trainables.mixers.bilinear import BilinearProjection
 from trainables.mixers.sepconv import SeparableConvolution
-from trainables.richter.config import TrainConfig
-from trainables.richter.loop import train_members, train_seed
-from trainables.richter.model import build_model
+from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.loop import train_members, train_seed
+from trainables.richter2020.model import build_model
 from trainables.stacked import count_parameters, stack_modules
 
 YUN_MIXERS = ["bilinear", "sepconv", "average"]

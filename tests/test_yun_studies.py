@@ -22,7 +22,7 @@ def test_atlas_holds_every_registered_mixer() -> None:
 
 
 def test_atlas_covers_every_task_of_the_richter_family_plus_ctl_and_nt() -> None:
-    from trainables.richter.tasks import TASKS
+    from trainables.richter2020.tasks import TASKS
 
     assert set(RICHTER_TASKS) == set(TASKS.names())
     assert set(ATLAS.scientific["task"].options) == {*RICHTER_TASKS, "ctl", "nt"}  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import torch
 
-from trainables.richter.config import TrainConfig
+from trainables.richter2020.config import TrainConfig
 
 # Where the device-parametrized tests train: the CPU always, CUDA too on a machine that has it (pytest's summary
 # says which). Packed == separate must hold on every device the trials may run on.

@@ -1,8 +1,9 @@
 """Trainables: what a trial is. Plain PyTorch, no Ray, no study/analysis imports.
 
-Shared ground floor: ``registry`` (names), ``validation`` (config checks), ``rows`` (the row writer),
-``stacked`` (member-stacked modules and their Adam). Above it: ``mixers/`` (one file per token mixer),
-``families`` (the family protocol, and when seeds stack), one package per model family (``richter/``, ``ndr/``,
-``gros/``, and ``measure/``: Fig. 1's measurement, which trains nothing) and ``catalog`` (task name -> family).
+Shared ground floor: ``registry`` (names), ``config_fields`` (the config dataclasses' field checks), ``rows``
+(the row writer), ``stacked`` (member-stacked modules and their Adam). Above it: ``mixers/`` (one file per token
+mixer), ``families`` (the family protocol, and when seeds stack), one package per model family, named after its
+paper (``richter2020/``, ``csordas2021/``, ``gros2024/``) or, for ``pooling_scale/`` (Richter & Wattenhofer's
+Fig. 1, which trains nothing), after what it measures, and ``catalog`` (task name -> family).
 Importing this package imports nothing else (no torch).
 """

@@ -12,8 +12,8 @@ import importlib
 from trainables.families import Family
 from trainables.registry import Registry
 
-_FAMILY_MODULES = ("trainables.richter.family", "trainables.ndr.family", "trainables.gros.family",
-                  "trainables.measure.family")
+_FAMILY_MODULES = ("trainables.richter2020.family", "trainables.csordas2021.family", "trainables.gros2024.family",
+                  "trainables.pooling_scale.family")
 
 
 @functools.cache

@@ -2,12 +2,12 @@
 
 Each paper brings its own model, training loop and hyperparameters (Richter & Wattenhofer's encoder on
 synthetic classification, the Neural Data Router on CTL, Gros' bilayer on NT series ...). A family is one
-package under ``trainables/`` (``richter/``, ``ndr/``, ``gros/``; ``measure/`` measures Fig. 1's poolings at
-initialisation through the same protocol, training nothing) that exposes one :class:`Family` value in its
-``family.py``; ``trainables/catalog.py`` is the one place that lists them. A fifth paper's models go in a
-fifth package plus one line there.
+package under ``trainables/`` named after its paper (``richter2020/``, ``csordas2021/``, ``gros2024/``;
+``pooling_scale/`` measures Fig. 1's poolings at initialisation through the same protocol, training nothing)
+that exposes one :class:`Family` value in its ``family.py``; ``trainables/catalog.py`` is the one place that
+lists them. A fifth paper's models go in a fifth package plus one line there.
 
-* ``config``: a frozen dataclass (``trainables.validation.ConfigFields``) with ``field_names()``,
+* ``config``: a frozen dataclass (``trainables.config_fields.ConfigFields``) with ``field_names()``,
   ``from_dict(d)`` (ValueError naming the field on an unknown key or bad value) and ``resolved()`` (every
   hyperparameter as the concrete value used: the Parquet columns);
 * ``train(configs, seeds, *, device, on_eval, packed)``: trains every seed of the configuration (``configs``

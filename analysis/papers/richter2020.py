@@ -55,7 +55,7 @@ def pooling_scale_figure(
     return fig
 
 
-#: The columns of a pooling measurement's rows (trainables/measure): the section is drawn when they are there.
+#: The columns of a pooling measurement's rows (trainables/pooling_scale): the section is drawn when they are there.
 MEASURED = ("output_std", "output_norm")
 
 

@@ -3,7 +3,7 @@
 The report is composed: :func:`build_report` parses ``study.json`` once (:class:`analysis.data.meta.StudyMeta`),
 opens the trial files (recording unreadable ones), and runs a list of sections registered by name
 (:mod:`analysis.report.sections`): the built-in ones the rows call for, then those the study asks for. Sections
-read statistics computed once (:mod:`analysis.stats.training`, :mod:`analysis.stats.coverage`) and only draw and
+read statistics computed once (:mod:`analysis.stats.training_stats`, :mod:`analysis.stats.coverage`) and only draw and
 write HTML (the modules of :mod:`analysis.report` and :mod:`analysis.papers`). The summary at the top of the page and in
 ``summary.txt`` says what every number is computed from, and the findings' verdicts (PASS / FAIL /
 UNDECIDED / NOT CHECKED) are returned for the CLI's exit status.

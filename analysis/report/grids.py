@@ -19,7 +19,7 @@ from analysis.report.progress import coverage_warning
 from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.cells import cell_data, cell_table, seed_curves
 from analysis.stats.order import format_value
-from analysis.stats.training import TrainingStats, facet_filter
+from analysis.stats.training_stats import TrainingStats, facet_filter
 
 #: The RGB legend: what a pixel's colour says about the seeds (R = worst, G = mean, B = best seed).
 _RGB_EXAMPLES: tuple[tuple[tuple[float, float, float], str], ...] = (

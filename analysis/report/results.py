@@ -19,7 +19,7 @@ from analysis.render.tables import to_html, to_markdown
 from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.importance import MIN_TRIALS, format_importances, importance_table
 from analysis.stats.paper_tables import per_x_table
-from analysis.stats.training import TrainingStats, describe
+from analysis.stats.training_stats import TrainingStats, describe
 
 _ROBUST_PERCENT = ["best_g", "median_g", "share_g_at_least_50", "share_within_5pp_of_best"]
 

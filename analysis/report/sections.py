@@ -29,7 +29,7 @@ from analysis.data.meta import StudyMeta, parse_meta
 from analysis.data.rows import TrialScan, open_trials
 from analysis.stats.coverage import Coverage, model_status, study_coverage
 from analysis.stats.published import PublishedGrid, published_grid
-from analysis.stats.training import TrainingStats, training_stats
+from analysis.stats.training_stats import TrainingStats, training_stats
 
 #: The packages whose modules register sections (named, not imported: the papers' sections import this module).
 SECTION_PACKAGES: tuple[str, ...] = ("analysis.report", "analysis.papers")

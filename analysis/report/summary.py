@@ -15,7 +15,7 @@ from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.coverage import complete_panels
 from analysis.stats.findings import NOT_CHECKED, PASS, UNDECIDED, Verdict, evaluate_findings
 from analysis.stats.order import in_paper_order
-from analysis.stats.training import describe
+from analysis.stats.training_stats import describe
 
 #: At most this many unreadable files / failed trials are named in the text summary (the page lists all).
 MAX_LISTED = 10

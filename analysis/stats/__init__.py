@@ -1,7 +1,7 @@
 """The statistics: pure functions of a study's rows, no figure, no HTML (imports only :mod:`analysis.data`).
 
 * :mod:`~analysis.stats.rgb` - the paper's RGB statistic and its relatives (over seeds, over training);
-* :mod:`~analysis.stats.training` - every number of a training study's report, from one scan of the rows;
+* :mod:`~analysis.stats.training_stats` - every number of a training study's report, from one scan of the rows;
 * :mod:`~analysis.stats.coverage` - what the numbers are computed from (trials and models by status);
 * :mod:`~analysis.stats.cells` - per-cell data behind the interactive grids;
 * :mod:`~analysis.stats.paper_tables` - the paper-style tables as DataFrames;

@@ -17,7 +17,7 @@ from analysis.data.reference import open_reference
 from analysis.stats.compare import approx_in
 from analysis.stats.order import in_paper_order
 from analysis.stats.rgb import best_config, rgb_from_step_stats, step_stats
-from analysis.stats.training import Axes, describe
+from analysis.stats.training_stats import Axes, describe
 
 
 @dataclass(frozen=True)

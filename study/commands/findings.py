@@ -55,7 +55,7 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     from analysis.data.reference import open_reference
     from analysis.stats.compare import approx_in
     from analysis.stats.findings import evaluate_findings
-    from analysis.stats.training import training_stats
+    from analysis.stats.training_stats import training_stats
 
     name = published_name(study, data)
     try:

@@ -6,7 +6,7 @@ d x d output projection W_O, inside the usual residual + LayerNorm of the attent
 
 The parameters depend on the sequence length, so a model with this mixer runs only at the length it was
 built for: a different input length raises ValueError, and configs must validate at the training length
-(``val_seq_len = seq_len``; :class:`trainables.richter.config.TrainConfig` enforces it).
+(``val_seq_len = seq_len``; :class:`trainables.richter2020.config.TrainConfig` enforces it).
 
 Choices the paper leaves open: W_P starts as a truncated normal with std 1/sqrt(N) (cut at 2 std; the output
 of a token keeps the input's variance); the architecture's hidden LayerNorm and GELU (MTE) sit before W_O as

@@ -5,7 +5,7 @@ queries and keys, low for orthogonal ones (invariant under z -> -z). A drop-in r
 
 Scaling (a choice of this registry, not the paper's): z = <q, k> / sqrt(d_h), the same logits the ``softmax``
 mixer uses, so that EA and softmax differ only in the map logits -> weights. (Gros' own head uses beta = 1,
-z = <q, k>, and these same weights: ``trainables.gros.head``.) Guard: every numerator gets ``EA_EPS`` added, so an
+z = <q, k>, and these same weights: ``trainables.gros2024.head``.) Guard: every numerator gets ``EA_EPS`` added, so an
 all-orthogonal row (all z = 0) becomes uniform instead of 0/0; for |z| >~ 1e-3 the guard is negligible.
 """
 

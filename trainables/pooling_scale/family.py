@@ -1,0 +1,30 @@
+"""The measurement family (Fig. 1): every seed measured once, its row written by the row writer at step 0."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trainables.families import Family
+from trainables.pooling_scale.config import TASKS, PoolingScaleConfig
+from trainables.pooling_scale.scale import pooling_output_scale
+from trainables.rows import OnEval, Row, SeedRows, TrialResult
+
+
+def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, device: str = "cpu",
+            on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
+    """One row per seed: the output scale of ``configs[0]``'s pooling (no model, no parameters, no step).
+
+    The draws come from a CPU generator and are measured on the CPU whatever ``device`` is (the numbers do not
+    depend on where the trial ran); ``packed`` is accepted and ignored (nothing trains).
+    """
+    if len(configs) != 1:
+        raise ValueError(f"invalid number of configs={len(configs)}; allowed: 1 (a measurement has no learning rate)")
+    rows: list[Row] = []
+    for seed in seeds:
+        writer = SeedRows(seed, n_params=0, device="cpu", on_eval=on_eval)
+        writer.emit(0, 0, pooling_output_scale(configs[0], seed))
+        rows += writer.finish()
+    return TrialResult(rows)
+
+
+FAMILY = Family(name="pooling_scale", tasks=TASKS, config=PoolingScaleConfig, train=measure)
