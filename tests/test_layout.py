@@ -1,4 +1,5 @@
-"""The shape of the tree: no import cycles, small modules and functions (the seams issue's limits).
+"""The shape of the tree: no import cycles, small modules and functions (the seams issue's limits), and
+README.md's layout naming every module.
 
 Imports are read from the source (module level and inside functions alike: a lazy import is a dependency
 too), between the project's own packages.
@@ -7,6 +8,7 @@ too), between the project's own packages.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,76 @@ def test_modules_and_functions_stay_small(package: str) -> None:
                 if length > MAX_FUNCTION_LINES:
                     too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {length} lines")
     assert too_long == []
+
+
+HEADER_FOLDER = re.compile(r"^(\w+)/$")
+LISTED_MODULE = re.compile(r"(?<![\w/.<])(<name>|\w+)\.py\b")
+
+
+def _layout_block(readme: str) -> str:
+    """The code block of README.md's "## Layout" section."""
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```\n", 2)[1]
+
+
+def _listed(block: str) -> dict[str, set[str]]:
+    """Folder (``trainables/richter2020``) -> the module names a layout block lists under it (``loop.py``;
+    ``<name>.py``: every module of the folder, as ``mixers/`` says of its one file per mixer).
+
+    A line's first token ending in ``/`` is a folder: at column 0 a top-level one, further right one inside the
+    folder whose line starts further left. A line that is not a folder continues the innermost folder that starts
+    left of its own indentation.
+    """
+    listed: dict[str, set[str]] = {}
+    stack: list[tuple[int, str]] = []  # (column, folder name), outermost first
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip())
+        first = line.split()[0] if line.strip() else ""
+        header = HEADER_FOLDER.match(first)
+        stack = [(c, n) for c, n in stack if c < indent]
+        if header:
+            stack.append((indent, header.group(1)))
+        elif indent == 0:
+            stack = []
+        folder = "/".join(n for _, n in stack)
+        names = listed.setdefault(folder, set())
+        names.update(f"{m}.py" for m in LISTED_MODULE.findall(line))
+    return listed
+
+
+def _unlisted(modules: list[str], listed: dict[str, set[str]]) -> list[str]:
+    """The modules (paths like ``study/cli.py``) that ``listed`` does not reach: a package's ``__init__.py`` is
+    reached by its folder, every other module by its name under its folder."""
+    missing = []
+    for module in modules:
+        folder, _, name = module.rpartition("/")
+        names = listed.get(folder)
+        if names is None or (name != "__init__.py" and name not in names and "<name>.py" not in names):
+            missing.append(module)
+    return missing
+
+
+def test_the_readme_layout_reaches_every_module() -> None:
+    """README.md's layout names every module of the four packages under its folder, and names no module that
+    does not exist: a new module fails here until the layout lists it."""
+    modules = sorted(str(p.relative_to(ROOT)) for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+    listed = _listed(_layout_block((ROOT / "README.md").read_text()))
+    assert len(modules) > 100 and "trainables/richter2020/tasks" in listed  # the walk and the parser found the tree
+    assert _unlisted(modules, listed) == []
+    stale = sorted(f"{folder}/{name}" for folder, names in listed.items() if folder.split("/")[0] in PACKAGES
+                   for name in names if name != "<name>.py" and not (ROOT / folder / name).exists())
+    assert stale == []
+
+
+def test_the_layout_check_finds_an_unlisted_module() -> None:
+    block = ("pkg/   role   a.py, b.py\n"
+             "              sub/  c.py\n"
+             "                    d.py\n"
+             "              e.py\n"
+             "              mix/  <name>.py: one file each\n"
+             "other/ role   f.py\n")
+    listed = _listed(block)
+    assert listed["pkg"] == {"a.py", "b.py", "e.py"} and listed["pkg/sub"] == {"c.py", "d.py"}
+    modules = ["pkg/a.py", "pkg/sub/d.py", "pkg/sub/f.py", "pkg/mix/x.py", "pkg/sub/__init__.py",
+               "pkg/gone/__init__.py", "pkg/f.py"]
+    assert _unlisted(modules, listed) == ["pkg/sub/f.py", "pkg/gone/__init__.py", "pkg/f.py"]
