@@ -94,7 +94,7 @@ def test_old_rows_already_in_the_table_read_as_new_ones(tmp_path: Path) -> None:
     assert trial is not None and set(trial.column("mixer").to_pylist()) == {None}
 
 
-GROS = Study(name="old.gros", goal="an old Gros study on disk resumes", task="nt",
+GROS = Study(name="old.gros", goal="an old Gros study on disk resumes", tasks=("nt",),
              scientific={"attention": ("dpa", "ea")},
              fixed={"basis": 4, "delay": 1, "n_context": 6, "n_epochs": 20, "eval_every": 10, "eval_series": 8,
                     "eval_predictions": 6, "final_eval_series": 16}, seeds=(0, 1))
@@ -117,7 +117,7 @@ def test_a_trial_written_in_the_old_layout_is_not_run_again(tmp_path: Path) -> N
 def test_the_rename_keeps_the_trial_keys_of_studies_on_disk() -> None:
     """Keys hash (study name, configuration, seeds): the configurations of these studies are those of before
     the rename (recorded on the commit before it), so a resumed study skips every finished trial."""
-    one = Study(name="keys.one", goal="g", task="mode", scientific={"d_model": (8, 16)}, fixed={"n_steps": 10})
+    one = Study(name="keys.one", goal="g", tasks=("mode",), scientific={"d_model": (8, 16)}, fixed={"n_steps": 10})
     assert [trial_key(one.name, c, one.seeds) for c in one.grid()] == ["e1c716dd4176a6af", "6f593aa1e36c04a9"]
     for name, key in (("atlas", "d0672db2db6df2f9"), ("yun2020.hybrid", "d1bd6aec52e5c9ca")):
         study = get_study(name)
