@@ -35,7 +35,7 @@ from study.storage import StudyStorage  # noqa: E402
 def trivial_study(n_trials: int) -> Study:
     """n_trials measurement trials: 5 poolings x n_trials/5 replicas of one tiny measurement."""
     return Study(
-        name=f"bench.orchestration{n_trials}", goal="orchestration overhead", task="pooling_scale",
+        name=f"bench.orchestration{n_trials}", goal="orchestration overhead", tasks=("pooling_scale",),
         scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized"),
                     "replica": tuple(range(n_trials // 5))},
         fixed={"seq_len": 8, "d_head": 8, "n_vectors": 64}, seeds=(0,), metric="output_std", labels=("replica",),

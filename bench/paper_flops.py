@@ -50,7 +50,7 @@ def main() -> None:
     print("|---|---|---|---|---|" + "---|" * len(args.gpu_tflops))
     total = [0, 0, 0.0]
     for study in STUDIES:
-        if family_for_task(study.task).name != "richter2020":  # Fig. 1 measures poolings: nothing trains
+        if family_for_task(study.tasks[0]).name != "richter2020":  # Fig. 1 measures poolings: nothing trains
             continue
         models, steps, flops = study_work(study.name)
         total = [total[0] + models, total[1] + steps, total[2] + flops]

@@ -71,7 +71,6 @@ DEVIATIONS = (
 
 ATLAS = Study(
     name="atlas",
-    task="every task",
     goal="Across every registered token mixer and every task of the project, which mixers reach high "
          "accuracy robustly: over how much of the learning-rate x size grid, with how much seed spread, and "
          "over how wide a learning-rate band?",

@@ -72,7 +72,7 @@ SMOKE_WIDTH = {m: ({"d_model": 8} if m == "LSTM" else {"d_model": 8, "d_ff": 16,
                for m in MODELS}
 
 TABLE1 = Study(
-    name="csordas2021.table1", task="ctl",
+    name="csordas2021.table1", tasks=("ctl",),
     goal="Which of the Transformer modifications (relative positions, copy gate, abs/rel switch, geometric "
          "attention) generalise compositional table lookup to deeper compositions (9-10 functions) in "
          "both presentation orders, and does NDR (geometric attention + copy gate) solve it (Table 1)?",
@@ -96,7 +96,7 @@ TABLE1 = Study(
 )
 
 NDR_TPE = Study(
-    name="csordas2021.ndr_tpe", task="ctl",
+    name="csordas2021.ndr_tpe", tasks=("ctl",),
     goal="Which learning rate, weight decay, dropout and depth give NDR the best depth-validation (6-8) "
          "accuracy on CTL? (The authors tuned with Weights & Biases' Bayesian search; here Optuna's TPE.)",
     scientific={"model": ("NDR",), "direction": ("backward",)},

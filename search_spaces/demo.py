@@ -11,7 +11,7 @@ from search_spaces.study import Finding, Plot, Study
 
 DEMO = Study(
     name="demo",
-    task="mode",
+    tasks=("mode",),
     goal="Reproduce, on a laptop, that max pooling cannot learn mode finding while sum pooling and "
          "normalized attention (NAP) can (Richter & Wattenhofer 2020, Fig. 7).",
     scientific={"architecture": ("NAP", "sum", "max"), "d_model": (32,)},

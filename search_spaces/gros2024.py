@@ -65,7 +65,7 @@ def _figure(name: str, goal: str, task: str, *, basis: int, delay: int, n_contex
     if "lr_drop_epoch" in fixed:
         smoke_fixed["lr_drop_epoch"] = 10
     return Study(
-        name=name, goal=goal, task=task,
+        name=name, goal=goal, tasks=(task,),
         # Axis order = run order (the last varies fastest): a partial run has DPA and EA of the first N_con.
         scientific={"n_context": n_context, "attention": ATTENTION},
         fixed=fixed, seeds=SEEDS_16, metric="val_accuracy",
@@ -145,7 +145,7 @@ LADDER = Study(
     name="gros2024.ladder",
     goal="The complexity ladder the paper describes but does not run: for N in {2, 4, 8, 16} x tau in {1..5}, "
          "the smallest N_con at which DPA and EA reach 100% (mean final greedy accuracy >= 99.9%).",
-    task="nt",
+    tasks=("nt",),
     scientific={"basis": (2, 4, 8, 16), "delay": (1, 2, 3, 4, 5), "n_context": (8, 16, 32, 64, 128),
                 "attention": ATTENTION},  # run order: cheapest (small N) first, DPA and EA side by side
     fixed={**PAPER_FIXED, "n_epochs": 1000, "eval_every": 100, "readout_lr_context": LADDER_READOUT_LR_CONTEXT},
@@ -184,7 +184,7 @@ ABLATION = Study(
     goal="Which unstated choice (initialisation scale, attention biases, LayerNorm affine, per-position vs "
          "shared weights) makes our DPA stay trapped like the paper's at Fig. 3's N_con = 52 (paper: EA 100%, "
          "DPA not; ours: both ~97%) while EA still escapes?",
-    task="nt",
+    tasks=("nt",),
     # Run order: both mechanisms of one variant side by side, the figures' model first.
     scientific={"variant": ABLATION_VARIANTS, "attention": ATTENTION},
     fixed={**PAPER_FIXED, "basis": 16, "delay": 2, "n_context": 52, "n_epochs": 1000, "eval_every": 25},
@@ -209,7 +209,7 @@ INIT_TRANSFER = Study(
          "the paper's Fig. 3 at N_con = 52, DPA trapped and EA at 100%), do Fig. 5 (N16T5 at N_con = 128: paper "
          "DPA ~0.2, EA escapes) and Fig. 7 (NT-R at N_con = 64: paper DPA ~0.36, EA 98.8%) move towards the paper "
          "too, and do Fig. 3's N_con = 32 and 56 panels and Fig. 4 (which init_scale = 1 matches) still match?",
-    task="nt",
+    tasks=("nt",),
     scientific={"figure": Linked(options={
         "fig5 N16T5 N_con 128": {"task": "nt", "basis": 16, "delay": 5, "n_context": 128, "n_epochs": 2000,
                                  "eval_every": 200},

@@ -81,7 +81,7 @@ def _budget_axis(name: str, values: tuple[int, ...], n_steps: Any, n_evals: int)
 def _d_sweep(name: str, task: str, goal: str, *, reference: str | None = None,
              findings: tuple[Finding, ...] = (), aliases: tuple[str, ...] = ()) -> Study:
     return Study(
-        name=name, goal=goal, task=task,
+        name=name, goal=goal, tasks=(task,),
         scientific={"architecture": ARCHITECTURES, "d_model": POWERS_OF_TWO_D},
         nuisance={"learning_rate": LEARNING_RATES},
         fixed={"n_steps": 3200, "batch_size": 32},
@@ -125,7 +125,7 @@ ABLATION = Linked(options={
                "ln_placement": "pre_residual", "attention_gelu": True},
 })
 FIG9 = Study(
-    name="richter2020.fig9", aliases=("richter2020.table1",), task="cases",
+    name="richter2020.fig9", aliases=("richter2020.table1",), tasks=("cases",),
     goal="Which of the four changes from BERT to MTE (warm-up, clipping, LayerNorm placement, GELU "
          "in attention) moves the learning-rate x size landscape on case distinction?",
     scientific={"ablation": ABLATION, "d_model": POWERS_OF_TWO_D},
@@ -139,7 +139,7 @@ FIG9 = Study(
 )
 
 FIG4 = Study(
-    name="richter2020.fig4", task="cases",
+    name="richter2020.fig4", tasks=("cases",),
     goal="How does the case bias (shifted by the sequence length N) change what each pooling learns?",
     scientific={"architecture": ARCHITECTURES, "seq_len": tuple(2**k for k in range(2, 10))},
     nuisance={"learning_rate": LEARNING_RATES},
@@ -152,7 +152,7 @@ FIG4 = Study(
 )
 
 FIG6 = Study(
-    name="richter2020.fig6", task="cases_first_token",
+    name="richter2020.fig6", tasks=("cases_first_token",),
     goal="How does the number of attention heads change first-token case distinction?",
     scientific={"architecture": HEADED, "n_heads": tuple(2**k for k in range(0, 8))},
     nuisance={"learning_rate": LEARNING_RATES},
@@ -165,7 +165,7 @@ FIG6 = Study(
 )
 
 FIG15 = Study(
-    name="richter2020.fig15", task="cases_first_token",
+    name="richter2020.fig15", tasks=("cases_first_token",),
     goal="How does depth change first-token case distinction?",
     scientific={"architecture": ARCHITECTURES, "n_layers": tuple(2**k for k in range(0, 7))},
     nuisance={"learning_rate": LEARNING_RATES},
@@ -179,7 +179,7 @@ FIG15 = Study(
 
 EXAMPLES_SEEN = 3200 * 32
 FIG13 = Study(
-    name="richter2020.fig13", task="cases",
+    name="richter2020.fig13", tasks=("cases",),
     goal="Does the batch size (at a constant number of examples seen) change which cases are learned?",
     scientific={"architecture": ARCHITECTURES,
                 "batch_size": _budget_axis("batch_size", tuple(2**k for k in range(8)),
@@ -196,7 +196,7 @@ FIG13 = Study(
 )
 
 FIG16 = Study(
-    name="richter2020.fig16", aliases=("richter2020.table5",), task="mode",
+    name="richter2020.fig16", aliases=("richter2020.table5",), tasks=("mode",),
     goal="How does the vocabulary size S change mode finding (steps = 400 * S, as in the paper)?",
     scientific={"architecture": ARCHITECTURES,
                 "vocab_size": _budget_axis("vocab_size", tuple(2**k for k in range(1, 9)),
@@ -226,7 +226,7 @@ def _regularization_subset(*labels: str) -> Linked:
 
 def _regularization_table(number: int, task: str) -> Study:
     return Study(
-        name=f"richter2020.table{number}", task=task,
+        name=f"richter2020.table{number}", tasks=(task,),
         goal=f"Does dropout or L2 regularisation help on {task} in the infinite-data regime (App. E)?",
         scientific={"architecture": ARCHITECTURES, "regularization": REGULARIZATION},
         nuisance={"learning_rate": LEARNING_RATES},
@@ -244,7 +244,7 @@ TABLE3 = _regularization_table(3, "cases_first_token")
 TABLE4 = _regularization_table(4, "mode")
 
 FIG1 = Study(
-    name="richter2020.fig1", task="pooling_scale",
+    name="richter2020.fig1", tasks=("pooling_scale",),
     goal="How do the standard deviation and norm of a pooling's output depend on the sequence "
          "length N at initialisation (no training; App. B)?",
     scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized"),

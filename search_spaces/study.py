@@ -130,8 +130,10 @@ class Study:
     Attributes:
         name: stable dotted name, e.g. ``richter2020.fig7``; also the results directory.
         goal: one sentence: what the study answers.
-        task: task name (``cases``, ``mode``, ``ctl``, ``nt``, ``pooling_scale`` ...): it selects the model family
-            (``trainables.catalog``) that trains (or, for Fig. 1, measures) every configuration.
+        tasks: the task(s) the study trains (``cases``, ``mode``, ``ctl``, ``nt``, ``pooling_scale`` ...: names of
+            ``trainables.catalog``, checked by ``study.preflight``); each selects the model family that trains (or,
+            for Fig. 1, measures) its configurations. One task: every trial trains it. Several: the search space
+            sweeps them as a ``task`` axis, whose values must be these; left empty, they are that axis's values.
         scientific: axes whose effect is measured (e.g. architecture, d_model).
         nuisance: axes tuned away for a fair comparison (e.g. learning_rate).
         fixed: hyperparameters held constant (e.g. n_steps, seq_len).
@@ -159,7 +161,7 @@ class Study:
 
     name: str
     goal: str
-    task: str
+    tasks: tuple[str, ...] = ()
     scientific: Mapping[str, Axis]
     nuisance: Mapping[str, Axis] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
@@ -198,6 +200,27 @@ class Study:
         for key, axis in self.axes.items():
             if isinstance(axis, tuple) and not axis:
                 raise _fail(f"axis {key} of study {self.name}", axis, "at least one value")
+        self._check_tasks()
+
+    def _check_tasks(self) -> None:
+        """``tasks`` names what the trials train: one task, or exactly the values of the ``task`` axis."""
+        axis = self.axes.get("task")
+        if "task" in self.fixed:
+            raise _fail(f"fixed of study {self.name}", {"task": self.fixed["task"]}, "no task: declare it in tasks")
+        if isinstance(axis, Distribution):
+            raise _fail(f"task axis of study {self.name}", axis, "a tuple of task names or a Linked axis")
+        swept = None if axis is None else tuple(dict.fromkeys(_categorical_values(axis)))
+        if not self.tasks and swept is not None:  # derived from the search space
+            object.__setattr__(self, "tasks", swept)
+        tasks = self.tasks
+        if (not isinstance(tasks, tuple) or not tasks or not all(isinstance(t, str) and t for t in tasks)
+                or len(set(tasks)) != len(tasks)):
+            raise _fail(f"tasks of study {self.name}", tasks, "a non-empty tuple of distinct task names, e.g. "
+                        "('mode',) (trainables.catalog)")
+        if axis is None and len(tasks) > 1:
+            raise _fail(f"tasks of study {self.name}", tasks, "one task, or a task axis that sweeps these tasks")
+        if swept is not None and set(swept) != set(tasks):
+            raise _fail(f"tasks of study {self.name}", tasks, f"the values of its task axis: {swept}")
 
     def _check_sampler(self) -> None:
         """The sampler fits the axes: grids need categorical axes, the others a budget; packed rates a grid."""
@@ -248,6 +271,8 @@ class Study:
         axes = {**changes.get("scientific", self.scientific), **changes.get("nuisance", self.nuisance)}
         fixed = changes.get("fixed", self.fixed)
         changes["fixed"] = {k: v for k, v in fixed.items() if k not in axes}
+        if "task" in axes and "tasks" not in changes:  # the scale's task axis says what trains there
+            changes["tasks"] = ()
         return dataclasses.replace(self, **changes)
 
     def grid_size(self) -> int:
@@ -279,7 +304,9 @@ class Study:
 
     def configuration(self, point: Mapping[str, Any]) -> dict[str, Any]:
         """The flat trial configuration for one point of the search space."""
-        config: dict[str, Any] = {"task": self.task, **self.fixed}
+        # One task and no task axis: every trial trains it; otherwise the axis sets it (as before `tasks` existed,
+        # so the trial keys of studies on disk do not change).
+        config: dict[str, Any] = {"task": self.tasks[0], **self.fixed} if "task" not in self.axes else {**self.fixed}
         for name, value in point.items():
             axis = self.axes.get(name)
             if isinstance(axis, Linked):
@@ -296,7 +323,7 @@ class Study:
             "directory": self.directory,
             "scale": self.scale,
             "goal": self.goal,
-            "task": self.task,
+            "tasks": list(self.tasks),
             "scientific": {k: _axis_json(a) for k, a in self.scientific.items()},
             "nuisance": {k: _axis_json(a) for k, a in self.nuisance.items()},
             "fixed": dict(self.fixed),

@@ -54,7 +54,6 @@ HYBRID_DEVIATIONS = (
 
 HYBRID = Study(
     name="yun2020.hybrid",
-    task="cases+mode",
     goal="With L = 4 layers, do k = 1-2 depth-wise separable convolution layers at the bottom (softmax "
          "attention above) beat the all-attention stack on case distinction and mode finding, across "
          "learning rates and seeds, and what do they save in parameters and training time (Yun et al. "
@@ -95,7 +94,6 @@ HYBRID = Study(
 #: The hybrid question where the stacks are further trained than at the hybrid's cpu scale.
 HYBRID_LONG = Study(
     name="yun2020.hybrid_long",
-    task="cases+mode",
     goal="Does yun2020.hybrid's cpu-scale answer (600 steps: every convolution layer costs accuracy) hold where "
          "the stacks are further trained: 1600 steps, at which the k = 0 stack reaches >= 99% on cases at three "
          "of the four learning rates (yun2020.budget)?",
@@ -120,7 +118,7 @@ BUDGETS = Linked(options={n: {"n_steps": n, "eval_every": n // 8} for n in (400,
 
 BUDGET = Study(
     name="yun2020.budget",
-    task="cases",
+    tasks=("cases",),
     goal="At the cpu scale of yun2020.hybrid (d = 32, N = 32), what is the smallest step budget at which the "
          "all-attention stack (k = 0) reaches >= 90% best mean validation accuracy on cases, so that the hybrid "
          "question is asked of trained stacks?",

@@ -83,14 +83,15 @@ def main() -> None:
 
 @main.command("list")
 def list_studies() -> None:
-    """Every study with its task and trial count at each scale."""
+    """Every study with its tasks and trial count at each scale."""
     studies = all_studies()
-    click.echo(f"{'study':<22} {'task':<18} {'paper':>7} {'cpu':>5} {'smoke':>5}  goal")
+    click.echo(f"{'study':<22} {'tasks':<18} {'paper':>7} {'cpu':>5} {'smoke':>5}  goal")
     for name, study in sorted(studies.items()):
         alias = f" (same trials as {study.name})" if name != study.name else ""
         counts = [study.at_scale(s).trial_count() for s in SCALES]
         goal = study.goal if len(study.goal) < 70 else study.goal[:67] + "..."
-        click.echo(f"{name:<22} {study.task:<18} {counts[0]:>7} {counts[1]:>5} {counts[2]:>5}  {goal}{alias}")
+        tasks = ",".join(study.tasks) if len(study.tasks) <= 2 else f"{len(study.tasks)} tasks"
+        click.echo(f"{name:<22} {tasks:<18} {counts[0]:>7} {counts[1]:>5} {counts[2]:>5}  {goal}{alias}")
 
 
 @main.command()
@@ -107,7 +108,7 @@ def show(name: str, scale: str) -> None:
         raise InputError(str(error)) from None
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
-    click.echo(f"task: {study.task}   sampler: {study.sampler}   "
+    click.echo(f"tasks: {', '.join(study.tasks)}   sampler: {study.sampler}   "
                f"metric: {study.metric} ({study.mode})")
     for title, axes in (("scientific", study.scientific), ("nuisance", study.nuisance)):
         for key, axis in axes.items():

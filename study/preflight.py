@@ -14,6 +14,12 @@ from study.trainable import member_configs, split_config
 
 def validate(study: Study) -> None:
     """Fail before Ray starts if any configuration of the study is invalid (names field and value)."""
+    from trainables.catalog import all_tasks
+
+    unknown = [t for t in study.tasks if t not in all_tasks()]
+    if unknown:
+        raise StudyError(f"invalid tasks of study {study.name}: {', '.join(map(repr, unknown))}; allowed: "
+                         f"{', '.join(all_tasks())}")
     if study.sampler == "grid":
         points = [{n: c[n] for n in study.axes} for c in study.grid()]
     else:  # every categorical value once (the others at their first value): unknown names, bad choices

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from analysis.data.columns import current_columns
 from analysis.data.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
 from analysis.data.location import Location, key_of
 
@@ -131,19 +132,19 @@ class StudyStorage:
         self._write_atomic(relative, buffer.getvalue())
 
     def read_trial(self, trial_key: str) -> pa.Table | None:
-        """One trial's rows (its file, else the table's), or None when it has not finished (or its file is
-        unreadable)."""
+        """One trial's rows (its file, else the table's; old rows read as rows written now, analysis.data.columns),
+        or None when it has not finished (or its file is unreadable)."""
         fs, _, _ = self._fs
         try:
             with fs.open_input_file(self.trial_path(trial_key)) as handle:
-                return pq.read_table(handle)
+                return _current(pq.read_table(handle))
         except (FileNotFoundError, OSError, pa.ArrowInvalid):
             pass
         table = open_table(self.location, TABLE)
         if table is None:
             return None
         rows = pl.scan_delta(table).filter(pl.col("trial_key") == trial_key).collect()
-        return rows.to_arrow() if rows.height else None
+        return current_columns(rows).to_arrow() if rows.height else None
 
     def _list(self, sub: str, suffix: str) -> Iterator[str]:
         fs, _, _ = self._fs
@@ -226,3 +227,10 @@ def ensure_local_dir(storage: StudyStorage) -> Path | None:
     path = storage.local_path()
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def _current(table: pa.Table) -> pa.Table:
+    """A trial file's rows with the columns of now (``analysis.data.columns``); unchanged without a mixer."""
+    if "mixer" not in table.column_names:
+        return table
+    return current_columns(pl.DataFrame(pl.from_arrow(table))).to_arrow()

@@ -12,6 +12,8 @@ the driver alone (``study run`` as it goes, ``study compact`` for a study on dis
 
 A kill before 2's commit leaves the table as it was and the files in place; after it, readers ignore the files
 whose key is in the table (``analysis.data.lake``) and the next fold deletes them. No row is lost or seen twice.
+Trial files written before the ``mixer`` column meant one thing fold as rows written now
+(``analysis.data.columns``); rows already in the table keep their values, and readers map them as they read.
 Artifacts (``artifacts/<name>/``) fold the same way into ``artifacts_table/<name>/``, once their trial is in the
 table. Only one process may fold a study at a time: ``study run`` and ``study compact`` hold the study's lock.
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 import polars as pl
 from deltalake import ColumnProperties, CommitProperties, WriterProperties, write_deltalake
 
+from analysis.data.columns import current_columns
 from analysis.data.lake import ARTIFACT_TABLES, ARTIFACTS, TABLE, TRIALS, artifact_names, open_table, snapshot
 from analysis.data.location import Location, key_of
 from analysis.data.rows import scan_files
@@ -131,6 +134,8 @@ def _append(location: Location, table: str, files: Sequence[str], result: Folded
     frame, good = _read_batch(location, files, result if trials else None)
     if frame is None:
         return []
+    if trials:  # old files fold as rows written now (analysis.data.columns): new folds hold one meaning
+        frame = current_columns(frame)
     frame = _fit_to_table(location, table, _in_order(frame))
     _crash("before_commit", crash_at)
     # One chunk: the writer keeps the order of its rows (several chunks were written interleaved).

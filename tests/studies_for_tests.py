@@ -6,25 +6,25 @@ _TINY = {"n_steps": 300, "eval_every": 100, "eval_batches": 2, "batch_size": 8, 
 
 # Long enough per trial (~1 s) that a test can kill the driver while trials are still pending.
 INTERRUPTIBLE = Study(
-    name="test.interruptible", goal="resume after a killed driver", task="mode",
+    name="test.interruptible", goal="resume after a killed driver", tasks=("mode",),
     scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003, 0.001, 0.0003)},
     fixed=_TINY, seeds=(0, 1), plot=Plot(panel="architecture", x="learning_rate", y="learning_rate"),
 )
 
 TPE = Study(
-    name="test.tpe", goal="Optuna TPE over a continuous learning rate", task="mode",
+    name="test.tpe", goal="Optuna TPE over a continuous learning rate", tasks=("mode",),
     scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
     fixed={**_TINY, "n_steps": 100}, seeds=(0,), sampler="tpe", n_trials=4,
 )
 
 UNKNOWN_ARCHITECTURE = Study(
-    name="test.unknown_architecture", goal="a typo in an architecture name", task="mode",
+    name="test.unknown_architecture", goal="a typo in an architecture name", tasks=("mode",),
     scientific={"architecture": ("sum", "transfomer")}, fixed=_TINY, seeds=(0,),
 )
 
 # One learning rate so high that Adam's first steps blow the loss up to NaN/inf.
 DIVERGING = Study(
-    name="test.diverging", goal="a diverging trial is a result, not a crash", task="mode",
+    name="test.diverging", goal="a diverging trial is a result, not a crash", tasks=("mode",),
     scientific={"architecture": ("NAP",)}, nuisance={"learning_rate": (0.003, 1e6)},
     fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
@@ -32,36 +32,36 @@ DIVERGING = Study(
 # The same grid twice: four learning rates in two packed trials, and one rate per trial.
 _RATES = {"learning_rate": (0.01, 0.003, 0.001, 0.0003)}
 RATES_PACKED = Study(
-    name="test.rates_packed", goal="neighbouring learning rates share one packed trial", task="mode",
+    name="test.rates_packed", goal="neighbouring learning rates share one packed trial", tasks=("mode",),
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
     learning_rates_per_trial=2,
 )
 RATES_ALONE = Study(
-    name="test.rates_alone", goal="the reference: one learning rate per trial", task="mode",
+    name="test.rates_alone", goal="the reference: one learning rate per trial", tasks=("mode",),
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
 
 # The local autoscaling cluster (tests/test_autoscaling.py): 16 tiny trials, two waves of fractional-GPU trials
 # on the simulated GPU nodes that the autoscaler launches; and one trial for the misconfigured-node check.
 AUTOSCALE = Study(
-    name="test.autoscale", goal="fractional-GPU trials on a cluster the autoscaler grows and shrinks", task="mode",
+    name="test.autoscale", goal="fractional-GPU trials on a cluster the autoscaler grows and shrinks", tasks=("mode",),
     scientific={"architecture": ("sum", "NAP")},
     nuisance={"learning_rate": (0.03, 0.01, 0.006, 0.003, 0.001, 0.0006, 0.0003, 0.0001)}, fixed=_TINY, seeds=(0, 1),
 )
 ONE_GPU_TRIAL = Study(
-    name="test.one_gpu_trial", goal="a GPU trial on a node without CUDA fails with one line", task="mode",
+    name="test.one_gpu_trial", goal="a GPU trial on a node without CUDA fails with one line", tasks=("mode",),
     scientific={"architecture": ("sum",)}, fixed={**_TINY, "n_steps": 100}, seeds=(0,),
 )
 
 # A misspelt hyperparameter: refused by `study show` and `study run`, never trained at the default rate.
 TYPO = Study(
-    name="test.typo", goal="a misspelt hyperparameter must not train at its default", task="mode",
+    name="test.typo", goal="a misspelt hyperparameter must not train at its default", tasks=("mode",),
     scientific={"architecture": ("sum",)}, fixed={**_TINY, "learnig_rate": 0.1}, seeds=(0,),
 )
 
 # A TPE study long enough (~1 s per trial, 8 trials) to kill its driver mid-study (tests/test_journal.py).
 TPE_INTERRUPTIBLE = Study(
-    name="test.tpe_interruptible", goal="the Optuna journal survives a killed driver", task="mode",
+    name="test.tpe_interruptible", goal="the Optuna journal survives a killed driver", tasks=("mode",),
     scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
     fixed=_TINY, seeds=(0, 1), sampler="tpe", n_trials=8,
 )

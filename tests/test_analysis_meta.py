@@ -55,6 +55,17 @@ def test_axis_values_of_lists_linked_axes_and_distributions() -> None:
 def test_a_file_written_before_the_measurement_became_a_family_still_reads() -> None:
     """Older study.json files carry ``kind``; it is accepted and means nothing now (the rows say what to draw)."""
     meta = parse_meta({"name": "richter2020.fig1", "task": "none", "kind": "measurement", "metric": "output_std"})
-    assert (meta.name, meta.task, meta.metric) == ("richter2020.fig1", "none", "output_std")
-    assert not hasattr(meta, "kind")
+    assert (meta.name, meta.tasks, meta.metric) == ("richter2020.fig1", ("none",), "output_std")
+    assert not hasattr(meta, "kind") and not hasattr(meta, "task")
     assert "kind" not in all_studies()["richter2020.fig1"].to_json()
+
+
+def test_a_file_written_before_tasks_reads_its_tasks_from_the_task_axis() -> None:
+    """Before ``tasks``, ``task`` held one task or a word beside a task axis ("every task", "cases+mode")."""
+    old = {"name": "yun2020.hybrid", "task": "cases+mode", "scientific": {"task": ["cases", "mode"]}}
+    assert parse_meta(old).tasks == ("cases", "mode")
+    linked = {"name": "atlas", "task": "every task", "scientific": {"task": {"cases": {}, "nt": {"basis": 16}}}}
+    assert parse_meta(linked).tasks == ("cases", "nt")
+    assert parse_meta({"name": "x", "task": "mode"}).tasks == ("mode",)
+    now = all_studies()["yun2020.hybrid"].to_json()
+    assert now["tasks"] == ["cases", "mode"] and "task" not in now and parse_meta(now).tasks == ("cases", "mode")

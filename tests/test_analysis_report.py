@@ -195,7 +195,7 @@ def test_paper_table_in_the_papers_shape_per_vocabulary_size(tmp_path: Path) -> 
         study_dir, {"architecture": ["NAP", "max"], "vocab_size": sizes, "learning_rate": [0.09, 0.0081, 0.000729]},
         seeds=(0, 1, 2), n_evals=4, cases=False, name="richter2020.fig16",
         meta={"plot": {"panel": "architecture", "x": "vocab_size", "y": "learning_rate"}, "table_by": ["vocab_size"],
-              "metric": "train_accuracy", "reference": str(release), "task": "mode"},
+              "metric": "train_accuracy", "reference": str(release), "tasks": ["mode"]},
     )
     report = build_report(study_dir, tmp_path / "out")
     text = report.index_html.read_text()

@@ -105,8 +105,8 @@ def test_resolved_takes_the_paper_values() -> None:
     ({"model": "GRU"}, "invalid model='GRU'; allowed: LSTM, Transformer"),
     ({"model": "NDR", "direction": "up"}, "invalid direction='up'; allowed: forward, backward"),
     ({"model": "NDR", "dropout": 1.5}, r"invalid dropout=1.5; allowed: None \(model default\) or a number in"),
-    ({"model": "NDR", "mixer": "softmax"}, "invalid mixer='softmax'; allowed: own for model 'NDR'"),
-    ({"model": "Transformer", "mixer": "nope"}, "invalid mixer='nope'; allowed: own, .*softmax"),
+    ({"model": "NDR", "mixer": "softmax"}, "invalid mixer='softmax'; allowed: None for model 'NDR'"),
+    ({"model": "Transformer", "mixer": "nope"}, "invalid mixer='nope'; allowed: None, .*softmax"),
     ({"model": "NDR", "d_model": 10, "n_heads": 4}, "invalid d_model=10; allowed: a multiple of n_heads=4"),
     ({"model": "NDR", "n_steps": 1500}, "invalid n_steps=1500; allowed: a multiple of eval_every=1000"),
     ({"model": "NDR", "task": "cases"}, "invalid task='cases'; allowed: ctl"),
@@ -125,7 +125,10 @@ def test_from_dict_rejects_unknown_keys() -> None:
 @pytest.mark.parametrize("mixer", MIXERS.names())
 def test_registry_mixers_replace_the_transformer_attention(mixer: str, one_torch_thread: None) -> None:
     cfg = tiny("Transformer", mixer=mixer)
-    assert cfg.resolved()["attention"] == mixer
+    # mixer says which registry mixer runs; attention (the model's own) is null where it is replaced.
+    assert (cfg.resolved()["mixer"], cfg.resolved()["attention"]) == (mixer, None)
+    assert (tiny("Transformer").resolved()["mixer"], tiny("Transformer").resolved()["attention"]) == (
+        None, "masked_softmax")
     rows, _, _ = train_seed(cfg, seed=0)
     assert all(math.isfinite(r["train_loss"]) for r in rows)
 

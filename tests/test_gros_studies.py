@@ -20,7 +20,7 @@ from tests.cli import rows, run_cli
     (FIG7, "nt_r", 16, 2, (64, 128)),
 ])
 def test_figures_use_the_papers_settings(study, task: str, basis: int, delay: int, n_context: tuple) -> None:
-    assert study.task == task and study.seeds == tuple(range(16))
+    assert study.tasks == (task,) and study.seeds == tuple(range(16))
     assert study.scientific == {"n_context": n_context, "attention": ("dpa", "ea")}
     f = study.fixed
     assert (f["basis"], f["delay"]) == (basis, delay)

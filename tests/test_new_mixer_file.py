@@ -59,7 +59,7 @@ TASKS = Linked(options={
     "ctl": {"model": "Transformer", "n_layers": 2, "n_steps": 20, "eval_every": 10, "eval_samples": 16,
             "batch_size": 4},
 })
-NEW = Study(name="t.new_mixer", goal="a new mixer file trains in every family", task="mode",
+NEW = Study(name="t.new_mixer", goal="a new mixer file trains in every family",
             scientific={"task": TASKS, "mixer": ("gated_mean",)}, fixed={"d_model": 8, "n_heads": 2},
             nuisance={"learning_rate": (0.003,)}, seeds=(0, 1), scales={"smoke": {}})
 '''

@@ -11,7 +11,7 @@ from study.storage import StudyStorage
 from study.trainable import precision_context, run_trial
 from tests.tiny import DEVICES
 
-_STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", task="mode",
+_STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", tasks=("mode",),
                scientific={"architecture": ("MTE",)}, nuisance={"learning_rate": (0.003,)},
                fixed={"n_steps": 40, "eval_every": 20, "eval_batches": 2, "batch_size": 8, "seq_len": 16,
                       "d_model": 16}, seeds=(0,))

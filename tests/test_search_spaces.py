@@ -31,7 +31,7 @@ def test_paper_scale_matches_the_paper() -> None:
     assert FIG3.fixed["n_steps"] == 3200 and FIG3.fixed["batch_size"] == 32
     assert LEARNING_RATES[0] == pytest.approx(0.3) and LEARNING_RATES[-1] == pytest.approx(5.9049e-6)
     trained = sum(s.trial_count() * len(s.seeds) for n, s in all_studies().items()
-                  if n == s.name and s.task != "pooling_scale" and s.name.startswith("richter2020"))  # Fig. 1: none
+                  if n == s.name and s.tasks != ("pooling_scale",) and s.name.startswith("richter2020"))  # Fig. 1: none
     assert 25_000 <= trained <= 30_000  # "about 25,000 models"
 
 
@@ -81,9 +81,15 @@ def test_grid_points_and_trial_keys_are_unique_and_stable() -> None:
     ({"fixed": {"d_model": 8}}, "each name in exactly one of scientific / nuisance / fixed"),
     ({"nuisance": {"learning_rate": LogUniform(low=1e-3, high=1e-1)}}, "random, qmc or tpe when axes are continuous"),
     ({"sampler": "tpe"}, "invalid n_trials of study t None; allowed: a positive int for sampler tpe"),
+    ({"tasks": ()}, "invalid tasks of study t (); allowed: a non-empty tuple of distinct task names"),
+    ({"tasks": "mode"}, "invalid tasks of study t 'mode'; allowed: a non-empty tuple"),
+    ({"tasks": ("cases", "mode")}, "invalid tasks of study t ('cases', 'mode'); allowed: one task, or a task axis"),
+    ({"tasks": ("cases",), "nuisance": {"task": ("cases", "mode")}},
+     "invalid tasks of study t ('cases',); allowed: the values of its task axis: ('cases', 'mode')"),
+    ({"fixed": {"task": "mode"}}, "invalid fixed of study t {'task': 'mode'}; allowed: no task: declare it in tasks"),
 ])
 def test_invalid_study_definitions_name_the_field(kwargs: dict, message: str) -> None:
-    base = {"name": "t", "goal": "g", "task": "mode", "scientific": {"d_model": (8,)}}
+    base = {"name": "t", "goal": "g", "tasks": ("mode",), "scientific": {"d_model": (8,)}}
     with pytest.raises(StudyError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Study(**{**base, **kwargs})
 
@@ -112,12 +118,12 @@ def test_packed_learning_rates_group_neighbours() -> None:
     study = get_study("tests/studies_for_tests.py:RATES_PACKED")
     assert study.grid_size() == 4 and study.trial_count() == 2
     assert [c["learning_rate"] for c in study.grid()] == [[0.01, 0.003], [0.001, 0.0003]]
-    three = Study(name="t", goal="g", task="mode", scientific={"d_model": (8, 16)},
+    three = Study(name="t", goal="g", tasks=("mode",), scientific={"d_model": (8, 16)},
                   nuisance={"learning_rate": (0.1, 0.01, 0.001)}, learning_rates_per_trial=2)
     assert three.trial_count() == 4  # per d: [0.1, 0.01] and [0.001]
     validate(study)
     with pytest.raises(StudyError, match="learning_rates_per_trial of study t 2; allowed: 1, or more with the grid"):
-        Study(name="t", goal="g", task="mode", scientific={"d_model": (8,)}, sampler="random", n_trials=2,
+        Study(name="t", goal="g", tasks=("mode",), scientific={"d_model": (8,)}, sampler="random", n_trials=2,
               nuisance={"learning_rate": LogUniform(low=1e-3, high=1e-1)}, learning_rates_per_trial=2)
 
 
@@ -141,13 +147,13 @@ def test_unknown_names_are_refused_and_declared_labels_are_columns() -> None:
     from study.trainable import split_config
 
     tiny = {"n_steps": 100, "eval_every": 100, "d_model": 8, "seq_len": 8}
-    typo = Study(name="t.typo", goal="g", task="mode", scientific={"architecture": ("sum",)},
+    typo = Study(name="t.typo", goal="g", tasks=("mode",), scientific={"architecture": ("sum",)},
                  fixed={**tiny, "learnig_rate": 0.1})
     with pytest.raises(StudyError, match=r"^invalid hyperparameter 'learnig_rate' in study t.typo "
                                          r"\(task 'mode'\): not a field of the richter2020 family's config nor a "
                                          r"label of the study; allowed: architecture, task, d_model"):
         validate(typo)
-    labelled = Study(name="t.labels", goal="g", task="mode", scientific={"architecture": ("sum",)},
+    labelled = Study(name="t.labels", goal="g", tasks=("mode",), scientific={"architecture": ("sum",)},
                      fixed={**tiny, "note": "baseline"}, labels=("note",))
     validate(labelled)
     hyper, labels = split_config(labelled, {"architecture": "sum"})
@@ -156,7 +162,7 @@ def test_unknown_names_are_refused_and_declared_labels_are_columns() -> None:
 
 
 def test_a_typo_in_any_linked_option_is_refused_with_an_optuna_sampler() -> None:
-    study = Study(name="t.linked", goal="g", task="mode",
+    study = Study(name="t.linked", goal="g", tasks=("mode",),
                   scientific={"variant": Linked(options={"a": {"architecture": "sum"},
                                                          "b": {"architecture": "NAP", "n_stepz": 200}})},
                   nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-2)},
@@ -164,3 +170,19 @@ def test_a_typo_in_any_linked_option_is_refused_with_an_optuna_sampler() -> None
     assert study.label_names == ("variant",)
     with pytest.raises(StudyError, match="invalid hyperparameter 'n_stepz' in study t.linked"):
         validate(study)
+
+
+def test_tasks_are_declared_or_read_from_the_task_axis_and_checked_against_the_catalogue() -> None:
+    from study.preflight import validate
+
+    swept = Study(name="t", goal="g", scientific={"task": ("cases", "mode"), "d_model": (8,)})
+    assert swept.tasks == ("cases", "mode")
+    assert [c["task"] for c in swept.grid()] == ["cases", "mode"]
+    one = Study(name="t", goal="g", tasks=("mode",), scientific={"d_model": (8,)})
+    assert [c["task"] for c in one.grid()] == ["mode"]
+    smoke = Study(name="t", goal="g", scientific={"task": ("cases", "mode")},
+                  scales={"smoke": {"scientific": {"task": ("mode",)}}}).at_scale("smoke")
+    assert smoke.tasks == ("mode",)  # the scale's task axis says what trains there
+    assert get_study("atlas").tasks == ("cases", "cases_first_token", "mode", "ctl", "nt")
+    with pytest.raises(StudyError, match=r"invalid tasks of study t: 'moed'; allowed: .*mode, .*ctl, .*nt"):
+        validate(Study(name="t", goal="g", tasks=("moed",), scientific={"d_model": (8,)}))

@@ -102,7 +102,7 @@ def test_asking_for_a_gpu_on_a_cpu_machine_fails_fast(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr and time.time() - started < 60
 
 
-_BROKEN_STUDY_FILE = "from search_spaces import Study\n\nBROKEN = Study(name='x', goal='y', task='mode',\n"
+_BROKEN_STUDY_FILE = "from search_spaces import Study\n\nBROKEN = Study(name='x', goal='y', tasks=('mode',),\n"
 _PUBLISHED = "published:richter2020/mode__var_dim"
 
 

@@ -27,7 +27,7 @@ from study.verify import (
     within_seed_noise,
 )
 
-STUDY = Study(name="test.verify", goal="trials trained twice", task="mode",
+STUDY = Study(name="test.verify", goal="trials trained twice", tasks=("mode",),
               scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003)},
               fixed={"n_steps": 40, "eval_every": 20, "eval_batches": 2, "batch_size": 8, "seq_len": 16,
                      "d_model": 8}, seeds=(0, 1, 2))

@@ -119,7 +119,7 @@ def test_config_mixer_and_stack_validation() -> None:
     cfg = tiny_config(architecture="BERT", n_layers=3, mixer_stack="sepconv,sepconv,softmax")
     assert cfg.layer_mixers() == ("sepconv", "sepconv", "softmax")
     r = cfg.resolved()
-    assert r["mixer"] == "stack" and r["mixer_stack"] == "sepconv,sepconv,softmax" and r["conv_width"] == 31
+    assert r["mixer"] is None and r["mixer_stack"] == "sepconv,sepconv,softmax" and r["conv_width"] == 31
     r = tiny_config(architecture="NAP").resolved()
     assert r["mixer"] == "normalized" and r["mixer_stack"] == "normalized,normalized"
     assert tiny_config(architecture="MTE", mixer="average").layer_mixers() == ("average", "average")

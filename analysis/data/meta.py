@@ -148,7 +148,7 @@ class StudyMeta:
     directory: str = ""
     scale: str = ""
     goal: str = ""
-    task: str = ""
+    tasks: tuple[str, ...] = ()
     scientific: Mapping[str, Any] = field(default_factory=dict)
     nuisance: Mapping[str, Any] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
@@ -191,9 +191,21 @@ class StudyMeta:
 
 
 #: Keys older files carry that no longer mean anything: accepted, ignored (``kind``: a task's family now says
-#: how its trials run, and the report draws what the rows hold).
-RETIRED_KEYS = ("kind",)
+#: how its trials run, and the report draws what the rows hold), or read into their successor (``task``: one
+#: task, or a word such as "every task" / "cases+mode" beside a task axis; now ``tasks``, see _tasks).
+RETIRED_KEYS = ("kind", "task")
 _KEYS = (*(f.name for f in fields(StudyMeta) if f.name != "source"), *RETIRED_KEYS)
+
+
+def _tasks(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """``tasks``; in a file written before it, the values of the task axis, else the one ``task``."""
+    if "tasks" in data:
+        return tuple(str(t) for t in data["tasks"] or ())
+    axes = {**(data.get("scientific") or {}), **(data.get("nuisance") or {})}
+    axis = axes.get("task")
+    if isinstance(axis, list | Mapping):
+        return tuple(str(t) for t in axis)
+    return (str(data["task"]),) if data.get("task") else ()
 
 
 def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") -> StudyMeta:
@@ -218,7 +230,7 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
         directory=str(data.get("directory") or ""),
         scale=str(data.get("scale") or ""),
         goal=str(data.get("goal") or ""),
-        task=str(data.get("task") or ""),
+        tasks=_tasks(data),
         scientific=dict(data.get("scientific") or {}),
         nuisance=dict(data.get("nuisance") or {}),
         fixed=dict(data.get("fixed") or {}),

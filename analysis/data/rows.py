@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from analysis.data.columns import current_columns
 from analysis.data.lake import FAILED, Snapshot, artifact_snapshot, trial_snapshot
 from analysis.data.location import Location, key_of
 
@@ -52,13 +53,14 @@ def open_trials(where: Where) -> TrialScan:
 
     The pending files' footers are read once (cheap) to build one schema over all of them: trials of other model
     families bring their own columns, and an all-null column in one file may be typed in another. A file with a
-    valid footer but corrupt data pages is only detected when the frame is collected.
+    valid footer but corrupt data pages is only detected when the frame is collected. Rows written before the
+    ``mixer`` column meant one thing read as rows written now (:mod:`analysis.data.columns`).
     """
     location = Location.of(where)
     snap = trial_snapshot(location)
     lf, good, bad = _scan(location, snap)
     readable = sorted(snap.keys | {key_of(f) for f in good})
-    return TrialScan(lf, tuple(readable), bad)
+    return TrialScan(None if lf is None else current_columns(lf), tuple(readable), bad)
 
 
 def _scan(location: Location, snap: Snapshot) -> tuple[pl.LazyFrame | None, list[str], tuple[str, ...]]:

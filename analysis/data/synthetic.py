@@ -160,7 +160,7 @@ def _definition(name: str, grid: Mapping[str, Sequence[Any]], seeds: Sequence[in
         "name": name,
         "scale": "synthetic",
         "goal": "synthetic study for tests and benchmarks",
-        "task": DEFAULT_FIXED["task"],
+        "tasks": [DEFAULT_FIXED["task"]],
         "scientific": {k: list(v) for k, v in grid.items() if k != "learning_rate"},
         "nuisance": {"learning_rate": list(grid["learning_rate"])} if "learning_rate" in grid else {},
         "fixed": {k: v for k, v in DEFAULT_FIXED.items() if k not in grid},

@@ -43,7 +43,8 @@ def header_html(page: Page, meta: StudyMeta, name: str) -> tuple[int, int]:
     """Title, goal, chips, deviations and search space; returns the (table of contents, glance) slots."""
     page.h(1, f"Study report: {name}")
     page.raw(f"<div class='goal'><b>Goal.</b> {html.escape(meta.goal or '(no goal stated)')}</div>")
-    page.raw(_chips([("scale", meta.scale or "–"), ("task", meta.task or "–"),
+    tasks = ("tasks" if len(meta.tasks) > 1 else "task", ", ".join(meta.tasks) or "–")
+    page.raw(_chips([("scale", meta.scale or "–"), tasks,
                      ("sampler", meta.sampler), ("metric", f"{meta.metric} ({meta.mode})"),
                      ("seeds", len(meta.seeds) or "–"), ("published data", meta.reference or "none")]))
     toc, glance = page.slot(), page.slot()

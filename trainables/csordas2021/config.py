@@ -39,7 +39,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
             **{**_GATED, "d_ff": 512, "learning_rate": 1.5e-4, "gate_dropout": 0.1, "length_bucketed": True}},
 }
 MODELS = tuple(VARIANTS)
-OWN_MIXER = "own"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +49,7 @@ class CTLConfig(ConfigFields):
         model: Table 1 row: LSTM, Transformer, + rel, + rel + gate, + abs/rel + gate, + geom. att., NDR.
         task: ``ctl``.
         direction: ``forward`` (argument first, "→") or ``backward`` (argument last, "←").
-        mixer: ``own`` (the model's attention) or a name of ``trainables.mixers.MIXERS`` replacing the plain
+        mixer: None (the model's own attention) or a name of ``trainables.mixers.MIXERS`` replacing the plain
             Transformer's attention (Transformer only; it gets the batch's key-padding mask).
         d_model: width d (LSTM: hidden size).
         d_ff: feed-forward hidden width (gated tanh rows: 4d as in the release).
@@ -74,7 +73,7 @@ class CTLConfig(ConfigFields):
     model: str
     task: str = "ctl"
     direction: str = "forward"
-    mixer: str = OWN_MIXER
+    mixer: str | None = None
     d_model: int | None = None
     d_ff: int | None = None
     n_heads: int | None = None
@@ -117,20 +116,20 @@ class CTLConfig(ConfigFields):
 
     def _check_mixer(self) -> None:
         """A registry mixer replaces the plain Transformer's attention only."""
-        if self.mixer == OWN_MIXER:
+        if self.mixer is None:
             return
         from trainables.mixers import MIXERS
 
-        self.require_choice("mixer", (OWN_MIXER, *MIXERS.names()))
+        self.require_choice("mixer", (None, *MIXERS.names()))
         if not MIXERS.get(self.mixer).supports_mask:
             raise self.invalid("mixer", "a mixer that supports a key-padding mask (CTL batches are padded)")
         if self.model != "Transformer":
-            raise self.invalid("mixer", f"{OWN_MIXER} for model {self.model!r} (registry mixers replace the "
+            raise self.invalid("mixer", f"None for model {self.model!r} (registry mixers replace the "
                                         "Transformer's attention only)")
 
     def resolved(self) -> dict[str, Any]:
         """Every hyperparameter as the concrete value used (None -> the model's default), plus the model's
-        attention, layer, embedding init and optimiser."""
+        attention (null where a registry ``mixer`` replaces it), layer, embedding init and optimiser."""
         variant = VARIANTS[self.model]
         out: dict[str, Any] = {}
         for name in self.field_names():
@@ -138,8 +137,8 @@ class CTLConfig(ConfigFields):
             out[name] = variant[name] if value is None and name in variant else value
         for name in ("attention", "layer", "embedding_init", "optimizer"):
             out[name] = variant[name]
-        if self.mixer != OWN_MIXER:
-            out["attention"] = self.mixer
+        if self.mixer is not None:
+            out["attention"] = None
         for name in ("learning_rate", "weight_decay", "dropout", "att_dropout", "gate_dropout", "grad_clip_norm"):
             out[name] = float(out[name])
         return out

@@ -52,7 +52,9 @@ def build_model(cfg: CTLConfig) -> nn.Module:
     if r["layer"] == "lstm":
         return LSTMClassifier(d, r["dropout"])
     attention: nn.Module
-    if r["attention"] == "masked_softmax":
+    if r["mixer"] is not None:
+        attention = RegistryMixer(r["mixer"], d, h, dropout=r["att_dropout"])
+    elif r["attention"] == "masked_softmax":
         attention = RegistryMixer("softmax", d, h, dropout=r["att_dropout"], torch_mha_init=True)
     elif r["attention"] in ("relative", "abs_relative"):
         attention = RelativeAttention(d, h, dropout=r["att_dropout"], abs_gate=r["attention"] == "abs_relative")
@@ -60,7 +62,8 @@ def build_model(cfg: CTLConfig) -> nn.Module:
         attention = GeometricAttention(d, h, dropout=r["att_dropout"],
                                        normalize=r["attention"] == "geometric_normalized")
     else:
-        attention = RegistryMixer(r["attention"], d, h, dropout=r["att_dropout"])
+        raise ValueError(f"invalid attention={r['attention']!r}; allowed: masked_softmax, relative, abs_relative, "
+                         "geometric, geometric_normalized")
     layer: nn.Module
     if r["layer"] == "post_ln":
         layer = PostLNLayer(attention, d, r["d_ff"], r["dropout"])

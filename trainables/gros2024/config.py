@@ -25,7 +25,8 @@ class GrosConfig(ConfigFields):
             symbols in the first N dimensions; the readout still predicts N symbols.
         delay: delay tau of the rule.
         n_context: context length N_con (tokens the model sees; the readout is N_con * d -> d).
-        attention: ``dpa`` (softmax of beta * Q^T K) or ``ea`` (expressive attention, Eq. 2).
+        attention: ``dpa`` (softmax of beta * Q^T K) or ``ea`` (expressive attention, Eq. 2); unused (its column
+            null) when ``mixer`` replaces the paper's head.
         mixer: None (the paper's causal single head, chosen by ``attention``) or a name of
             ``trainables.mixers.MIXERS`` replacing it (called causal like the paper's head, ``n_heads`` heads,
             its own projections; before issue 25 it ran non-causal).
@@ -130,11 +131,13 @@ class GrosConfig(ConfigFields):
     def resolved(self) -> dict[str, Any]:
         """Every field as the concrete value used in training (the Parquet hyperparameter columns).
 
-        ``mixer`` resolves to the name of what mixes the tokens (``dpa``/``ea`` for the paper's head) and
-        ``d_model`` to the width used.
+        ``mixer`` stays the registry mixer's name or None (the paper's head), ``attention`` the paper's head
+        that ran (``dpa``/``ea``) or None where a registry mixer replaces it, and ``d_model`` resolves to the
+        width used.
         """
         out = self.to_dict()
-        out["mixer"] = self.mixer if self.mixer is not None else self.attention
+        if self.mixer is not None:
+            out["attention"] = None
         out["d_model"] = self.width
         return out
 

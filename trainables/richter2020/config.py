@@ -158,9 +158,9 @@ class TrainConfig(ConfigFields):
             "attention_gelu": arch.attention_gelu,
         }
         stack = self.layer_mixers()
-        # Parquet columns: the per-layer stack always; ``mixer`` names the one mixer, or "stack" when they differ.
+        # Parquet columns: the per-layer stack always; ``mixer`` names the one mixer, None when the layers differ.
         out["mixer_stack"] = ",".join(stack)
-        out["mixer"] = stack[0] if len(set(stack)) == 1 else "stack"
+        out["mixer"] = stack[0] if len(set(stack)) == 1 else None
         for key, value in defaults.items():
             if out[key] is None:
                 out[key] = value
