@@ -11,7 +11,6 @@ from analysis.stats.rgb import (
     best_config,
     case_rgb,
     epochwise_rgb,
-    findings,
     learning_curves,
     robustness_curve,
     seed_best_stats,
@@ -117,25 +116,6 @@ def test_learning_curves(lf: pl.LazyFrame) -> None:
     row = curves.filter(pl.col("d_model") == 8, pl.col("step") == 200).row(0, named=True)
     assert (row["mean"], row["min"], row["max"], row["n_seeds"]) == pytest.approx((0.5, 0.2, 0.8, 3))
     assert curves.height == 6
-
-
-def test_findings_pass_and_fail(lf: pl.LazyFrame) -> None:
-    result = findings(
-        lf,
-        [
-            {"description": "BERT learns", "metric": "val_accuracy", "above": {"BERT": 0.7}},
-            {"description": "BERT fails", "below": {"BERT": 0.7}},
-            {"description": "max fails", "below": {"max": 0.2}},  # no such architecture: fails
-        ],
-        panel="architecture",
-        by=BY,
-    )
-    passed = result.group_by("finding", maintain_order=True).agg(pl.col("passed").first())
-    assert passed.get_column("passed").to_list() == [True, False, False]
-    first = result.filter(pl.col("finding") == 0).row(0, named=True)
-    assert first["value"] == pytest.approx(2.3 / 3)
-    assert first["threshold"] == 0.7
-    assert result.filter(pl.col("finding") == 2).get_column("value").to_list() == [None]
 
 
 def test_model_status_is_one_status_per_trained_model() -> None:

@@ -18,8 +18,8 @@ count as the worst possible value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 import polars as pl
 
@@ -231,81 +231,3 @@ def learning_curves(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode
         )
         .sort([*by, "step"])
     )
-
-
-FINDINGS_SCHEMA: dict[str, Any] = {
-    "finding": pl.Int64,
-    "description": pl.String,
-    "metric": pl.String,
-    "panel_value": pl.String,
-    "relation": pl.String,
-    "threshold": pl.Float64,
-    "value": pl.Float64,
-    "holds": pl.Boolean,
-    "passed": pl.Boolean,
-}
-
-
-def findings_from_best(
-    best_by_metric: Mapping[str, pl.DataFrame],
-    findings_list: Sequence[Mapping[str, Any]],
-    panel: str,
-    metric: str = "val_accuracy",
-    value: str = "g",
-) -> pl.DataFrame:
-    """:func:`findings` from precomputed best configurations (``metric -> best_config`` output)."""
-    rows: list[dict[str, Any]] = []
-    for i, finding in enumerate(findings_list):
-        m = finding.get("metric", metric)
-        best = best_by_metric.get(m)
-        lookup: dict[str, float | None] = {}
-        if best is not None:
-            lookup = {str(k): v for k, v in best.select(pl.col(panel), pl.col(value)).iter_rows()}
-        start = len(rows)
-        for relation in ("below", "above"):
-            for panel_value, threshold in (finding.get(relation) or {}).items():
-                got = lookup.get(str(panel_value))
-                holds = got is not None and (got <= threshold if relation == "below" else got >= threshold)
-                rows.append(
-                    {
-                        "finding": i,
-                        "description": finding.get("description", f"finding {i}"),
-                        "metric": m,
-                        "panel_value": str(panel_value),
-                        "relation": relation,
-                        "threshold": float(threshold),
-                        "value": got,
-                        "holds": holds,
-                    }
-                )
-        passed = all(r["holds"] for r in rows[start:]) and len(rows) > start
-        for r in rows[start:]:
-            r["passed"] = passed
-    return pl.DataFrame(rows, schema=FINDINGS_SCHEMA)
-
-
-def findings(
-    lf: pl.LazyFrame,
-    findings_list: Sequence[Mapping[str, Any]],
-    metric: str = "val_accuracy",
-    *,
-    panel: str = "architecture",
-    by: Sequence[str] | None = None,
-    mode: Mode = "max",
-) -> pl.DataFrame:
-    """Evaluate the study's findings (``study.json["findings"]``, see ``docs/results.md``).
-
-    A finding holds when, for every panel value in ``below`` (``above``), the best epoch-wise mean
-    over seeds (G of :func:`epochwise_rgb`) of its ``metric`` (default ``metric``) over the grid
-    ``by`` is at most (at least) the threshold. A panel value absent from the data fails.
-
-    Returns one row per (finding, panel value): ``finding, description, metric, panel_value,
-    relation, threshold, value, holds`` and ``passed`` (the whole finding holds).
-    """
-    if by is None:
-        by = [panel]
-    metrics = sorted({f.get("metric", metric) for f in findings_list})
-    best = {m: best_config(epochwise_rgb(lf, m, by, mode), panel).collect() for m in metrics}
-    return findings_from_best(best, findings_list, panel, metric)
-
-
