@@ -105,7 +105,7 @@ def sync_journal(study: Study, storage: StudyStorage) -> Any | None:
     """Open the journal and make it agree with the Parquet rows; returns the Optuna study (None: no journal).
 
     Trials a killed driver left running are marked failed; finished trials on disk that the journal does not
-    have as completed are added (read with StudyStorage.read_trial, only those)."""
+    have as completed are added (read with StudyStorage.read_trials, only those)."""
     import optuna
 
     optuna_study = open_journal(study, storage)
@@ -115,9 +115,8 @@ def sync_journal(study: Study, storage: StudyStorage) -> Any | None:
         optuna_study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
     done = optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL
     known = {_journal_key(study, t) for t in optuna_study.get_trials(deepcopy=False, states=done)}
-    for key in sorted(storage.finished_keys() - known):
-        table = storage.read_trial(key)
-        if table is not None and table.num_rows:
+    for key, table in storage.read_trials(storage.finished_keys() - known):
+        if table.num_rows:
             rows = table.to_pylist()
             add_finished(optuna_study, study, key, point_from_rows(study, rows), rows)
     return optuna_study

@@ -13,7 +13,7 @@ import io
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,9 @@ import pyarrow.parquet as pq
 from analysis.data.columns import current_columns
 from analysis.data.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
 from analysis.data.location import Location, key_of
+
+#: Trials :meth:`StudyStorage.read_trials` takes from the table in one scan (bounds the rows held at once).
+READ_BATCH = 2_000
 
 
 class StorageError(OSError):
@@ -145,6 +148,26 @@ class StudyStorage:
             return None
         rows = pl.scan_delta(table).filter(pl.col("trial_key") == trial_key).collect()
         return current_columns(rows).to_arrow() if rows.height else None
+
+    def read_trials(self, keys: Collection[str]) -> Iterator[tuple[str, pa.Table]]:
+        """``(key, rows)`` of each finished trial of ``keys``, as :meth:`read_trial` gives them, reading the table
+        once per :data:`READ_BATCH` keys instead of once per key (a journal sync of a large study: 25,000 scans
+        otherwise). Pending trial files first, then the table's trials in key order; unfinished keys are skipped."""
+        wanted = sorted(set(keys))
+        snap = trial_snapshot(self.location)
+        pending = {key_of(p) for p in snap.pending}
+        for key in (k for k in wanted if k in pending):
+            table = self.read_trial(key)
+            if table is not None:
+                yield key, table
+        in_table = [k for k in wanted if k in snap.keys and k not in pending]
+        for start in range(0, len(in_table), READ_BATCH):
+            batch = in_table[start:start + READ_BATCH]
+            rows = pl.scan_delta(snap.table).filter(pl.col("trial_key").is_in(batch)).collect()
+            parts = current_columns(rows).partition_by("trial_key", as_dict=True, maintain_order=True)
+            for key in batch:
+                if (key,) in parts:
+                    yield key, parts[(key,)].to_arrow()
 
     def _list(self, sub: str, suffix: str) -> Iterator[str]:
         fs, _, _ = self._fs

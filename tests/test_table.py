@@ -220,3 +220,24 @@ def test_the_documented_readers_find_every_row_that_status_counts(tmp_path: Path
                              cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == "9 trials, 18 rows"  # 9 trials x 1 seed x 2 evaluations, none twice
+
+
+def test_read_trials_gives_what_read_trial_gives_for_table_and_pending_trials(
+        study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import study.storage as storage_module
+
+    keys = [p.stem for p in _files(study)]
+    pending = _files(study)[:5]
+    kept = {p: p.read_bytes() for p in pending}
+    fold(Location.of(study), batch=10)
+    for path, data in kept.items():  # five trial files written again: pending beside the table (and in it)
+        path.write_bytes(data)
+    (study / "trials" / pending[0].name).unlink()  # ... one of them not: in the table only
+    storage = StudyStorage(str(study.parent), study.name)
+    monkeypatch.setattr(storage_module, "READ_BATCH", 7)  # several table scans
+    wanted = [*keys, "no-such-trial"]
+    got = dict(storage.read_trials(wanted))
+    assert sorted(got) == sorted(keys)  # every finished trial once; an unknown key skipped
+    for key in keys:
+        assert pl.from_arrow(got[key]).equals(pl.from_arrow(storage.read_trial(key))), key  # values, not string widths
+    assert sum(t.num_rows for t in got.values()) == _all_rows(study).height
