@@ -172,7 +172,7 @@ def test_second_run_of_the_same_study_refuses(tmp_path: Path) -> None:
 def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
     # Both studies pack (4 members: 2 rates x 2 seeds, vs 2 seeds per rate), so they differ only in
     # which models share a trial. Float32 rounding differs with the pack and training amplifies it
-    # (packed == separate runs is shown in float64 in tests/test_trainables_packed.py), so the first
+    # (packed == separate runs is shown in float64 in tests/test_richter2020_packed.py), so the first
     # evaluation is compared tightly: a learning rate or seed given to the wrong member shows there.
     for name in ("RATES_PACKED", "RATES_ALONE"):
         result = run_cli("run", f"{STUDIES}:{name}", "--storage", str(tmp_path), "--packing", "on")

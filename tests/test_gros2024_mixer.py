@@ -17,7 +17,7 @@ from trainables.richter2020.loop import train_members, train_seed
 
 @pytest.fixture(autouse=True)
 def _float64(one_torch_thread: None) -> Iterator[None]:
-    """float64 and a small learning rate so packed and solo trajectories agree to 1e-6 (see test_trainables_packed)."""
+    """float64 and a small learning rate so packed and solo trajectories agree to 1e-6 (see test_richter2020_packed)."""
     dtype = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     yield

@@ -139,7 +139,7 @@ def test_seed_determinism_and_trial() -> None:
     a = train_seed(tiny_config(), 1)
     assert strip(a) == strip(train_seed(tiny_config(), 1))
     assert strip(a) != strip(train_seed(tiny_config(), 2))
-    trial = train_members([tiny_config()], [1, 2], pack=1)  # one at a time; packed: tests/test_trainables_packed.py
+    trial = train_members([tiny_config()], [1, 2], pack=1)  # one at a time; packed: tests/test_richter2020_packed.py
     assert [r["seed"] for r in trial] == [1, 1, 2, 2]
     assert strip(trial[:2]) == strip(a)
 
