@@ -27,3 +27,14 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def float64(one_torch_thread: None) -> Iterator[None]:
+    """torch's default dtype float64 for one test, on one thread (packed == separate checks agree to rounding)."""
+    import torch
+
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)

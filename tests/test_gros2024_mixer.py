@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -16,12 +15,8 @@ from trainables.richter2020.loop import train_members, train_seed
 
 
 @pytest.fixture(autouse=True)
-def _float64(one_torch_thread: None) -> Iterator[None]:
+def _float64(float64: None) -> None:
     """float64 and a small learning rate so packed and solo trajectories agree to 1e-6 (see test_richter2020_packed)."""
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(dtype)
 
 
 def test_expressive_is_registered_with_an_architecture() -> None:

@@ -9,8 +9,6 @@ content) and causality must hold (no output depends on a later token).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
 
@@ -25,11 +23,8 @@ MASKING = {"plain": (False, False), "mask": (True, False), "causal": (False, Tru
 
 
 @pytest.fixture(autouse=True)
-def _float64(one_torch_thread: None) -> Iterator[None]:
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(dtype)
+def _float64(float64: None) -> None:
+    """Every test of this module in float64 on one thread (the conftest fixture)."""
 
 
 def _members(name: str, **kw: object) -> list[torch.nn.Module]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,17 +20,13 @@ SEEDS = [0, 1, 2]
 
 
 @pytest.fixture(autouse=True)
-def _float64(one_torch_thread: None) -> Iterator[None]:
+def _float64(float64: None) -> None:
     """One thread, float64 and small learning rates, so that packed and solo runs agree to 1e-6.
 
     Batched and single matmuls sum in different orders; training amplifies that rounding difference
     exponentially (tiny NAP at lr 6e-4: 1e-16 -> 1e-4 in 40 steps; in float32 accuracies differ by 0.3 after
     50 steps at lr 3e-3). In float64 at lr 3e-4 the rows agree to ~1e-15 (checked to 1e-6 here).
     """
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(dtype)
 
 
 def _tiny(**kw: object) -> TrainConfig:
