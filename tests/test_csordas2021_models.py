@@ -187,26 +187,21 @@ def test_own_attentions_keep_padding_and_later_tokens_out(name: str, causal: boo
         torch.testing.assert_close(att(later, mask, **kw)[:, :3], out[:, :3], atol=1e-6, rtol=1e-6)
 
 
-def test_the_transformer_attention_is_torchs_multihead_attention() -> None:
+def test_the_transformer_attention_is_torchs_multihead_attention(float64: None) -> None:
     """The release's nn.MultiheadAttention and the registry softmax mixer initialised like it: same draws (so the
     same RNG afterwards), same outputs with a padding mask, float64 to rounding."""
     from trainables.csordas2021.models import mha_initialised_softmax
 
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        torch.manual_seed(0)
-        reference = torch.nn.MultiheadAttention(8, 2, batch_first=True)
-        after_reference = torch.rand(1)
-        torch.manual_seed(0)
-        mixer = mha_initialised_softmax(8, 2, 0.0)
-        assert torch.equal(torch.rand(1), after_reference)
-        x = torch.randn(3, 5, 8)
-        pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] + [True] * 4])
-        expected, _ = reference(x, x, x, key_padding_mask=pad, need_weights=False)
-        torch.testing.assert_close(mixer(x, ~pad), expected, atol=1e-12, rtol=1e-12)
-    finally:
-        torch.set_default_dtype(dtype)
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    after_reference = torch.rand(1)
+    torch.manual_seed(0)
+    mixer = mha_initialised_softmax(8, 2, 0.0)
+    assert torch.equal(torch.rand(1), after_reference)
+    x = torch.randn(3, 5, 8)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] + [True] * 4])
+    expected, _ = reference(x, x, x, key_padding_mask=pad, need_weights=False)
+    torch.testing.assert_close(mixer(x, ~pad), expected, atol=1e-12, rtol=1e-12)
 
 
 @pytest.mark.parametrize("model", ["Transformer", "+ rel", "+ geom. att.", "NDR",

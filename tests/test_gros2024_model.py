@@ -83,14 +83,10 @@ def test_outputs_ignore_nothing_but_future_tokens() -> None:
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("attention", ["dpa", "ea"])
-def test_stacked_members_equal_separate_runs(attention: str, device: str) -> None:
-    torch.set_default_dtype(torch.float64)
-    try:
-        cfg = _tiny(attention=attention, basis=4, delay=2, n_context=6, n_epochs=20)
-        stacked, snaps = train_members(cfg, [0, 1, 2], device=device)
-        solo = [row for seed in (0, 1, 2) for row in train_members(cfg, [seed], device=device)[0]]
-    finally:
-        torch.set_default_dtype(torch.float32)
+def test_stacked_members_equal_separate_runs(float64: None, attention: str, device: str) -> None:
+    cfg = _tiny(attention=attention, basis=4, delay=2, n_context=6, n_epochs=20)
+    stacked, snaps = train_members(cfg, [0, 1, 2], device=device)
+    solo = [row for seed in (0, 1, 2) for row in train_members(cfg, [seed], device=device)[0]]
     assert len(stacked) == len(solo) == 6
     for a, b in zip(stacked, solo, strict=True):
         for key in ("seed", "epoch", "status", "n_params"):
@@ -282,24 +278,20 @@ def test_the_bilayer_mixes_causally_whatever_mixes(mixer: str | None) -> None:
 
 @pytest.mark.parametrize("attention", ["dpa", "ea"])
 @pytest.mark.parametrize("per_token", [False, True])
-def test_paper_head_stacked_equals_separate_with_mask_and_causal(attention: str, per_token: bool) -> None:
+def test_paper_head_stacked_equals_separate_with_mask_and_causal(float64: None, attention: str,
+                                                                  per_token: bool) -> None:
     from trainables.stacked import stack_modules
 
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        gen = torch.Generator().manual_seed(0)
-        pos = (5,) if per_token else ()
-        heads = [PaperHead({**{w: torch.randn(*pos, 4, 4, generator=gen) for w in ("wq", "wk", "wv")},
-                            **{b: torch.randn(4, generator=gen) for b in ("bq", "bk", "bv")}},
-                           attention=attention, beta=0.7, per_token=per_token) for _ in range(3)]
-        stacked = stack_modules(heads)
-        x = torch.randn(3, 2, 5, 4)  # (K, B, T, d)
-        mask = torch.arange(5).view(1, 1, 5) < torch.tensor([[5, 3], [2, 5], [4, 1]]).view(3, 2, 1)  # (K, B, T)
-        out = stacked(x, mask, causal=True)
-        solo = torch.stack([h(x[k], mask[k], causal=True) for k, h in enumerate(heads)])
-        torch.testing.assert_close(out, solo, atol=1e-12, rtol=1e-12)
-        other = torch.where(mask[..., None], x, 30 * torch.randn(3, 2, 5, 4))  # padding content must not leak
-        torch.testing.assert_close(stacked(other, mask, causal=True)[mask], out[mask], atol=1e-12, rtol=1e-12)
-    finally:
-        torch.set_default_dtype(dtype)
+    gen = torch.Generator().manual_seed(0)
+    pos = (5,) if per_token else ()
+    heads = [PaperHead({**{w: torch.randn(*pos, 4, 4, generator=gen) for w in ("wq", "wk", "wv")},
+                        **{b: torch.randn(4, generator=gen) for b in ("bq", "bk", "bv")}},
+                       attention=attention, beta=0.7, per_token=per_token) for _ in range(3)]
+    stacked = stack_modules(heads)
+    x = torch.randn(3, 2, 5, 4)  # (K, B, T, d)
+    mask = torch.arange(5).view(1, 1, 5) < torch.tensor([[5, 3], [2, 5], [4, 1]]).view(3, 2, 1)  # (K, B, T)
+    out = stacked(x, mask, causal=True)
+    solo = torch.stack([h(x[k], mask[k], causal=True) for k, h in enumerate(heads)])
+    torch.testing.assert_close(out, solo, atol=1e-12, rtol=1e-12)
+    other = torch.where(mask[..., None], x, 30 * torch.randn(3, 2, 5, 4))  # padding content must not leak
+    torch.testing.assert_close(stacked(other, mask, causal=True)[mask], out[mask], atol=1e-12, rtol=1e-12)

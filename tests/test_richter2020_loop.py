@@ -72,32 +72,27 @@ def test_stacked_adam_of_one_model_is_torchs_adam_bit_for_bit(dtype: torch.dtype
     assert not torch.equal(ours[0], _adam_pair(dtype)[0][0])  # it moved
 
 
-def test_stacked_adam_members_step_at_their_own_rates() -> None:
+def test_stacked_adam_members_step_at_their_own_rates(float64: None) -> None:
     """Member k of a stack moves as one model at member k's learning rate; lr 0 with zero gradients: no move."""
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        models = []
-        for seed in (0, 1, 2):
-            torch.manual_seed(seed)
-            models.append(build_model(tiny_config()))
-        stacked = list(stack_modules(models).parameters())
-        rates = [3e-3, 1e-3, 0.0]
-        adam = StackedAdam(stacked, eps=ADAM_EPS)
-        solo = [StackedAdam(list(m.parameters()), eps=ADAM_EPS) for m in models]
-        for _ in range(3):
-            for p in stacked:
-                p.grad = torch.randn(p.shape) * torch.tensor([1.0, 1.0, 0.0]).view(-1, *[1] * (p.dim() - 1))
-            adam.step(torch.tensor(rates))
-            for k, (m, opt) in enumerate(zip(models, solo, strict=True)):
-                for p, s in zip(m.parameters(), stacked, strict=True):
-                    p.grad = s.grad[k].clone()
-                opt.step(torch.tensor([rates[k]]))
-        for k, m in enumerate(models):
-            assert all(torch.equal(p.detach(), s.detach()[k]) for p, s in zip(m.parameters(), stacked, strict=True))
-        assert not torch.equal(stacked[0][0], stacked[0][1])
-    finally:
-        torch.set_default_dtype(before)
+    models = []
+    for seed in (0, 1, 2):
+        torch.manual_seed(seed)
+        models.append(build_model(tiny_config()))
+    stacked = list(stack_modules(models).parameters())
+    rates = [3e-3, 1e-3, 0.0]
+    adam = StackedAdam(stacked, eps=ADAM_EPS)
+    solo = [StackedAdam(list(m.parameters()), eps=ADAM_EPS) for m in models]
+    for _ in range(3):
+        for p in stacked:
+            p.grad = torch.randn(p.shape) * torch.tensor([1.0, 1.0, 0.0]).view(-1, *[1] * (p.dim() - 1))
+        adam.step(torch.tensor(rates))
+        for k, (m, opt) in enumerate(zip(models, solo, strict=True)):
+            for p, s in zip(m.parameters(), stacked, strict=True):
+                p.grad = s.grad[k].clone()
+            opt.step(torch.tensor([rates[k]]))
+    for k, m in enumerate(models):
+        assert all(torch.equal(p.detach(), s.detach()[k]) for p, s in zip(m.parameters(), stacked, strict=True))
+    assert not torch.equal(stacked[0][0], stacked[0][1])
 
 
 def test_grad_clip_inside_training(monkeypatch: pytest.MonkeyPatch) -> None:

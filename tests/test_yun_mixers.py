@@ -160,14 +160,6 @@ def test_hybrid_stack_builds_the_layers_in_order_and_saves_parameters() -> None:
     assert [counts[0] - c for c in counts] == [0, 62, 124, 186, 248]
 
 
-@pytest.fixture
-def _float64() -> Iterator[None]:
-    dtype = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(dtype)
-
-
 @pytest.mark.parametrize("overrides", [
     {"mixer": "sepconv", "conv_width": 4},
     {"mixer": "average"},
@@ -177,7 +169,7 @@ def _float64() -> Iterator[None]:
 ])
 @pytest.mark.parametrize("architecture", ["BERT", "MTE"])
 @pytest.mark.parametrize("device", DEVICES)
-def test_packed_equals_separate_runs(_float64: None, overrides: dict[str, object], architecture: str,
+def test_packed_equals_separate_runs(float64: None, overrides: dict[str, object], architecture: str,
                                      device: str) -> None:
     cfg = tiny_config(architecture=architecture, n_steps=30, learning_rate=3e-4, **overrides)
     solo = [row for seed in (0, 1) for row in train_seed(cfg, seed, device=device)]
