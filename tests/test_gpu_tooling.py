@@ -12,12 +12,24 @@ import shutil
 import stat
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tools.offline_bundle import _console_scripts, _unpack, build, closure, node_conflicts, present_packages
+from tools.offline_bundle import (
+    ROOT,
+    _console_scripts,
+    _unpack,
+    build,
+    closure,
+    cut_into_parts,
+    node_conflicts,
+    present_packages,
+    stale_metadata,
+    unpack_parts,
+)
 
 
 def test_present_packages_read_pip_freeze_and_plain_lists(tmp_path: Path) -> None:
@@ -36,6 +48,20 @@ def test_the_closure_is_the_projects_needs_at_the_versions_tested_here() -> None
     assert "tensorboardx" in runtime  # from ray[tune]: extras of a requirement are followed
     assert "attention-studies" not in runtime
     assert runtime["ray"] == md.version("ray") and runtime["polars"] == md.version("polars")
+
+
+def test_a_pyproject_newer_than_the_installed_project_stops_the_build(tmp_path: Path) -> None:
+    """The closure comes from the installed metadata: a dependency added to pyproject.toml after the last
+    `pip install -e .` (deltalake once) must stop the build, not leave the bundle without it."""
+    assert stale_metadata() == [], "the installed project is older than pyproject.toml: run make setup"
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '"click>=8.1",' in text
+    newer = tmp_path / "pyproject.toml"
+    newer.write_text(text.replace('"click>=8.1",', '"surely-new>=1",').replace('"ruff>=0.6",', '"ruff>=0.7",'))
+    assert stale_metadata(newer) == ["ruff>=0.7 (extra test) declared but not installed",
+                                     "surely-new>=1 declared but not installed",
+                                     "click>=8.1 installed but no longer declared",
+                                     "ruff>=0.6 (extra test) installed but no longer declared"]
 
 
 def test_a_dependency_missing_here_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,6 +107,50 @@ def test_a_node_without_its_own_torch_is_refused_before_any_download(tmp_path: P
     with pytest.raises(SystemExit, match=r"invalid --present .*node.txt: torch is not listed"):
         build(args)
     assert not (tmp_path / "b.tar.xz").exists()
+
+
+def test_parts_are_cut_first_fit_decreasing_within_the_limit() -> None:
+    sizes = {"polars": 27, "deltalake": 26, "ray": 22, "sqlalchemy": 3, "optuna": 1, "tiny": 1}
+    parts = cut_into_parts(sizes, 56)
+    assert parts == [["polars", "deltalake", "sqlalchemy"], ["ray", "optuna", "tiny"]]
+    assert all(sum(sizes[n] for n in part) <= 56 for part in parts)
+    assert sorted(n for part in parts for n in part) == sorted(sizes)
+    assert cut_into_parts(sizes, 100) == [["polars", "deltalake", "ray", "sqlalchemy", "optuna", "tiny"]]
+    with pytest.raises(SystemExit, match=r"invalid --part-mb 2.5e-05: polars \(0.0 MB\), deltalake .* exceed"):
+        cut_into_parts(sizes, 25)
+
+
+def _part(path: Path, modules: dict[str, str]) -> Path:
+    """A part as `build` writes it: a plain tar of one .tar.xz per package."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w") as outer:
+        for name, body in modules.items():
+            src = path.parent / f"{name}.py"
+            src.write_text(body)
+            inner = path.parent / f"{name}.tar.xz"
+            with tarfile.open(inner, "w:xz") as tar:
+                tar.add(src, arcname=f"{name}.py")
+            outer.add(inner, arcname=inner.name)
+    return path
+
+
+def test_parts_carried_separately_build_one_site(tmp_path: Path) -> None:
+    """A device that caps one transfer gets the parts in separate calls: each install adds to the same site and
+    the site says which parts it holds; a part of another build starts the site again; a stray file is refused."""
+    one = _part(tmp_path / "a/part-1-of-2.tar", {"first_mod": "X = 1\n", "second_mod": "Y = 2\n"})
+    two = _part(tmp_path / "b/part-2-of-2.tar", {"third_mod": "Z = 3\n"})
+    site = tmp_path / "site"
+    assert unpack_parts([one], site) == ([1], 2)
+    assert (site / "first_mod.py").read_text() == "X = 1\n" and not (site / "third_mod.py").exists()
+    assert unpack_parts([two.parent], site) == ([1, 2], 2)  # a directory of parts, in a later call
+    assert sorted(p.name for p in site.glob("*.py")) == ["first_mod.py", "second_mod.py", "third_mod.py"]
+    other = _part(tmp_path / "c/part-1-of-1.tar", {"fourth_mod": "W = 4\n"})
+    assert unpack_parts([other], site) == ([1], 1)
+    assert [p.name for p in site.glob("*.py")] == ["fourth_mod.py"]
+    with pytest.raises(SystemExit, match=r"invalid bundle .*bundle.tar.xz: allowed: part-I-of-N.tar"):
+        unpack_parts([tmp_path / "bundle.tar.xz"], site)
+    with pytest.raises(SystemExit, match=r"invalid bundle: parts of different builds"):
+        unpack_parts([one, other], site)
 
 
 def test_unpacking_keeps_the_executable_bit(tmp_path: Path) -> None:

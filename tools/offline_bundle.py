@@ -1,14 +1,16 @@
 """Carry the project's Python dependencies to a GPU node that cannot reach a package index.
 
 GPU images (a cloud's deep-learning AMI, a locked-down cluster image) usually hold a CUDA build of torch,
-numpy, pyarrow, matplotlib and pytest, but not Ray, Optuna or polars, and an air-gapped node cannot pip them.
-`build` (on a machine that reaches PyPI) downloads the wheels the node lacks, for the node's Python, at the
-versions installed here (the ones the tests passed with), and packs them into one .tar.xz; `install` (on the
-node, with its own python3) unpacks it, makes it importable (a .pth file), writes the bundled packages'
-console scripts (`ray`, ...) beside python3, and installs this checkout without touching the index.
+numpy, pyarrow, matplotlib and pytest, but not Ray, Optuna, polars or deltalake, and an air-gapped node cannot
+pip them. `build` (on a machine that reaches PyPI) downloads the wheels the node lacks, for the node's Python,
+at the versions installed here (the ones the tests passed with), compresses each on its own and groups them
+into parts of at most --part-mb (a transfer to the node may be capped); `install` (on the node, with its own
+python3) unpacks parts into one site, in one call or several, makes it importable (a .pth file), writes the
+bundled packages' console scripts (`ray`, ...) beside python3, and installs this checkout without touching the
+index.
 
-    python tools/offline_bundle.py build --present node-packages.txt --python 3.12 --out bundle.tar.xz
-    python3 tools/offline_bundle.py install bundle.tar.xz          # on the node, in the checkout
+    python tools/offline_bundle.py build --present node-packages.txt --python 3.12 --out .bundle
+    python3 tools/offline_bundle.py install .bundle          # on the node, in the checkout
 
 `--present`: the node's `python3 -m pip list --format=freeze` (or one name per line); torch must be among
 them (the node's CUDA build, never a download). To keep the bundle small, what the studies never import is
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -28,8 +32,10 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -100,6 +106,32 @@ def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, st
     found = {name: version for name, version, _, _ in _walk(extras, python, root)}
     del found[normalise(root)]
     return found
+
+
+def _requirement_key(text: str, extra: str | None) -> tuple[str, str, frozenset[str], str | None]:
+    req = Requirement(text)
+    return normalise(req.name), str(req.specifier), frozenset(req.extras), extra
+
+
+def stale_metadata(pyproject: Path = ROOT / "pyproject.toml", root: str = PROJECT) -> list[str]:
+    """The requirements pyproject.toml declares that the installed project's metadata lacks, and the reverse,
+    one line each: the closure is read from the installed metadata, so a checkout whose pyproject.toml gained
+    a dependency after its last `pip install -e .` would otherwise build a bundle without it."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    declared = {_requirement_key(text, None) for text in project.get("dependencies", [])}
+    for extra, texts in project.get("optional-dependencies", {}).items():
+        declared |= {_requirement_key(text, extra) for text in texts}
+    installed = set()
+    for text in md.requires(root) or []:
+        match = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", text)
+        installed.add(_requirement_key(text, match.group(1) if match else None))
+
+    def show(key: tuple[str, str, frozenset[str], str | None]) -> str:
+        name, spec, extras, extra = key
+        with_extras = name + (f"[{','.join(sorted(extras))}]" if extras else "")
+        return with_extras + spec + (f" (extra {extra})" if extra else "")
+    return ([f"{show(k)} declared but not installed" for k in sorted(declared - installed, key=str)]
+            + [f"{show(k)} installed but no longer declared" for k in sorted(installed - declared, key=str)])
 
 
 def node_conflicts(present: dict[str, str | None], extras: list[str], python: str, root: str = PROJECT) -> list[str]:
@@ -174,39 +206,101 @@ def _strip(tree: Path) -> None:
             subprocess.run(["strip", "--strip-unneeded", str(path)], check=True, capture_output=True)
 
 
-def build(args: argparse.Namespace) -> None:
-    present = present_packages(args.present)
+PART = re.compile(r"part-(\d+)-of-(\d+)\.tar$")
+
+
+def _pack_wheel(wheel: Path, work: Path) -> tuple[Path, int, list[str]]:
+    """One wheel unpacked, pruned, stripped and compressed on its own (xz -9): its archive, its unpacked size and
+    the files pip would put outside site-packages (left out). One archive per wheel lets the bundle be cut into
+    parts of a known size."""
+    tree = work / "trees" / wheel.name
+    left_out = _unpack(wheel, tree)
+    for part in PRUNED:
+        shutil.rmtree(tree / part, ignore_errors=True)
+    for cache in list(tree.rglob("__pycache__")):
+        shutil.rmtree(cache)
+    _strip(tree)
+    size = sum(f.stat().st_size for f in tree.rglob("*") if f.is_file())
+    archive = work / "archives" / (wheel.name.split("-", 1)[0] + ".tar.xz")
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "w:xz", preset=9) as tar:
+        for top in sorted(p.name for p in tree.iterdir()):
+            tar.add(tree / top, arcname=top)
+    shutil.rmtree(tree)
+    return archive, size, left_out
+
+
+def cut_into_parts(sizes: dict[str, int], limit: int) -> list[list[str]]:
+    """Archive names grouped into as few parts as first-fit decreasing finds, each part's sizes summing to at most
+    `limit` bytes; an archive larger than `limit` alone is an error naming it."""
+    too_big = [f"{name} ({size / 1e6:.1f} MB)" for name, size in sizes.items() if size > limit]
+    if too_big:
+        sys.exit(f"invalid --part-mb {limit / 1e6:g}: {', '.join(too_big)} alone exceed(s) it; allowed: a size "
+                 "at least as large as the largest package's archive")
+    parts: list[list[str]] = []
+    room: list[int] = []
+    for name in sorted(sizes, key=lambda n: (-sizes[n], n)):
+        fit = next((i for i, left in enumerate(room) if sizes[name] <= left), None)
+        if fit is None:
+            parts.append([name])
+            room.append(limit - sizes[name])
+        else:
+            parts[fit].append(name)
+            room[fit] -= sizes[name]
+    return parts
+
+
+def _refuse_bad_input(args: argparse.Namespace, present: dict[str, str | None]) -> None:
+    """Stop, naming what is wrong, before anything is downloaded."""
     if "torch" not in present:
         sys.exit(f"invalid --present {args.present}: torch is not listed; the node needs its own CUDA build of "
                  "torch (a bundle never carries one)")
+    if args.part_mb <= 0:
+        sys.exit(f"invalid --part-mb {args.part_mb}: allowed: a positive number of megabytes")
+    stale = stale_metadata()
+    if stale:
+        sys.exit(f"the installed {PROJECT} is older than pyproject.toml (" + "; ".join(stale)
+                 + "): reinstall it (make setup, or pip install -e .) and build again")
     conflicts = node_conflicts(present, args.extras, args.python)
     if conflicts:
         sys.exit(f"the node's packages ({args.present}) do not fit: " + "; ".join(conflicts)
                  + "; allowed: versions within those ranges (upgrade the node, or pin the project here)")
+
+
+def build(args: argparse.Namespace) -> None:
+    present = present_packages(args.present)
+    _refuse_bad_input(args, present)
     pins = {n: v for n, v in closure(args.extras, args.python).items() if n not in present}
     with tempfile.TemporaryDirectory() as tmp:
-        wheels = download(pins, args.python, Path(tmp) / "wheels")
-        tree = Path(tmp) / "site"
-        left_out = [name for wheel in wheels for name in _unpack(wheel, tree)]
+        work = Path(tmp)
+        wheels = download(pins, args.python, work / "wheels")
+        # lzma releases the GIL while it compresses: one thread per core packs the wheels side by side
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            packed = list(pool.map(lambda wheel: _pack_wheel(wheel, work), wheels))
+        left_out = [name for _, _, names in packed for name in names]
         if left_out:
             tops = sorted({n.split("/", 2)[0] + "/" + n.split("/", 2)[1] for n in left_out})
             print(f"left out {len(left_out)} files pip would put outside site-packages: {', '.join(tops)}")
-        for part in PRUNED:
-            shutil.rmtree(tree / part, ignore_errors=True)
-        for cache in list(tree.rglob("__pycache__")):
-            shutil.rmtree(cache)
-        _strip(tree)
-        print(f"{len(wheels)} wheels for Python {args.python}; unpacked, pruned and stripped:")
-        sizes = {top.name: sum(f.stat().st_size for f in top.rglob("*") if f.is_file()) if top.is_dir()
-                 else top.stat().st_size for top in tree.iterdir()}
-        for top, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        print(f"{len(wheels)} wheels for Python {args.python}; unpacked (pruned and stripped) -> xz:")
+        for archive, size, _ in sorted(packed, key=lambda p: -p[1]):
             if size > 1_000_000:
-                print(f"  {top:40s} {size / 1e6:6.1f} MB")
-        with tarfile.open(args.out, "w:xz", preset=9) as tar:
-            for top in sorted(p.name for p in tree.iterdir()):
-                tar.add(tree / top, arcname=top)
-    print(f"{args.out}: {args.out.stat().st_size / 1e6:.1f} MB, {len(pins)} packages: "
-          + ", ".join(f"{n}=={v}" for n, v in sorted(pins.items())))
+                print(f"  {archive.name.removesuffix('.tar.xz'):30s} {size / 1e6:6.1f} MB -> "
+                      f"{archive.stat().st_size / 1e6:5.1f} MB")
+        archives = {archive.name: archive for archive, _, _ in packed}
+        # a tar member costs a 512-byte header (and padding); a tar ends in up to 20 KiB of blocks
+        sizes = {name: a.stat().st_size + 1024 for name, a in archives.items()}
+        parts = cut_into_parts(sizes, int(args.part_mb * 1e6) - 20480)
+        args.out.mkdir(parents=True, exist_ok=True)
+        for old in args.out.glob("part-*-of-*.tar"):
+            old.unlink()  # parts of an earlier build would mix with these
+        for i, names in enumerate(parts, 1):
+            path = args.out / f"part-{i}-of-{len(parts)}.tar"
+            with tarfile.open(path, "w") as tar:  # the archives inside are compressed already
+                for name in sorted(names):
+                    tar.add(archives[name], arcname=name)
+            print(f"{path}: {path.stat().st_size / 1e6:.1f} MB: "
+                  + ", ".join(n.removesuffix(".tar.xz") for n in sorted(names)))
+    print(f"{len(parts)} part(s), {len(pins)} packages: " + ", ".join(f"{n}=={v}" for n, v in sorted(pins.items())))
 
 
 def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
@@ -245,18 +339,64 @@ def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
     return written
 
 
-def install(args: argparse.Namespace) -> None:
-    site = args.site.resolve()
+def _parts(paths: list[Path]) -> list[tuple[Path, int, int]]:
+    """(file, i, n) of every part named or found in a named directory; a file that is not a part is an error."""
+    found = []
+    for path in paths:
+        files = sorted(path.glob("part-*-of-*.tar")) if path.is_dir() else [path]
+        if not files:
+            sys.exit(f"invalid bundle {path}: the directory holds no part-I-of-N.tar; allowed: the parts `build` wrote")
+        for file in files:
+            match = PART.search(file.name)
+            if match is None or not file.is_file():
+                sys.exit(f"invalid bundle {file}: allowed: part-I-of-N.tar files written by `build`, or their "
+                         "directory")
+            found.append((file, int(match.group(1)), int(match.group(2))))
+    if len({n for _, _, n in found}) > 1:
+        sys.exit("invalid bundle: parts of different builds (" + ", ".join(str(f) for f, _, _ in found) + ")")
+    return found
+
+
+def unpack_parts(paths: list[Path], site: Path) -> tuple[list[int], int]:
+    """Unpack the parts named (or found in named directories) into `site` and remember which it holds, so that
+    parts carried in separate transfers (a device that caps one) build one site; a site holding parts of another
+    build is emptied first. Returns the parts the site now holds and how many the build has."""
+    parts = _parts(paths)
     site.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(args.bundle, "r:xz") as tar:
-        tar.extractall(site, filter="fully_trusted")
+    record = site / ".bundle-parts.json"
+    n = parts[0][2]
+    held = json.loads(record.read_text()) if record.exists() else {"parts": n, "installed": []}
+    if held["parts"] != n:
+        shutil.rmtree(site)
+        site.mkdir(parents=True)
+        held = {"parts": n, "installed": []}
+    for file, i, _ in parts:
+        with tarfile.open(file, "r:") as outer:
+            for member in outer.getmembers():
+                inner = outer.extractfile(member)
+                if inner is None:
+                    sys.exit(f"invalid bundle {file}: {member.name} is not a file")
+                with tarfile.open(fileobj=inner, mode="r:xz") as tar:
+                    tar.extractall(site, filter="fully_trusted")
+        held["installed"] = sorted(set(held["installed"]) | {i})
+    record.write_text(json.dumps(held))
+    return held["installed"], n
+
+
+def install(args: argparse.Namespace) -> None:
+    """Unpack the parts, make the site importable (a .pth file), write the console scripts and install the
+    checkout; says which parts are still missing."""
+    site = args.site.resolve()
+    installed, n = unpack_parts(args.bundle, site)
     pth = Path(sysconfig.get_paths()["purelib"]) / "attention-studies-offline.pth"
     pth.write_text(f"{site}\n")
     scripts = _console_scripts(site, Path(sys.executable).parent)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-build-isolation",
                     "-e", str(ROOT)], check=True)
+    missing = sorted(set(range(1, n + 1)) - set(installed))
     print(f"bundle in {site} (importable through {pth}); console scripts: {', '.join(scripts) or 'none new'}; "
-          f"{PROJECT} installed from {ROOT}")
+          f"{PROJECT} installed from {ROOT}; parts installed: {installed} of {n}"
+          + (f"; STILL MISSING: part(s) {missing}: install them before running anything" if missing else ""))
 
 
 def main() -> None:
@@ -266,9 +406,11 @@ def main() -> None:
     b.add_argument("--present", type=Path, required=True, help="the node's pip list --format=freeze")
     b.add_argument("--python", default="3.12", help="the node's Python, major.minor")
     b.add_argument("--extras", nargs="*", default=[], help="project extras to include too (e.g. test)")
-    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--out", type=Path, required=True, help="a directory for the parts (part-I-of-N.tar)")
+    b.add_argument("--part-mb", type=float, default=56.0,
+                   help="the most megabytes one part may hold (default 56: a 64 MiB transfer cap minus the checkout)")
     i = verbs.add_parser("install", help="unpack a bundle on the node and install this checkout (offline)")
-    i.add_argument("bundle", type=Path)
+    i.add_argument("bundle", type=Path, nargs="+", help="part files, or the directory `build` wrote them to")
     i.add_argument("--site", type=Path, default=Path("/tmp/attention-studies-site"))
     args = parser.parse_args()
     build(args) if args.verb == "build" else install(args)
