@@ -69,7 +69,8 @@ def main() -> None:
     from ray import tune
 
     from search_spaces import get_study
-    from study.runner import Resources, run_study, trial_points
+    from study.points import trial_points
+    from study.runner import Resources, run_study
     from study.storage import StudyStorage
 
     study = get_study("richter2020.fig7", "cpu")

@@ -150,9 +150,12 @@ def show(name: str, scale: str) -> None:
 @click.option("--track", "track", multiple=True, metavar="KIND[=TARGET]",
               help="Log every trial live to mlflow[=URI], tensorboard[=DIR] or wandb[=PROJECT] (repeatable; "
                    "docs/tracking.md).")
+@click.option("--where", "where", multiple=True, metavar="AXIS=VALUE[,VALUE...]",
+              help="Run only the grid points whose AXIS takes one of the values (repeatable: all must hold); "
+                   "the trials land in the study's directory (docs/cli.md).")
 def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
-        report: bool, track: tuple[str, ...]) -> None:
+        report: bool, track: tuple[str, ...], where: tuple[str, ...]) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
@@ -165,6 +168,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
 
     ray_environment(address)  # before Ray is imported
     from study.lock import StudyLock, StudyLocked
+    from study.points import parse_where
     from study.preflight import validate
     from study.runner import ClusterError, Resources, run_study
     from study.tracking import TrackError, parse_track, resolve
@@ -172,7 +176,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     target = study_storage(study, storage, must_exist=False)
     try:
         specs = [parse_track(t) for t in track]
-    except TrackError as error:
+        subset = parse_where(study, where)
+    except (TrackError, StudyError) as error:
         raise InputError(str(error)) from None
     started = time.time()
     try:
@@ -184,7 +189,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
             specs = [resolve(spec, study, target) for spec in specs]
             for spec in specs:
                 click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
-            counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs))
+            counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs),
+                               where=subset)
     except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
     except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target
@@ -208,8 +214,8 @@ def status(name: str, scale: str, storage: str) -> None:
     """Trials done / running / failed / pending of a study."""
     from analysis.data.machines import run_settings_text
     from analysis.data.meta import recorded_run
+    from study.points import trial_points
     from study.progress import PROGRESS_FILE
-    from study.runner import trial_points
 
     study = load_study(name, scale)
     target = study_storage(study, storage)

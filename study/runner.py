@@ -14,7 +14,7 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import ray
@@ -23,6 +23,7 @@ from ray import tune
 from search_spaces.study import Study, StudyError
 from study.identity import machine, machine_text, software_versions, trial_key
 from study.journal import JournalRecorder, journal_storage, optuna_space, sync_journal
+from study.points import describe, trial_points
 from study.preflight import validate
 from study.progress import StudyProgress
 from study.storage import StudyStorage, first_line
@@ -75,16 +76,6 @@ def run_record(resources: Resources) -> dict[str, Any]:
             "threads_per_trial": max(1, int(resources.cpus_per_trial)),
             "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
             "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
-
-
-def trial_points(study: Study) -> dict[str, dict[str, Any]]:
-    """Every grid point by trial key (grid sampler)."""
-    names = list(study.axes)
-    points = {}
-    for config in study.grid():
-        point = {n: config[n] for n in names}
-        points[trial_key(study.name, config, study.seeds)] = point
-    return points
 
 
 def _optuna_sampler(study: Study, seed: int = 0) -> Any:
@@ -338,15 +329,20 @@ def _tune_config(study: Study, concurrency: int, remaining: int, journal: Any | 
 
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
-              echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = ()) -> dict[str, int]:
+              echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = (),
+              where: Mapping[str, tuple[Any, ...]] | None = None) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
     A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
     with the number of trials (and so does the time of each save), so one huge Tuner slows down.
-    `track`: trackers each trial logs its curves to (study.tracking.TrackSpec).
+    `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where` (grid studies; axis ->
+    values, study.subset): only the grid points it selects run and are counted.
     """
     validate(study)
     total = study.trial_count()
+    if where:
+        total = len(trial_points(study, where))
+        echo(f"subset --where {describe(where)}: {total} of the study's {study.trial_count()} trials")
     for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per pending file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
              f"{storage.quarantine(key)}, the trial runs again")
@@ -355,7 +351,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
     previous: list[tuple[dict[str, Any], float]] = []
     if study.sampler == "grid":
-        points = trial_points(study)
+        points = trial_points(study, where)
         done = storage.finished_keys() & set(points)
         todo = [p for k, p in points.items() if k not in done]
         n_done = len(done)
@@ -394,6 +390,6 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     progress.close()
     if study.sampler != "grid":
         return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
-    keys, finished = set(trial_points(study)), storage.finished_keys()
+    keys, finished = set(trial_points(study, where)), storage.finished_keys()
     # Failed for good: a failed/ record and no result (a lost trial that its second pass finished is not).
     return {"finished": len(finished & keys), "failed": len(storage.failed_keys() & keys - finished), "total": total}

@@ -193,7 +193,7 @@ def verify_study(study: Study, storage: StudyStorage, *, trials: int, seed: int 
     Raises:
         ValueError: ``trials`` below 1, or no finished trial to verify.
     """
-    from study.runner import trial_points
+    from study.points import trial_points
 
     finished = storage.finished_keys() - storage.corrupt_keys()
     grid = trial_points(study) if study.sampler == "grid" else None

@@ -10,8 +10,8 @@ import pytest
 from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, get_study
 from search_spaces.richter2020 import FIG3, FIG9, FIG13, LEARNING_RATES
 from study.identity import trial_key
+from study.points import trial_points
 from study.preflight import validate
-from study.runner import trial_points
 
 ROOT = Path(__file__).resolve().parent.parent
 

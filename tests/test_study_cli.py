@@ -49,6 +49,27 @@ def test_smoke_study_end_to_end_with_report(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_where_subset_runs_its_points_and_the_whole_study_runs_the_rest(tmp_path: Path) -> None:
+    """`--where` runs only the selected grid points into the study's own directory; the run without it then
+    trains only the points still missing (same trial keys), and the grid is complete once, with no duplicate."""
+    args = ("run", "richter2020.fig4", "--scale", "smoke", "--storage", str(tmp_path))
+    part = run_cli(*args, "--where", "architecture=max", "--where", "learning_rate=0.027")
+    assert part.returncode == 0, part.stderr + part.stdout
+    assert "subset --where architecture=max learning_rate=0.027: 2 of the study's 8 trials" in part.stdout
+    assert "2/2 trials finished, 0 failed" in part.stdout
+    study_dir = tmp_path / "richter2020.fig4.smoke"
+    df = rows(study_dir)
+    assert set(df["architecture"]) == {"max"} and df["learning_rate"].unique().to_list() == [0.3**3]
+    assert set(df["seq_len"]) == {4, 8}
+    rest = run_cli(*args)
+    assert rest.returncode == 0, rest.stderr + rest.stdout
+    assert "2 finished before, 6 to run" in rest.stdout and "8/8 trials finished, 0 failed" in rest.stdout
+    df = rows(study_dir)
+    assert df["trial_key"].n_unique() == 8
+    assert df.select(pl.struct("trial_key", "seed", "step").is_unique().all()).item()
+
+
+@pytest.mark.slow
 def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Path) -> None:
     name = f"{STUDIES}:INTERRUPTIBLE"
     study_dir = tmp_path / "test.interruptible"
