@@ -108,9 +108,7 @@ class GeometricAttention(Mixer):
 
     def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, normalize: bool = False) -> None:
         super().__init__(d_model, n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"invalid d_model={d_model}; allowed: a multiple of n_heads={n_heads}")
-        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.split_into_heads()
         self.q = nn.Linear(d_model, d_model, bias=False)
         self.kv = nn.Linear(d_model, 2 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)

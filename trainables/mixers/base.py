@@ -119,6 +119,13 @@ class Mixer(nn.Module):
                              "allowed: a mixer whose forward(x, mask=None, *, causal=False) honours it "
                              "(supports_mask / supports_causal, docs/mixers.md)")
 
+    def split_into_heads(self) -> None:
+        """Set ``d_head`` = d / H for a mixer with per-head parts; a width the heads do not divide is an error
+        naming both."""
+        if self.d_model % self.n_heads:
+            raise ValueError(f"invalid d_model={self.d_model}; allowed: a multiple of n_heads={self.n_heads}")
+        self.d_head = self.d_model // self.n_heads
+
     @classmethod
     def registered_name(cls) -> str:
         """The registry name of this class (its class name if it is not registered)."""
@@ -170,9 +177,7 @@ class MultiHeadMixer(Mixer):
         dropout: float = 0.0,
     ) -> None:
         super().__init__(d_model, n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        self.d_head = d_model // n_heads
+        self.split_into_heads()
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.init_output(hidden_norm=hidden_norm, attention_gelu=attention_gelu)
         self.dropout = dropout

@@ -127,8 +127,7 @@ class SeparableConvolution(Mixer):
         dropout: float = 0.0,
     ) -> None:
         super().__init__(d_model, n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.split_into_heads()
         if conv_width < 1:
             raise ValueError(f"invalid conv_width={conv_width!r}; allowed: a positive integer")
         self.conv_width = conv_width
