@@ -120,10 +120,13 @@ def test_parts_are_cut_first_fit_decreasing_within_the_limit() -> None:
         cut_into_parts(sizes, 25)
 
 
-def _part(path: Path, modules: dict[str, str]) -> Path:
-    """A part as `build` writes it: a plain tar of one .tar.xz per package."""
+def _part(path: Path, modules: dict[str, str], build: str = "b1") -> Path:
+    """A part as `build` writes it: a plain tar of its build's identity and one .tar.xz per package."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "w") as outer:
+        stamp = path.parent / "BUILD"
+        stamp.write_text(build)
+        outer.add(stamp, arcname="BUILD")
         for name, body in modules.items():
             src = path.parent / f"{name}.py"
             src.write_text(body)
@@ -144,13 +147,19 @@ def test_parts_carried_separately_build_one_site(tmp_path: Path) -> None:
     assert (site / "first_mod.py").read_text() == "X = 1\n" and not (site / "third_mod.py").exists()
     assert unpack_parts([two.parent], site) == ([1, 2], 2)  # a directory of parts, in a later call
     assert sorted(p.name for p in site.glob("*.py")) == ["first_mod.py", "second_mod.py", "third_mod.py"]
-    other = _part(tmp_path / "c/part-1-of-1.tar", {"fourth_mod": "W = 4\n"})
-    assert unpack_parts([other], site) == ([1], 1)
+    newer = _part(tmp_path / "c/part-2-of-2.tar", {"fourth_mod": "W = 4\n"}, build="b2")  # same name, new build
+    assert unpack_parts([newer], site) == ([2], 2)
     assert [p.name for p in site.glob("*.py")] == ["fourth_mod.py"]
     with pytest.raises(SystemExit, match=r"invalid bundle .*bundle.tar.xz: allowed: part-I-of-N.tar"):
         unpack_parts([tmp_path / "bundle.tar.xz"], site)
     with pytest.raises(SystemExit, match=r"invalid bundle: parts of different builds"):
-        unpack_parts([one, other], site)
+        unpack_parts([one, newer], site)
+    bare = tmp_path / "d/part-1-of-1.tar"
+    bare.parent.mkdir()
+    with tarfile.open(bare, "w"):
+        pass
+    with pytest.raises(SystemExit, match=r"invalid bundle .*part-1-of-1.tar: it names no build"):
+        unpack_parts([bare], site)
 
 
 def test_unpacking_keeps_the_executable_bit(tmp_path: Path) -> None:

@@ -22,7 +22,9 @@ each package costs. The size matters where transfers are capped (docs/gpu.md).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata as md
+import io
 import json
 import os
 import re
@@ -290,12 +292,16 @@ def build(args: argparse.Namespace) -> None:
         # a tar member costs a 512-byte header (and padding); a tar ends in up to 20 KiB of blocks
         sizes = {name: a.stat().st_size + 1024 for name, a in archives.items()}
         parts = cut_into_parts(sizes, int(args.part_mb * 1e6) - 20480)
+        identity = build_id(args.python, pins).encode()
         args.out.mkdir(parents=True, exist_ok=True)
         for old in args.out.glob("part-*-of-*.tar"):
             old.unlink()  # parts of an earlier build would mix with these
         for i, names in enumerate(parts, 1):
             path = args.out / f"part-{i}-of-{len(parts)}.tar"
             with tarfile.open(path, "w") as tar:  # the archives inside are compressed already
+                stamp = tarfile.TarInfo(BUILD)
+                stamp.size = len(identity)
+                tar.addfile(stamp, io.BytesIO(identity))
                 for name in sorted(names):
                     tar.add(archives[name], arcname=name)
             print(f"{path}: {path.stat().st_size / 1e6:.1f} MB: "
@@ -339,8 +345,17 @@ def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
     return written
 
 
-def _parts(paths: list[Path]) -> list[tuple[Path, int, int]]:
-    """(file, i, n) of every part named or found in a named directory; a file that is not a part is an error."""
+BUILD = "BUILD"  # in every part: the build's identity (a hash of the Python and the pinned packages)
+
+
+def build_id(python: str, pins: dict[str, str]) -> str:
+    text = python + "|" + ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _parts(paths: list[Path]) -> list[tuple[Path, int, int, str]]:
+    """(file, i, n, build) of every part named or found in a named directory; a file that is not a part, or parts
+    of different builds, are an error."""
     found = []
     for path in paths:
         files = sorted(path.glob("part-*-of-*.tar")) if path.is_dir() else [path]
@@ -351,9 +366,16 @@ def _parts(paths: list[Path]) -> list[tuple[Path, int, int]]:
             if match is None or not file.is_file():
                 sys.exit(f"invalid bundle {file}: allowed: part-I-of-N.tar files written by `build`, or their "
                          "directory")
-            found.append((file, int(match.group(1)), int(match.group(2))))
-    if len({n for _, _, n in found}) > 1:
-        sys.exit("invalid bundle: parts of different builds (" + ", ".join(str(f) for f, _, _ in found) + ")")
+            with tarfile.open(file, "r:") as outer:
+                try:
+                    member = outer.extractfile(BUILD)
+                except KeyError:
+                    member = None
+                if member is None:
+                    sys.exit(f"invalid bundle {file}: it names no build ({BUILD}); allowed: parts written by `build`")
+                found.append((file, int(match.group(1)), int(match.group(2)), member.read().decode().strip()))
+    if len({(n, b) for _, _, n, b in found}) > 1:
+        sys.exit("invalid bundle: parts of different builds (" + ", ".join(str(f) for f, *_ in found) + ")")
     return found
 
 
@@ -364,15 +386,18 @@ def unpack_parts(paths: list[Path], site: Path) -> tuple[list[int], int]:
     parts = _parts(paths)
     site.mkdir(parents=True, exist_ok=True)
     record = site / ".bundle-parts.json"
-    n = parts[0][2]
-    held = json.loads(record.read_text()) if record.exists() else {"parts": n, "installed": []}
-    if held["parts"] != n:
+    n, build = parts[0][2], parts[0][3]
+    fresh = {"build": build, "parts": n, "installed": []}
+    held = json.loads(record.read_text()) if record.exists() else fresh
+    if held.get("build") != build:
         shutil.rmtree(site)
         site.mkdir(parents=True)
-        held = {"parts": n, "installed": []}
-    for file, i, _ in parts:
+        held = fresh
+    for file, i, _, _ in parts:
         with tarfile.open(file, "r:") as outer:
             for member in outer.getmembers():
+                if member.name == BUILD:
+                    continue
                 inner = outer.extractfile(member)
                 if inner is None:
                     sys.exit(f"invalid bundle {file}: {member.name} is not a file")
