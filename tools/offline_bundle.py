@@ -200,8 +200,7 @@ def _unpack(wheel: Path, tree: Path) -> list[str]:
 
 def _strip(tree: Path) -> None:
     """Drop the symbol tables of native libraries and programs (a third of Ray's size; behaviour unchanged)."""
-    if shutil.which("strip") is None:
-        print("strip not found: native libraries are bundled unstripped")
+    if shutil.which("strip") is None:  # `build` says so, once
         return
     for path in tree.rglob("*"):
         if path.is_file() and not path.is_symlink() and path.read_bytes()[:4] == b"\x7fELF":
@@ -276,6 +275,8 @@ def build(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         wheels = download(pins, args.python, work / "wheels")
+        if shutil.which("strip") is None:
+            print("strip not found: native libraries are bundled unstripped")
         # lzma releases the GIL while it compresses: one thread per core packs the wheels side by side
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             packed = list(pool.map(lambda wheel: _pack_wheel(wheel, work), wheels))
