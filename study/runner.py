@@ -340,8 +340,9 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     """
     validate(study)
     total = study.trial_count()
+    points = trial_points(study, where) if study.sampler == "grid" else {}
     if where:
-        total = len(trial_points(study, where))
+        total = len(points)
         echo(f"subset --where {describe(where)}: {total} of the study's {study.trial_count()} trials")
     for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per pending file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
@@ -351,7 +352,6 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
     previous: list[tuple[dict[str, Any], float]] = []
     if study.sampler == "grid":
-        points = trial_points(study, where)
         done = storage.finished_keys() & set(points)
         todo = [p for k, p in points.items() if k not in done]
         n_done = len(done)
@@ -390,6 +390,6 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     progress.close()
     if study.sampler != "grid":
         return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
-    keys, finished = set(trial_points(study, where)), storage.finished_keys()
+    keys, finished = set(points), storage.finished_keys()
     # Failed for good: a failed/ record and no result (a lost trial that its second pass finished is not).
     return {"finished": len(finished & keys), "failed": len(storage.failed_keys() & keys - finished), "total": total}
