@@ -68,11 +68,12 @@ def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_tr
 
 def _axis_text(axis: object) -> str:
     from search_spaces.study import Linked
+    from study.points import show_value
 
     if isinstance(axis, Linked):
         return "linked: " + "; ".join(f"{k} -> {dict(v)}" for k, v in axis.options.items())
     if isinstance(axis, tuple):
-        return ", ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in axis)
+        return ", ".join(map(show_value, axis))
     return repr(axis)
 
 

@@ -60,7 +60,7 @@ def parse_where(study: Study, texts: tuple[str, ...]) -> dict[str, tuple[Any, ..
             if len(found) != 1:
                 why = "matches none" if not found else f"matches {len(found)} values"
                 raise StudyError(f"invalid --where {text!r}: {part!r} {why} of axis {name}; allowed: "
-                                 f"{', '.join(map(str, options))}")
+                                 f"{', '.join(map(show_value, options))}")
             if found[0] not in chosen:
                 chosen.append(found[0])
         where[name] = tuple(chosen)
@@ -77,13 +77,14 @@ def selects(where: Mapping[str, tuple[Any, ...]], point: Mapping[str, Any]) -> b
     return True
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
+    """An axis value as `study show` prints it: floats to 3 significant digits (0.3^3 as 0.027)."""
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def describe(where: Mapping[str, tuple[Any, ...]]) -> str:
-    """The subset as `--where` texts, numbers as `study show` prints them (0.3^3 as 0.027)."""
-    return " ".join(f"{name}={','.join(map(_show, values))}" for name, values in where.items())
+    """The subset as `--where` texts, values as `study show` prints them."""
+    return " ".join(f"{name}={','.join(map(show_value, values))}" for name, values in where.items())
 
 
 def trial_points(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None) -> dict[str, dict[str, Any]]:

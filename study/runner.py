@@ -336,7 +336,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
     with the number of trials (and so does the time of each save), so one huge Tuner slows down.
     `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where` (grid studies; axis ->
-    values, study.subset): only the grid points it selects run and are counted.
+    values, study.points): only the grid points it selects run and are counted.
     """
     validate(study)
     total = study.trial_count()
