@@ -209,7 +209,7 @@ class Study:
             raise _fail(f"fixed of study {self.name}", {"task": self.fixed["task"]}, "no task: declare it in tasks")
         if isinstance(axis, Distribution):
             raise _fail(f"task axis of study {self.name}", axis, "a tuple of task names or a Linked axis")
-        swept = None if axis is None else tuple(dict.fromkeys(grid_values(axis)))
+        swept = None if axis is None else tuple(dict.fromkeys(axis_values(axis)))
         if not self.tasks and swept is not None:  # derived from the search space
             object.__setattr__(self, "tasks", swept)
         tasks = self.tasks
@@ -277,7 +277,7 @@ class Study:
 
     def grid_size(self) -> int:
         """Number of grid points (configurations); only meaningful for categorical axes."""
-        return math.prod(len(grid_values(a)) for a in self.axes.values())
+        return math.prod(len(axis_values(a)) for a in self.axes.values())
 
     def trial_count(self) -> int:
         """Trials this study runs: the grid (learning rates packed as asked), or the sampler's budget."""
@@ -293,7 +293,7 @@ class Study:
 
         With ``learning_rates_per_trial > 1`` a trial's ``learning_rate`` is a list of neighbouring rates.
         """
-        axes = {n: grid_values(a) for n, a in self.axes.items()}
+        axes = {n: axis_values(a) for n, a in self.axes.items()}
         if self.learning_rates_per_trial > 1:
             rates = list(axes["learning_rate"])
             k = self.learning_rates_per_trial
@@ -344,7 +344,7 @@ class Study:
         }
 
 
-def grid_values(axis: Axis) -> tuple[Any, ...]:
+def axis_values(axis: Axis) -> tuple[Any, ...]:
     """A grid axis's values in order (a Linked axis's labels); a continuous axis is an error."""
     if isinstance(axis, Linked):
         return tuple(axis.options)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from search_spaces import Study, StudyError
-from search_spaces.study import grid_values
+from search_spaces.study import axis_values
 from study.identity import trial_key
 
 REL_TOLERANCE = 5e-3  # 3 significant digits, as `study show` prints rates such as 0.000219 (0.3^7)
@@ -53,7 +53,7 @@ def parse_where(study: Study, texts: tuple[str, ...]) -> dict[str, tuple[Any, ..
             raise StudyError(f"invalid --where {text!r}: {name} is not an axis of study {study.name}; "
                              f"allowed: {', '.join(axes)}")
         axis = axes[name]
-        options = grid_values(axis)
+        options = axis_values(axis)
         chosen = list(where.get(name, ()))
         for part in (p.strip() for p in values.split(",")):
             found = [o for o in options if _matches(part, o)]

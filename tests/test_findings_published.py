@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from analysis.stats.findings import FAIL, NOT_CHECKED, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
-from study.commands.findings import grid_values, published_verdicts
+from study.commands.findings import published_verdicts, swept_values
 
 #: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
 EXPECTED = {
@@ -169,7 +169,7 @@ def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path)
 
     study = get_study(name)
     meta = study.to_json()
-    grid = {k: grid_values(study, k) for k in study.scientific}
+    grid = {k: swept_values(study, k) for k in study.scientific}
     grid["learning_rate"] = meta["nuisance"]["learning_rate"][::3]
     write_synthetic_study(tmp_path / "s", grid, seeds=(0,), n_evals=2, meta={**meta, "n_trials": None})
     ctx = ReportContext.open(tmp_path / "s", parse_meta({**meta, "n_trials": None}))

@@ -15,6 +15,7 @@ import sys
 import click
 
 from search_spaces import Linked, Study
+from search_spaces.study import axis_values
 from study.cli_common import (
     FINDING_FAILED_EXIT,
     InputError,
@@ -41,12 +42,10 @@ def published_name(study: Study, data: str) -> str:
     return study.reference
 
 
-def grid_values(study: Study, column: str) -> list | None:
+def swept_values(study: Study, column: str) -> list | None:
     """The values axis ``column`` takes in the study's grid (a Linked axis: its labels, typed); None if continuous."""
     axis = study.axes.get(column)
-    if isinstance(axis, Linked):
-        return list(axis.options)
-    return list(axis) if isinstance(axis, tuple) else None
+    return list(axis_values(axis)) if isinstance(axis, Linked | tuple) else None
 
 
 def published_verdicts(study: Study, data: str) -> tuple[str, list]:
@@ -64,7 +63,7 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
         raise InputError(f"invalid --data {data!r}: {error}") from None
     meta = parse_meta(study.to_json(), f"study {study.name}")
     columns = lf.collect_schema().names()
-    grid = {c: grid_values(study, c) for c in study.axes if c in columns and grid_values(study, c)}
+    grid = {c: swept_values(study, c) for c in study.axes if c in columns and swept_values(study, c)}
     lf = lf.filter(*(approx_in(c, v) for c, v in grid.items())) if grid else lf
     try:
         stats = training_stats(lf, meta)
