@@ -140,6 +140,28 @@ def test_a_region_naming_no_column_of_the_grid_fails_and_says_why() -> None:
                         "d_model, learning_rate")
 
 
+@pytest.mark.parametrize(("finding", "reason"), [
+    ({"where": {"d_model": [64]}}, "the grid has no cell at d_model in {64} (its d_model: 16, 512)"),
+    ({"where": {"learning_rate": {"min": 0.1}}},
+     "the grid has no cell at learning_rate >= 0.1 (its learning_rate: 0.09, 1e-05)"),
+    ({"where": {"d_model": [16]}, "versus_where": {"d_model": {"min": 1024}}, "ahead": {"NAP": ["NAP"]}},
+     "the grid has no cell at d_model >= 1024 (its d_model: 16, 512)"),
+])
+def test_a_region_outside_this_scales_grid_is_not_checked_not_failed(finding: dict, reason: str) -> None:
+    # the paper's grid has N = 4, a cpu grid of N = 16, 64, 256 has nothing there to judge: not "no data: fails"
+    meta = parse_meta({"scale": "cpu", "scientific": {"d_model": [16, 512]},
+                       "nuisance": {"learning_rate": [0.09, 1e-5]},
+                       "findings": [{"description": "d", "above": {"NAP": 0.5}, **finding}]})
+    (v,) = evaluate_findings(meta, GRID, "architecture", "train_accuracy", None)
+    assert v.status == NOT_CHECKED and not v.checks and failed([v]) == []
+    assert v.reason == f"not checked at this scale (cpu): {reason}"
+    # a region inside the grid whose cells have not run yet is still UNDECIDED, not NOT CHECKED
+    inside = parse_meta({"scale": "cpu", "scientific": {"d_model": [16, 512, 1024]},
+                         "findings": [{"description": "d", "where": {"d_model": [1024]}, "above": {"NAP": 0.5}}]})
+    (w,) = evaluate_findings(inside, GRID, "architecture", "train_accuracy", set(), "2 pending")
+    assert w.status == UNDECIDED
+
+
 def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
     meta = parse_meta({"scale": "paper", "findings": [
         {"description": "a", "above": {"NAP": 0.5, "MTE": 0.5}},

@@ -17,7 +17,7 @@ are). ``where`` keeps the cells of a region: ``column -> [values]`` (floats equa
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,15 +91,39 @@ def in_region(cells: pl.DataFrame, region: Mapping[str, Any], what: str = "where
     return cells
 
 
+def outside_grid(region: Mapping[str, Any], axis_values: Callable[[str], list | None]) -> str:
+    """Why no cell of the grid can lie in ``region`` (empty when some can): an axis the region bounds takes
+    no value there at this scale, e.g. ``seq_len in {4}`` on a grid of seq_len 16, 64, 256. A column that is
+    not a grid axis (a fixed value) is left to :func:`in_region`."""
+    for column, spec in region.items():
+        values = axis_values(column)
+        if values is None:
+            continue
+        swept = pl.DataFrame({column: values}, strict=False)
+        if swept.schema[column].is_numeric() or not isinstance(spec, Mapping):
+            if in_region(swept, {column: spec}).is_empty():
+                shown = ", ".join(map(_shown, values))
+                return f"the grid has no cell at {region_text({column: spec})} (its {column}: {shown})"
+    return ""
+
+
 def region_text(region: Mapping[str, Any]) -> str:
     """``learning_rate >= 0.027, seq_len in {256}`` (empty for the whole grid)."""
     parts = []
     for column, spec in region.items():
         if isinstance(spec, Mapping):
-            parts += [f"{column} {sign} {spec[k]:.3g}" for k, sign in (("min", ">="), ("max", "<=")) if k in spec]
+            parts += [f"{column} {sign} {_shown(spec[k])}" for k, sign in (("min", ">="), ("max", "<=")) if k in spec]
         else:
-            parts.append(f"{column} in {{{', '.join(f'{v:.3g}' if isinstance(v, float) else str(v) for v in spec)}}}")
+            parts.append(f"{column} in {{{', '.join(map(_shown, spec))}}}")
     return ", ".join(parts)
+
+
+def _shown(value: Any) -> str:
+    """A float to 3 significant digits (a learning rate 0.3^7 -> 0.000219), a whole number whole (d >= 1024, which
+    study.json's region bounds hold as 1024.0), anything else as it is."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 import polars as pl
 
 from analysis.data.meta import FindingSpec, StudyMeta
-from analysis.stats.finding_values import PanelValue, cell_values, in_region, panel_statistic, region_text
+from analysis.stats.finding_values import (
+    PanelValue,
+    cell_values,
+    in_region,
+    outside_grid,
+    panel_statistic,
+    region_text,
+)
 
 #: Exit status of ``study report``, ``study run --report`` and ``study findings`` when a checked finding fails.
 FINDING_FAILED_EXIT = 3
@@ -164,15 +171,19 @@ def evaluate_findings(meta: StudyMeta, frames: Mapping[str, pl.DataFrame], panel
         present: the panel values the data has at all (published results of some architectures only): bounds
             on others are left out and named; None: every panel value counts (a missing one has no data).
     """
-    return [_evaluate(finding, meta.scale, finding.metric or select_metric, frames, panel, complete, missing_note,
+    return [_evaluate(finding, meta, finding.metric or select_metric, frames, panel, complete, missing_note,
                       present) for finding in meta.findings]
 
 
-def _evaluate(finding: FindingSpec, scale: str, metric: str, frames: Mapping[str, pl.DataFrame], panel: str,
+def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, frames: Mapping[str, pl.DataFrame], panel: str,
               complete: set[str] | None, missing_note: str, present: set[str] | None) -> Verdict:
-    if not finding.checked_at(scale):
-        reason = f"not checked at this scale ({scale}); checked at: {', '.join(finding.scales or ())}"
+    if not finding.checked_at(meta.scale):
+        reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales or ())}"
         return Verdict(finding, metric, NOT_CHECKED, reason=reason)
+    for region in (finding.where, finding.versus_where or {}):
+        empty = outside_grid(region, lambda c: _swept(meta, c))  # nothing there to judge at this scale: no FAIL
+        if empty:
+            return Verdict(finding, metric, NOT_CHECKED, reason=f"not checked at this scale ({meta.scale}): {empty}")
     if cell_values(frames, metric) is None:
         return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
                                                      f"{', '.join(sorted(frames))})")
@@ -187,6 +198,12 @@ def _evaluate(finding: FindingSpec, scale: str, metric: str, frames: Mapping[str
                        reason=f"the data has none of the panel values it names ({', '.join(absent)})")
     return _verdict(finding, metric, kept, missing_note, f"not in the data, left out: {', '.join(absent)}"
                     if absent else "")
+
+
+def _swept(meta: StudyMeta, column: str) -> list | None:
+    """The values a plain axis takes, which are the column's values (a Linked axis's labels need not be)."""
+    axis = meta.axes.get(column)
+    return axis if isinstance(axis, list) and not any(isinstance(v, list | dict) for v in axis) else None
 
 
 def _named(check: Check) -> list[str]:
