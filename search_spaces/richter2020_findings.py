@@ -20,8 +20,11 @@ How the thresholds are argued (as the demo's are, search_spaces/demo.py):
 
 Scales: a finding is checked at the cpu scale (800 of 3200 steps, d = 32 or 16-64, 4 of the 10 learning
 rates) only when the published runs on the cpu grid's own cells show it and it does not need the full
-training budget (a model that cannot learn something in 3200 steps does not in 800); every other finding is
-NOT CHECKED there. Case accuracies are the training-length ones (N of the run), as the figures show them.
+training budget (a model that cannot learn something in 3200 steps does not in 800). Where the release has
+no run of those cells, the nearest cells it has must show it cut at 800 steps, and the difference must make
+the claim easier, never harder (Fig. 4 obs. 1 at N = 256: the release's N = 128 runs have a smaller argmin
+majority). Every other finding is NOT CHECKED there. Case accuracies are the training-length ones (N of the
+run), as the figures show them.
 """
 
 from __future__ import annotations
@@ -91,7 +94,9 @@ FIG4 = (
                         "points better than argmax",
             quote='Sec. 5.1.2: "(1) If the learning rate is too low, models tend to focus on the majority case."',
             metric="train_argmin_accuracy - train_argmax_accuracy", where={**LOW_RATES, "seq_len": {"min": 256}},
-            above=dict.fromkeys(ALL, 0.2), scales=PAPER),
+            # cpu too: the release's BERT at N = 128 (a weaker majority), d = 32, rates <= 6.6e-5, cut at 800 steps
+            # puts argmin 65 points above argmax (docs/richter2020.md, fig4 at cpu scale)
+            above=dict.fromkeys(ALL, 0.2), scales=("paper", "cpu")),
     Finding(description="Fig. 4 (Sec. 5.1.2, obs. 2): at high learning rates (>= 0.09) and N >= 128 (argmin the "
                         "majority) BERT learns the first case 20 points better than argmin somewhere; MTE nowhere",
             quote='Sec. 5.1.2: "(2) If the learning rate is too high, the BERT architecture tends to focus on the '
