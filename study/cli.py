@@ -24,6 +24,7 @@ from study.cli_common import (
     MAX_IMPLICIT_CPU_MODELS,
     InputError,
     OneLineErrors,
+    current_meta,
     load_study,
     require_results,
     run_scale_option,
@@ -278,7 +279,7 @@ def _write_report(study: Study, target: StudyStorage, out: str | None) -> int:
     out_dir = Path(out) if out else default_out
     started = time.time()
     try:
-        result = build_report(target.location, out_dir)
+        result = build_report(target.location, out_dir, meta=current_meta(study, target))
     except (MetaError, FileNotFoundError) as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"report: {result.index_html} ({time.time() - started:.1f} s)")

@@ -43,6 +43,21 @@ def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> Stu
     return target
 
 
+def current_meta(study: Study, target: StudyStorage):  # -> analysis.data.meta.StudyMeta (imported lazily)
+    """The results' recorded study.json with the study's findings as its definition states them now: a finding
+    added or re-argued after the run is checked on the rows already there (`study report` and `study findings`
+    alike; a report built from a bare directory keeps what study.json recorded)."""
+    import dataclasses
+
+    from analysis.data.meta import MetaError, parse_meta, read_study_meta
+
+    try:
+        recorded = read_study_meta(target.location)
+    except (MetaError, FileNotFoundError) as error:
+        raise click.ClickException(str(error)) from None
+    return dataclasses.replace(recorded, findings=parse_meta(study.to_json()).findings)
+
+
 class OneLineErrors(click.Group):
     """The `study` group: every error is one line (``Error: ...``, no usage block) with its exit status: 2 for
     bad input (click's own checks of options and arguments included), 1 for other errors (docs/cli.md)."""

@@ -117,7 +117,7 @@ def test_a_failed_finding_on_a_published_file_exits_3(tmp_path: Path) -> None:
     assert "1 finding(s) checked and failed: exit status 3" in result.output
 
 
-def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> None:
+def test_study_findings_and_report_on_a_run_use_the_current_findings(tmp_path: Path) -> None:
     from analysis.data.synthetic import write_synthetic_study
 
     grid = {"architecture": ["NAP", "sum", "max"], "d_model": [32], "learning_rate": [0.027, 0.0081, 0.0024]}
@@ -128,6 +128,12 @@ def test_study_findings_on_a_run_uses_the_current_findings(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert "  PASS: max pooling cannot learn mode finding" in result.output
     assert "      max: 11.6%, required <= 20.0%: holds" in result.output
+    # the report of the named study checks the same findings, in its summary and on the page
+    report = CliRunner().invoke(main, ["report", "demo", "--storage", str(tmp_path)])
+    assert report.exit_code == 0, report.output
+    summary = (tmp_path / "demo" / "report" / "summary.txt").read_text()
+    assert "  PASS: max pooling cannot learn mode finding" in summary and "max: 11.6%, required <= 20.0%" in summary
+    assert "max pooling cannot learn mode finding" in (tmp_path / "demo" / "report" / "index.html").read_text()
 
 
 def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ alone for Fig. 3) are left out and named. Exit status 3 when a checked finding F
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 
 import click
@@ -19,6 +18,7 @@ from search_spaces.study import axis_values
 from study.cli_common import (
     FINDING_FAILED_EXIT,
     InputError,
+    current_meta,
     load_study,
     scale_option,
     storage_option,
@@ -82,17 +82,12 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
 
 def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
     """(a header line, the verdicts) of the study's current findings on its results in ``storage``."""
-    from analysis.data.meta import MetaError, parse_meta, read_study_meta
     from analysis.report.sections import ReportContext
     from analysis.report.summary import verdicts_of
 
-    study_dir = study_storage(study, storage).location  # read in place, local or object storage
-    try:
-        recorded = read_study_meta(study_dir)
-    except (MetaError, FileNotFoundError) as error:
-        raise click.ClickException(str(error)) from None
-    meta = dataclasses.replace(recorded, findings=parse_meta(study.to_json()).findings)
-    ctx = ReportContext.open(study_dir, meta)
+    target = study_storage(study, storage)  # read in place, local or object storage
+    study_dir = target.location
+    ctx = ReportContext.open(study_dir, current_meta(study, target))
     if ctx.scan.lf is None:
         raise click.ClickException(f"no readable results for study {study.name} (scale {study.scale}) in "
                                    f"{study_dir.uri}; run `study run {study.name} --scale {study.scale}` first")
