@@ -38,9 +38,11 @@ _CELL_INCHES = 0.32
 
 
 def grid_values(rgb_df: pl.DataFrame, panel: str, x: str, y: str, x_values: Sequence[object] | None = None,
-                y_values: Sequence[object] | None = None) -> tuple[list[object], list[object], list[object]]:
-    """The panels (paper order), the x values (ascending) and the y values (descending: the highest on top)."""
-    panels = order_panels(rgb_df.get_column(panel).to_list())
+                y_values: Sequence[object] | None = None, panel_order: Sequence[object] = ()
+                ) -> tuple[list[object], list[object], list[object]]:
+    """The panels (``panel_order`` first, then the paper's order: :func:`order_panels`), the x values
+    (ascending) and the y values (descending: the highest on top)."""
+    panels = order_panels(rgb_df.get_column(panel).to_list(), panel_order)
     xs = sorted(set(x_values) if x_values is not None else set(rgb_df.get_column(x).to_list()))
     ys = sorted(set(y_values) if y_values is not None else set(rgb_df.get_column(y).to_list()), reverse=True)
     return panels, xs, ys
@@ -294,9 +296,11 @@ class GridPainter:
         return self._layouts[key]
 
     def paint(self, rgb_df: pl.DataFrame, panel: str, x: str, y: str, title: str = "", *,
-              best: pl.DataFrame | None = None, caption: str = RGB_CAPTION, value: str = "g") -> PaintedGrid:
-        """The grid of :func:`rgb_grid` (same arguments) as a PNG at the painter's dpi."""
-        values = grid_values(rgb_df, panel, x, y)
+              best: pl.DataFrame | None = None, caption: str = RGB_CAPTION, value: str = "g",
+              panel_order: Sequence[object] = ()) -> PaintedGrid:
+        """The grid of :func:`rgb_grid` (same arguments; ``panel_order``: the study's order of the panels) as a
+        PNG at the painter's dpi."""
+        values = grid_values(rgb_df, panel, x, y, panel_order=panel_order)
         layout = self._layout(rgb_df, (panel, x, y), title, caption, values)
         grid = layout.grid
         background = layout.background_with(caption)

@@ -10,6 +10,7 @@ data. The paper's RGB hyperparameter grids are drawn by :mod:`analysis.render.gr
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -55,13 +56,15 @@ def legend_outside(fig: Figure, ax: Any, ncols: int = 3) -> None:
 
 
 def robustness_figure(
-    curve_df: pl.DataFrame, panel: str, title: str = "", *, value: str = "g", x: str = "rank"
+    curve_df: pl.DataFrame, panel: str, title: str = "", *, value: str = "g", x: str = "rank",
+    panel_order: Sequence[object] = (),
 ) -> Figure:
     """Robustness curves: each panel's ``value`` sorted best first against ``x`` (``rank`` or
-    ``fraction``), from :func:`analysis.stats.rgb.robustness_curve`."""
+    ``fraction``), from :func:`analysis.stats.rgb.robustness_curve`; the legend in ``panel_order`` (the
+    study's), then the paper's order."""
     fig = Figure(figsize=(6.0, 4.0), layout="constrained")
     ax = fig.subplots()
-    order = [str(v) for v in order_panels(curve_df.get_column(panel).to_list())]
+    order = [str(v) for v in order_panels(curve_df.get_column(panel).to_list(), panel_order)]
     data = curve_df.select(pl.col(panel).cast(pl.String), x, (pl.col(value) * 100).alias(value)).to_pandas()
     sns.lineplot(data=data, x=x, y=value, hue=panel, hue_order=order, ax=ax, drawstyle="steps-post",
                  palette={v: panel_color(v) for v in order})

@@ -61,7 +61,7 @@ def _interactive_grid(page: Page, painter: GridPainter, stats: TrainingStats, me
                       name: str) -> str:
     """One reproduced RGB grid with its hover / click data (``cells_of_metric``: :func:`cell_table`)."""
     a = stats.axes
-    grid = painter.paint(facet_filter(stats.rgb[metric], facet), a.panel, a.x, a.y, title)
+    grid = painter.paint(facet_filter(stats.rgb[metric], facet), a.panel, a.x, a.y, title, panel_order=a.panel_order)
     table = facet_filter(cells_of_metric, facet)
     sub_curves = facet_filter(curves, facet) if curves is not None else None
     cells = interactive.rekey(cell_data(table, sub_curves, metric, a.by))
@@ -97,14 +97,14 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
             title = f"{ctx.name} · {m}{suffix}"
             imgs = [_interactive_grid(page, painter, stats, m, cells[m], facet, curves, title, f"grid_{m}{tag}")]
             if reference is not None and m in reference.rgb and not reference.restricts(facet):
-                grid = painter.paint(reference.rgb[m], a.panel, a.x, a.y, f"published · {m}")
+                grid = painter.paint(reference.rgb[m], a.panel, a.x, a.y, f"published · {m}", panel_order=a.panel_order)
                 imgs.append(page.png(grid.png, f"published_{m}{tag}", f"published grid {m}"))
             page.raw('<div class="row">' + "".join(imgs) + "</div>")
         for split, frame in stats.case_rgb.items():
             acc = f"{split}_accuracy"
             best = facet_filter(stats.best[acc], facet) if acc in stats.best else None
             grid = painter.paint(facet_filter(frame, facet), a.panel, a.x, a.y, f"case accuracy · {split}{suffix}",
-                                 best=best, caption=CASE_CAPTION + f"; x = best {acc} G")
+                                 best=best, caption=CASE_CAPTION + f"; x = best {acc} G", panel_order=a.panel_order)
             page.raw(page.png(grid.png, f"cases_{split}{tag}", f"case grid {split}{suffix}"))
     if reference is not None:
         page.h(3, "Best G: reproduced vs published")

@@ -39,7 +39,8 @@ def robustness_section(page: Page, ctx: ReportContext) -> list[str]:
     m = stats.metrics.select
     page.h(2, "Robustness")
     fig = robustness_figure(stats.robustness_curve(), stats.axes.panel,
-                            f"robustness · {m} (G per combination, best first)", x="fraction")
+                            f"robustness · {m} (G per combination, best first)", x="fraction",
+                            panel_order=stats.axes.panel_order)
     page.raw(page.figure(fig, "robustness", "robustness curves"))
     page.p(f"Every combination of the grid{' (all facets)' if stats.axes.varying else ''}, sorted by G (mean over "
            f"seeds): a curve that stays high for longer means an architecture that works across more "
@@ -114,7 +115,7 @@ def importance_section(page: Any, ctx: ReportContext) -> list[str]:
     panel, metric = stats.axes.panel, stats.metrics.select
     # the G per configuration is the report's own RGB frame (no second scan of the rows)
     params = [c for c in stats.axes.by if c != panel and c in ctx.meta.axes]
-    table = importance_table(stats.select_rgb, panel, params, ctx.meta.mode)
+    table = importance_table(stats.select_rgb, panel, params, ctx.meta.mode, panel_order=stats.axes.panel_order)
     page.h(2, "Which hyperparameter matters")
     page.p(f"Per {panel}: Optuna's PED-ANOVA importance of each hyperparameter for reaching the best G of {metric} "
            f"(each configuration is one trial with value G; importances sum to 1 per {panel}; at least "

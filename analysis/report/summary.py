@@ -69,7 +69,7 @@ def glance_html(ctx: ReportContext) -> str:
         stats, a = ctx.training, ctx.training.axes
         parts.append(f"<p><b>Best {html.escape(stats.metrics.select)} G</b> (mean over seeds, best combination):"
                      "</p><ul>")
-        for row in in_paper_order(stats.best[stats.metrics.select], a.keys).iter_rows(named=True):
+        for row in in_paper_order(stats.best[stats.metrics.select], a.keys, a.panel_order).iter_rows(named=True):
             parts.append(f"<li>{html.escape(describe(row, a.keys))}: <b>{100 * row['g']:.1f}%</b> "
                          f"<span class='note'>at {html.escape(describe(row, [a.x, a.y]))}</span></li>")
         parts.append("</ul>")
@@ -90,7 +90,7 @@ def summary_lines(ctx: ReportContext, extra: Sequence[str]) -> list[str]:
         if stats.empty:
             return [*lines, f"{ctx.name}: no data yet", *extra]
         lines.append(f"{ctx.name}: best {stats.metrics.select} G per {a.panel}")
-        for row in in_paper_order(stats.best[stats.metrics.select], a.keys).iter_rows(named=True):
+        for row in in_paper_order(stats.best[stats.metrics.select], a.keys, a.panel_order).iter_rows(named=True):
             lines.append(f"  {describe(row, a.keys)}: {100 * row['g']:.1f}% at {describe(row, [a.x, a.y])}")
     for v in ctx.verdicts:
         lines += v.lines()

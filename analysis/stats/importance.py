@@ -131,16 +131,18 @@ def importances(lf: pl.LazyFrame, meta: StudyMeta, *, panel: str, metric: str | 
     if metric not in columns:
         raise ValueError(f"invalid metric {metric!r}; allowed: columns of the results such as val_accuracy")
     params = param_names(meta, columns, panel)
-    return importance_table(configuration_values(lf, panel, params, metric), panel, params, meta.mode, evaluator)
+    return importance_table(configuration_values(lf, panel, params, metric), panel, params, meta.mode, evaluator,
+                            panel_order=tuple(meta.axis_values(panel) or ()))
 
 
 def importance_table(values: pl.DataFrame, panel: str, params: Sequence[str], mode: str = "max",
-                     evaluator: str = "ped-anova") -> pl.DataFrame:
-    """:func:`importances` from one row per configuration (``panel, *params, g``, e.g. an RGB frame)."""
+                     evaluator: str = "ped-anova", panel_order: Sequence[object] = ()) -> pl.DataFrame:
+    """:func:`importances` from one row per configuration (``panel, *params, g``, e.g. an RGB frame); panel
+    values in ``panel_order`` (the study's), then the paper's order."""
     if evaluator not in EVALUATORS:
         raise ValueError(f"invalid evaluator {evaluator!r}; allowed: {', '.join(EVALUATORS)}")
     rows = []
-    for pv in order_panels(values.get_column(panel).to_list()):
+    for pv in order_panels(values.get_column(panel).to_list(), panel_order):
         out = _one_panel(values.filter(pl.col(panel) == pv), params, evaluator, mode)
         ranked = sorted(out["importances"].items(), key=lambda kv: -kv[1])
         for name, value in ranked or [(None, None)]:

@@ -53,7 +53,7 @@ class PublishedGrid:
                     on=panel, how="left")
             frames.append(frame)
         out = pl.concat(frames, how="diagonal")
-        return in_paper_order(out, [panel, "metric"])
+        return in_paper_order(out, [panel, "metric"], axes.panel_order)
 
 
 def _at(frame: pl.DataFrame, columns: Sequence[str], name: str) -> pl.Series:

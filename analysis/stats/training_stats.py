@@ -49,6 +49,8 @@ class Axes:
     y: str
     facet_candidates: tuple[str, ...] = ()
     varying: tuple[str, ...] = ()
+    #: the panel axis's values as the study declares them (their order is the panels' order; empty: default)
+    panel_order: tuple[Any, ...] = ()
 
     @property
     def by(self) -> list[str]:
@@ -176,7 +178,7 @@ class TrainingStats:
 
     def robustness_table(self) -> pl.DataFrame:
         """Per panel value: combinations, best and median G, share with G >= 50% and within 5 pp of the best."""
-        return robustness_table(self.select_rgb, self.axes.panel)
+        return robustness_table(self.select_rgb, self.axes.panel, self.axes.panel_order)
 
     def learning_curves(self) -> pl.DataFrame:
         """Mean / min / max over seeds per step of each grid metric, for the best configuration per panel."""
@@ -202,14 +204,14 @@ class TrainingStats:
             table = table.join(self.seed_stats.select(*by, "best_mean", "n_seeds", "n_diverged"), on=by, how="left",
                                nulls_equal=True).rename({"best_mean": f"{self.metrics.select}_seed_best_mean"})
         table = table.select([c for c in table.columns if c not in a.facet_candidates or c in a.varying])
-        return in_paper_order(table, a.keys)
+        return in_paper_order(table, a.keys, a.panel_order)
 
     def per_x_table(self, table_by: Sequence[str]) -> pl.DataFrame:
         """The paper's table per ``table_by`` (e.g. vocabulary size): best G over the other axes."""
         return per_x_table(self.select_rgb, [self.axes.panel, *self.axes.varying], table_by)
 
 
-def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
+def robustness_table(rgb: pl.DataFrame, panel: str, panel_order: Sequence[Any] = ()) -> pl.DataFrame:
     """Per panel value: how many combinations, best and median G, and the share of combinations with
     G >= 50% and within 5 percentage points of the panel's best (all G values fractions)."""
     g = pl.col("g")
@@ -224,7 +226,7 @@ def robustness_table(rgb: pl.DataFrame, panel: str) -> pl.DataFrame:
             (g >= g.max() - 0.05).mean().alias("share_within_5pp_of_best"),
         )
     )
-    return in_paper_order(out, [panel])
+    return in_paper_order(out, [panel], panel_order)
 
 
 #: Rows aggregated in one pass. The per-(configuration, step) aggregation holds state for every group it sees,
@@ -312,7 +314,8 @@ def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
     candidates = tuple(n for n in dict.fromkeys(meta.axes)
                        if n in columns and n not in (panel, x, y) and n not in NOT_FACETS)
     metrics = choose_metrics(meta, columns)
-    axes = Axes(panel, x, y, candidates)
+    declared = tuple(meta.axis_values(panel) or ())
+    axes = Axes(panel, x, y, candidates, panel_order=declared)
     agg = _aggregate(lf, axes, metrics)
     by = axes.by
     per_seed, counts = pl.concat(agg.per_seed).sort([*by, "seed"]), pl.concat(agg.counts)
@@ -320,7 +323,7 @@ def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
         return TrainingStats(axes=axes, metrics=metrics, per_seed=per_seed, counts=counts)
     rgb = _joined(agg.rgb, by)
     varying, facets = _facets(rgb[metrics.select], candidates)
-    axes = Axes(panel, x, y, candidates, varying)
+    axes = Axes(panel, x, y, candidates, varying, declared)
     return TrainingStats(
         axes=axes, metrics=metrics, per_seed=per_seed, counts=counts, step_rows=agg.step_rows, facets=facets,
         rgb=rgb, case_rgb={k: v for k, v in _joined(agg.case_rgb, by).items() if k in agg.cases_with_data},
