@@ -2,7 +2,7 @@
 
 * straightforward: one Tune trial per (configuration, seed), each training one model with the sequential
   loop (``train_seed``), ``reuse_actors=False``, 1 CPU per trial;
-* project: ``study.runner.run_study`` (one trial per configuration, its seeds packed into one model,
+* project: ``study.run.runner.run_study`` (one trial per configuration, its seeds packed into one model,
   ``reuse_actors=True``, 1 CPU per trial), rows in Parquet.
 
 Both run on the same local Ray (one CPU per trial, as many trials at once as cores). Then the RGB statistics
@@ -44,7 +44,7 @@ def _seed_trial(config: dict[str, Any], study: Any, out_dir: str) -> None:
     """One Tune trial of the straightforward way: one (configuration, seed), sequential loop."""
     import torch
 
-    from study.trainable import split_config
+    from study.trial.trainable import split_config
     from trainables.richter2020.config import TrainConfig
     from trainables.richter2020.loop import train_seed
 
@@ -69,9 +69,10 @@ def main() -> None:
     from ray import tune
 
     from search_spaces import get_study
-    from study.points import trial_points
-    from study.runner import Resources, run_study
-    from study.storage import StudyStorage
+    from study.results.storage import StudyStorage
+    from study.run.cluster import Resources
+    from study.run.points import trial_points
+    from study.run.runner import run_study
 
     study = get_study("richter2020.fig7", "cpu")
     study = dataclasses.replace(study, scientific={**study.scientific, "architecture": tuple(args.architectures),

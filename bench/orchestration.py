@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from study.ray_env import ray_environment
+from study.run.ray_env import ray_environment
 
 ray_environment(None)  # before Ray is imported
 
@@ -28,8 +28,9 @@ import psutil  # noqa: E402  (a Ray dependency)
 
 from analysis.data.rows import scan_study  # noqa: E402
 from search_spaces import Plot, Study  # noqa: E402
-from study.runner import Resources, run_study  # noqa: E402
-from study.storage import StudyStorage  # noqa: E402
+from study.results.storage import StudyStorage  # noqa: E402
+from study.run.cluster import Resources  # noqa: E402
+from study.run.runner import run_study  # noqa: E402
 
 
 def trivial_study(n_trials: int) -> Study:

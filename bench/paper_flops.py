@@ -18,7 +18,7 @@ from throughput import step_flops  # a sibling script: Python puts bench/ on sys
 
 from search_spaces import get_study
 from search_spaces.richter2020 import STUDIES
-from study.trainable import member_configs, split_config
+from study.trial.trainable import member_configs, split_config
 from trainables.catalog import family_for_task
 
 

@@ -4,7 +4,7 @@ Generates a synthetic study in the results schema of docs/results.md (one Parque
 write them) under a temporary directory, then measures on that same study, in order:
 
 * ``scan_files_s``: scan + statistics over the per-trial files (median of ``--runs``);
-* ``compact_s``: folding every file into the study's Delta table (``study.table.fold``: what ``study compact``
+* ``compact_s``: folding every file into the study's Delta table (``study.results.table.fold``: what ``study compact``
   and the driver do);
 * ``scan_table_s``: scan + statistics over the table (median of ``--runs``);
 * ``report_s``: the whole report (``analysis.report.build.write_report``) from the table, once;
@@ -46,7 +46,7 @@ from analysis.data.rows import scan_study
 from analysis.data.synthetic import write_synthetic_study
 from analysis.report.build import write_report
 from analysis.stats.rgb import best_config, rgb_from_step_stats, seed_best, step_stats
-from study.table import fold
+from study.results.table import fold
 
 ARCHITECTURES = ["BERT", "MTE", "NAP", "NON", "sum"]
 D_MODELS = [8 * (i + 1) for i in range(20)]

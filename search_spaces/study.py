@@ -131,7 +131,7 @@ class Study:
         name: stable dotted name, e.g. ``richter2020.fig7``; also the results directory.
         goal: one sentence: what the study answers.
         tasks: the task(s) the study trains (``cases``, ``mode``, ``ctl``, ``nt``, ``pooling_scale`` ...: names of
-            ``trainables.catalog``, checked by ``study.preflight``); each selects the model family that trains (or,
+            ``trainables.catalog``, checked by ``study.run.preflight``); each selects the model family that trains (or,
             for Fig. 1, measures) its configurations. One task: every trial trains it. Several: the search space
             sweeps them as a ``task`` axis, whose values must be these; left empty, they are that axis's values.
         scientific: axes whose effect is measured (e.g. architecture, d_model).

@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from search_spaces import StudyError
-from study.capacity import AUTOSCALER_CONFIG_ENV, Autoscaler, cluster_capacity, read_autoscaler, trials_per_node
-from study.devices import DeviceError, packing_device, trial_device
+from study.run.capacity import AUTOSCALER_CONFIG_ENV, Autoscaler, cluster_capacity, read_autoscaler, trials_per_node
+from study.trial.devices import DeviceError, packing_device, trial_device
 from tests.autoscaler import CLUSTER_YAML, LocalAutoscalingCluster, local_autoscaling_cluster, no_such_gpus, ray_env
 from tests.cli import STUDY, finished_trials, rows
 from tests.test_study_cli import STUDIES
@@ -104,8 +104,8 @@ def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """What the runner passes run_trial: a GPU trial training on the CPU packs as on a GPU, a CPU trial not."""
     import trainables.richter2020.family as family
-    from study.storage import StudyStorage
-    from study.trainable import run_trial
+    from study.results.storage import StudyStorage
+    from study.trial.trainable import run_trial
     from tests.studies_for_tests import AUTOSCALE
 
     asked: list[object] = []
@@ -126,15 +126,15 @@ def test_tunes_log_of_a_failed_attempt_keeps_the_errors_last_line() -> None:
     import logging
     import sys
 
-    from study.runner import _OneLineTrialErrors
+    from study.run.tuner import _OneLineTrialErrors
 
     try:
-        raise DeviceError("remote traceback, then\nstudy.devices.DeviceError: trial asked for 0.25 GPU ...")
+        raise DeviceError("remote traceback, then\nstudy.trial.devices.DeviceError: trial asked for 0.25 GPU ...")
     except DeviceError:
         record = logging.LogRecord("ray.tune", logging.ERROR, __file__, 1, "Trial task failed for trial %s",
                                    ("t_00000",), sys.exc_info())
     assert _OneLineTrialErrors().filter(record)
-    assert record.getMessage() == "Trial task failed for trial t_00000: study.devices.DeviceError: trial asked " \
+    assert record.getMessage() == "Trial task failed for trial t_00000: study.trial.devices.DeviceError: trial asked " \
                                   "for 0.25 GPU ..."
     assert record.exc_info is None and "\n" not in logging.Formatter().format(record)
 
@@ -145,7 +145,7 @@ def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_rais
     from ray import cloudpickle
     from ray.exceptions import ActorUnavailableError, RayTaskError
 
-    from study.runner import _LostTrials
+    from study.run.tuner import _LostTrials
 
     def trial(name: str, error: Exception | None) -> SimpleNamespace:
         path = tmp_path / f"{name}.pkl"
@@ -165,7 +165,7 @@ def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_rais
 
 
 def test_simulated_gpus_need_a_gpu_request() -> None:
-    from study.runner import Resources
+    from study.run.cluster import Resources
 
     with pytest.raises(StudyError, match=r"^invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with"):
         Resources(simulated_gpus=True)
@@ -215,7 +215,7 @@ def test_the_autoscaler_config_is_read_where_it_lies(tmp_path: Path, monkeypatch
 
 
 def test_a_request_no_node_can_hold_is_one_line() -> None:
-    from study.runner import Resources, _no_room
+    from study.run.cluster import Resources, _no_room
 
     laptop = [{"CPU": 2.0, "node:__internal_head__": 1.0}]
     assert _no_room(laptop, None, Resources(gpus_per_trial=0.25)) == (
@@ -307,8 +307,8 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     """Packing (on by default for GPU trials) ran through Ray: a trial's rows equal a packed run here, bit for
     bit, and differ from one seed after another (so this check can fail)."""
     from search_spaces import get_study
-    from study.storage import StudyStorage
-    from study.trainable import run_trial
+    from study.results.storage import StudyStorage
+    from study.trial.trainable import run_trial
     from tests.golden.record import VOLATILE
 
     study = get_study(SIXTEEN, "smoke")
@@ -413,7 +413,7 @@ def test_a_gpu_trial_on_a_node_without_cuda_fails_with_one_line(tmp_path: Path) 
     study_dir = tmp_path / "test.one_gpu_trial"
     assert finished_trials(study_dir) == 0, "no silent CPU fallback"
     (failed,) = (study_dir / "failed").glob("*.json")
-    line = (f"trial {failed.stem} failed after retries: study.devices.DeviceError: trial asked for 0.25 GPU but "
+    line = (f"trial {failed.stem} failed after retries: study.trial.devices.DeviceError: trial asked for 0.25 GPU but "
             "CUDA is unavailable on node ")
     assert line in output, output
     reason = output.split(line, 1)[1].splitlines()[0]

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from analysis.data.rows import scan_artifacts
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
 from trainables.catalog import all_tasks, families, family_for_task
 from trainables.richter2020.config import TrainConfig
 

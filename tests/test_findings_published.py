@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from analysis.stats.findings import FAIL, NOT_CHECKED, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
-from study.commands.findings import published_verdicts, swept_values
+from study.cli.findings import published_verdicts, swept_values
 
 #: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
 EXPECTED = {

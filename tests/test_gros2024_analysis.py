@@ -21,7 +21,7 @@ from analysis.papers.gros2024 import (
 )
 from analysis.report.build import build_report
 from search_spaces.gros2024 import FIG3, LADDER
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
 
 
 def _rows(attention: str, n_context: int, accs: list[float], final: list[float], basis: int = 16,

@@ -8,7 +8,7 @@ import pytest
 
 from search_spaces import get_study
 from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
-from study.preflight import validate
+from study.run.preflight import validate
 from tests.cli import rows, run_cli
 
 
@@ -69,9 +69,9 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
     """The runner's default packing on a CPU (trainables.families.packs) is the family's, and the Gros family
     stacks every seed into one model (one seed after another measured ~1.5x slower on N16T2)."""
     import trainables.gros2024.family as family
-    from study.devices import packing_device
-    from study.storage import StudyStorage
-    from study.trainable import run_trial
+    from study.results.storage import StudyStorage
+    from study.trial.devices import packing_device
+    from study.trial.trainable import run_trial
 
     calls: list[list[int]] = []
     original = family.train_members

@@ -1,4 +1,4 @@
-"""The study's Optuna journal (study/journal.py): real journal files, read back with optuna.load_study."""
+"""The study's Optuna journal (study/run/journal.py): real journal files, read back with optuna.load_study."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import optuna
 import pytest
 
 from search_spaces import get_study
-from study.identity import trial_key
-from study.journal import JOURNAL, sync_journal
-from study.storage import StudyStorage
-from study.trainable import objective, run_trial
+from study.results.storage import StudyStorage
+from study.run.journal import JOURNAL, sync_journal
+from study.trial.identity import trial_key
+from study.trial.trainable import objective, run_trial
 from tests.cli import STUDY, rows, run_cli
 from tests.test_study_cli import STUDIES
 

@@ -18,10 +18,10 @@ from analysis.data.columns import current_columns
 from analysis.data.location import Location
 from analysis.data.rows import scan_study
 from search_spaces import Study, get_study
-from study.identity import trial_key
-from study.storage import StudyStorage
-from study.table import fold
-from study.trainable import objective, run_trial
+from study.results.storage import StudyStorage
+from study.results.table import fold
+from study.trial.identity import trial_key
+from study.trial.trainable import objective, run_trial
 
 #: (trial key, mixer, attention, mixer_stack, model) as written before issue 25 -> (mixer, attention) now.
 OLD = {

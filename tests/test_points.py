@@ -1,11 +1,11 @@
-"""A grid study's points and the `--where` subset of them (study/points.py): what is selected, what is refused."""
+"""A grid study's points and the `--where` subset of them (study/run/points.py): what is selected, what is refused."""
 
 from __future__ import annotations
 
 import pytest
 
 from search_spaces import StudyError, get_study
-from study.points import parse_where, trial_points
+from study.run.points import parse_where, trial_points
 from tests.studies_for_tests import RATES_PACKED, TPE
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from search_spaces import Study
 from search_spaces.study import StudyError
-from study.runner import Resources
-from study.storage import StudyStorage
-from study.trainable import precision_context, run_trial
+from study.results.storage import StudyStorage
+from study.run.cluster import Resources
+from study.trial.trainable import precision_context, run_trial
 from tests.tiny import DEVICES
 
 _STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", tasks=("mode",),
@@ -49,7 +49,7 @@ def test_fp64_rows_say_so_repeat_bit_for_bit_and_leave_float32_the_default(tmp_p
     fp32, first, second = _rows(tmp_path / "a", "fp32"), _rows(tmp_path / "b", "fp64"), _rows(tmp_path / "c", "fp64")
     assert {r["precision"] for r in first} == {"fp64"}
     assert torch.get_default_dtype() == torch.float32  # the context restored it
-    from study.verify import VOLATILE as volatile
+    from study.run.reproduce import VOLATILE as volatile
     strip = [{k: v for k, v in r.items() if k not in volatile} for r in first]
     assert strip == [{k: v for k, v in r.items() if k not in volatile} for r in second]
     assert first[0]["train_loss"] != fp32[0]["train_loss"]  # float64 really ran (other draws, other rounding)

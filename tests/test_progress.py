@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from study.progress import PROGRESS_FILE, StudyProgress
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
+from study.run.progress import PROGRESS_FILE, StudyProgress
 from tests.studies_for_tests import INTERRUPTIBLE
 
 

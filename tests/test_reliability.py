@@ -179,26 +179,27 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
 @pytest.mark.slow
 def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from search_spaces import get_study
-    from study.ray_env import ray_environment
+    from study.run.ray_env import ray_environment
 
     ray_environment(None)
     import ray
 
-    from study import runner
-    from study.storage import StudyStorage
+    from study.results.storage import StudyStorage
+    from study.run import runner, tuner
+    from study.run.cluster import Resources
 
     tuner_runs: list[int] = []  # trials per Tuner run
-    fit = runner._fit
+    fit = tuner.fit
 
     def counted(entry: object, param_space: dict, *args: object, **kwargs: object) -> None:
         tuner_runs.append(len(param_space["point"]["grid_search"]))
         fit(entry, param_space, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "_fit", counted)
+    monkeypatch.setattr(tuner, "fit", counted)
     study = get_study("demo", "smoke")  # 9 trials
     storage = StudyStorage(storage=str(tmp_path), directory=study.directory)
     try:
-        counts = runner.run_study(study, storage, runner.Resources(), echo=lambda _: None, chunk_size=4)
+        counts = runner.run_study(study, storage, Resources(), echo=lambda _: None, chunk_size=4)
     finally:
         ray.shutdown()
     assert counts == {"finished": 9, "failed": 0, "total": 9}
@@ -210,7 +211,7 @@ def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monke
 def test_tunes_leftovers_are_dropped_but_a_failed_trials_error_files_stay(tmp_path: Path) -> None:
     import pyarrow.fs as pafs
 
-    from study.runner import _drop_tune_leftovers
+    from study.run.tuner import _drop_tune_leftovers
 
     experiment = tmp_path / "_tune" / "tune-20260101-000000-1-0"
     for trial in ("a_00000", "a_00001", "a_00002"):

@@ -32,7 +32,7 @@ import polars as pl
 import pytest
 
 from analysis.data.columns import current_columns
-from study.identity import machine
+from study.trial.identity import machine
 from tests.golden.record import STORED, collect
 
 pytestmark = pytest.mark.slow  # ~20 s: every family trains

@@ -9,9 +9,9 @@ import pytest
 
 from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, get_study
 from search_spaces.richter2020 import FIG3, FIG9, FIG13, LEARNING_RATES
-from study.identity import trial_key
-from study.points import trial_points
-from study.preflight import validate
+from study.run.points import trial_points
+from study.run.preflight import validate
+from study.trial.identity import trial_key
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -144,7 +144,7 @@ def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixe
 
 
 def test_unknown_names_are_refused_and_declared_labels_are_columns() -> None:
-    from study.trainable import split_config
+    from study.trial.trainable import split_config
 
     tiny = {"n_steps": 100, "eval_every": 100, "d_model": 8, "seq_len": 8}
     typo = Study(name="t.typo", goal="g", tasks=("mode",), scientific={"architecture": ("sum",)},
@@ -173,7 +173,7 @@ def test_a_typo_in_any_linked_option_is_refused_with_an_optuna_sampler() -> None
 
 
 def test_tasks_are_declared_or_read_from_the_task_axis_and_checked_against_the_catalogue() -> None:
-    from study.preflight import validate
+    from study.run.preflight import validate
 
     swept = Study(name="t", goal="g", scientific={"task": ("cases", "mode"), "d_model": (8,)})
     assert swept.tasks == ("cases", "mode")

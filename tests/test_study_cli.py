@@ -178,8 +178,8 @@ def test_list_and_show() -> None:
 
 def test_second_run_of_the_same_study_refuses(tmp_path: Path) -> None:
     from search_spaces import get_study
-    from study.lock import StudyLock, StudyLocked
-    from study.storage import StudyStorage
+    from study.results.storage import StudyStorage
+    from study.run.lock import StudyLock, StudyLocked
 
     storage = StudyStorage(storage=str(tmp_path), directory=get_study("demo").directory)
     with StudyLock(storage):
@@ -211,7 +211,7 @@ def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
     # The Optuna journal (docs/tracking.md) records a packed trial as one completed trial per learning rate.
     import optuna
 
-    from study.trainable import objective
+    from study.trial.trainable import objective
 
     journal = optuna.load_study(study_name="test.rates_packed", storage=optuna.storages.JournalStorage(
         optuna.storages.journal.JournalFileBackend(str(tmp_path / "test.rates_packed" / "optuna.journal"))))
@@ -259,8 +259,8 @@ def test_report_exit_status_says_whether_a_checked_finding_failed(tmp_path: Path
     from click.testing import CliRunner
 
     from analysis.stats.findings import FINDING_FAILED_EXIT
-    from study.cli import FINDING_FAILED_EXIT as CLI_EXIT
     from study.cli import main
+    from study.cli.common import FINDING_FAILED_EXIT as CLI_EXIT
 
     assert CLI_EXIT == FINDING_FAILED_EXIT == 3
     study_file = tmp_path / "claims.py"
@@ -289,7 +289,7 @@ def test_a_ray_that_cannot_start_is_not_blamed_on_the_storage(monkeypatch: pytes
     import ray
 
     from search_spaces import StudyError
-    from study.runner import start_ray
+    from study.run.cluster import start_ray
 
     def broken(**_: object) -> None:
         raise PermissionError(13, "Permission denied", "/site/ray/core/src/ray/gcs/gcs_server")

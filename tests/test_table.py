@@ -1,4 +1,5 @@
-"""The results table (study/table.py, analysis/data/lake.py): folding trial files into a real Delta table, crash-safe.
+"""The results table (study/results/table.py, analysis/data/lake.py): trial files folded into a real Delta table,
+crash-safe.
 
 Every test folds real Parquet files into a real Delta table with the real deltalake and reads it back with polars;
 the crash tests kill a real subprocess (SIGKILL) at each step of a fold.
@@ -19,8 +20,8 @@ from deltalake import DeltaTable
 from analysis.data.location import Location
 from analysis.data.rows import open_trials, scan_artifacts, scan_study
 from analysis.data.synthetic import write_synthetic_study
-from study.storage import StudyStorage
-from study.table import CRASH_ENV, FoldError, fold
+from study.results.storage import StudyStorage
+from study.results.table import CRASH_ENV, FoldError, fold
 from tests.cli import ROOT, run_cli
 
 GRID = {"architecture": ["BERT", "NAP"], "d_model": [8, 16, 32], "learning_rate": [0.09, 0.0081, 0.000729, 1e-4]}
@@ -60,7 +61,7 @@ def test_a_fold_moves_every_row_into_the_table_once_and_deletes_the_files(study:
 
 def test_many_small_folds_are_rewritten_into_few_files_and_no_row_changes(
         study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import study.table as folding
+    import study.results.table as folding
 
     monkeypatch.setattr(folding, "MAX_TABLE_FILES", 8)
     before = _all_rows(study)
@@ -78,7 +79,7 @@ def test_a_study_with_nothing_folded_yet_reads_as_before(study: Path) -> None:
 
 
 def _fold_in_a_process_killed_at(study: Path, point: str) -> subprocess.CompletedProcess:
-    code = ("import sys; from analysis.data.location import Location; from study.table import fold; "
+    code = ("import sys; from analysis.data.location import Location; from study.results.table import fold; "
             "fold(Location.of(sys.argv[1]), batch=10)")
     return subprocess.run([sys.executable, "-c", code, str(study)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT), CRASH_ENV: point})
@@ -224,7 +225,7 @@ def test_the_documented_readers_find_every_row_that_status_counts(tmp_path: Path
 
 def test_read_trials_gives_what_read_trial_gives_for_table_and_pending_trials(
         study: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import study.storage as storage_module
+    import study.results.storage as storage_module
 
     keys = [p.stem for p in _files(study)]
     pending = _files(study)[:5]

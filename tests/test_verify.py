@@ -1,4 +1,4 @@
-"""`study verify`: finished trials trained again and compared with their record (study/verify.py).
+"""`study verify`: finished trials trained again and compared with their record (study/run/reproduce.py).
 
 Same machine and software: bit for bit (a smoke study trained twice gives identical rows). A changed value is
 found and named; another machine's drift is told apart from a real change by the seeds' own spread.
@@ -13,10 +13,9 @@ from click.testing import CliRunner
 
 from search_spaces import Study
 from study.cli import main
-from study.runner import Resources, run_record
-from study.storage import StudyStorage
-from study.trainable import run_trial
-from study.verify import (
+from study.results.storage import StudyStorage
+from study.run.cluster import Resources
+from study.run.reproduce import (
     DIFFERENT,
     IDENTICAL,
     NOISE,
@@ -26,6 +25,8 @@ from study.verify import (
     verify_study,
     within_seed_noise,
 )
+from study.run.runner import run_record
+from study.trial.trainable import run_trial
 
 STUDY = Study(name="test.verify", goal="trials trained twice", tasks=("mode",),
               scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003)},
@@ -137,7 +138,7 @@ def test_rows_compare_by_precision_and_seed_noise_needs_two_seeds() -> None:
 def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished, tmp_path) -> None:
     from analysis.data.machines import PUBLISHED, machines_line
     from analysis.report.build import build_report
-    from study.identity import machine, machine_text
+    from study.trial.identity import machine, machine_text
 
     studies = tmp_path / "verify_studies.py"
     studies.write_text("from tests.test_verify import STUDY\n")
@@ -155,7 +156,7 @@ def test_status_the_report_and_compare_say_where_the_numbers_come_from(finished,
 def test_a_smoke_study_run_twice_through_ray_is_bit_identical_and_verifies(tmp_path) -> None:
     """docs/reproducibility.md's first promise, end to end: two `study run`s (real local Rays), then `verify`."""
     from analysis.data.rows import scan_study
-    from study.verify import VOLATILE
+    from study.run.reproduce import VOLATILE
     from tests.cli import run_cli
 
     for name in ("first", "second"):

@@ -11,7 +11,7 @@ import pytest
 from search_spaces import get_study
 from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS
 from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, HYBRID_LONG, hybrid_stack
-from study.trainable import member_configs, split_config
+from study.trial.trainable import member_configs, split_config
 
 
 def test_atlas_holds_every_registered_mixer() -> None:
@@ -29,8 +29,8 @@ def test_atlas_covers_every_task_of_the_richter_family_plus_ctl_and_nt() -> None
 
 
 def test_every_mixer_trains_on_ctl_and_nt_in_the_atlas(tmp_path, one_torch_thread) -> None:
-    from study.storage import StudyStorage
-    from study.trainable import run_trial
+    from study.results.storage import StudyStorage
+    from study.trial.trainable import run_trial
 
     study = get_study("atlas", "smoke")
     storage = StudyStorage(str(tmp_path), study.directory)

@@ -55,7 +55,7 @@ def packs(family: Family, packed: bool | None, device: str, *, n_configs: int = 
     """Whether a trial of ``family`` trains its seeds (and packed learning rates) as one stacked model.
 
     ``packed``: the study's choice (None: the family's default). ``device``: where the trial trains, or where
-    it stands in for (a GPU trial on simulated GPUs decides as on a GPU: :func:`study.devices.packing_device`).
+    it stands in for (a GPU trial on simulated GPUs decides as on a GPU: :func:`study.trial.devices.packing_device`).
     ``n_configs`` > 1 (packed learning rates) always train as one model: that is what they are for.
     """
     if family.packing == "never":

@@ -11,7 +11,7 @@ divergence are written here once:
 * rows reach the caller's ``on_eval`` as they are produced (so a row produced before the divergence still
   says ``ok`` there); the finished rows are the record.
 
-The Tune adapter (``study/trainable.py``) adds the hyperparameter and label columns and the trial's
+The Tune adapter (``study/trial/trainable.py``) adds the hyperparameter and label columns and the trial's
 identity (study, trial key, code version, node, precision).
 """
 

@@ -11,7 +11,7 @@ Now ``mixer`` is a registry mixer name or null (no registry mixer runs), and ``a
 attention that ran, null where a registry mixer replaced it (an old Gros row kept the unused ``attention``
 hyperparameter there, an old CTL row the mixer's name). :func:`current_columns` makes old rows read so; it
 leaves new rows as they are, so a table that holds both reads as one. The readers (:mod:`analysis.data.rows`)
-apply it to everything they read and the fold (``study/table.py``) to every file it folds. Trial keys hash the
+apply it to everything they read and the fold (``study/results/table.py``) to every file it folds. Trial keys hash the
 trial's configuration, not these columns: a study on disk resumes without re-running a trial.
 """
 

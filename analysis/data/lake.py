@@ -3,7 +3,7 @@
 A study's rows live in one Delta Lake table, ``<study>/table/`` (artifacts: ``<study>/artifacts_table/<name>/``),
 and in the files of finished trials that the driver has not folded into it yet (``trials/<key>.parquet``,
 ``artifacts/<name>/<key>.parquet``). The driver folds files in one commit and deletes them only after it
-(``study/table.py``), so a reader that lists the files *first* and then loads the table sees every row once:
+(``study/results/table.py``), so a reader that lists the files *first* and then loads the table sees every row once:
 
 * a file whose key is in the table was folded (a fold that stopped between its commit and its deletes): ignored;
 * any other file is pending: read beside the table.

@@ -1,6 +1,6 @@
 """A study's definition (``study.json``, see ``docs/results.md``) parsed once into typed values.
 
-This is the only reader of ``study.json`` (the driver writes it, ``study/runner.py``): everything the report,
+This is the only reader of ``study.json`` (the driver writes it, ``study/run/runner.py``): everything the report,
 the CLI (``status``, ``compare``, ``importance``, ``findings``, ``verify``) and the notebooks need from it is a
 field of :class:`StudyMeta`; nothing indexes the raw dict. Unknown keys are errors naming the file, the
 key and the allowed keys (a typo such as ``"findngs"`` would otherwise silently drop every check).

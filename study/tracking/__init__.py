@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from search_spaces.study import Study
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
 from study.tracking.series import TrialSeries
 from study.tracking.spec import TRACKERS, TrackError, TrackSpec, parse_track
 

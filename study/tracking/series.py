@@ -1,6 +1,6 @@
 """How a trial's rows become tracker series: the one definition that `study run --track` and `study export` share.
 
-A trial's tracker run gets its hyperparameters as params (study.trainable.trial_params: the Parquet columns)
+A trial's tracker run gets its hyperparameters as params (study.trial.trainable.trial_params: the Parquet columns)
 and, at every evaluation step, one series per seed and metric (``seed_<n>/val_accuracy``) plus the mean over the
 seeds once every seed has reached that step (``mean/val_accuracy``). A trial that packs several learning rates
 prefixes each rate's series with ``lr_<rate>/``. Metrics are the row's numbers that are neither hyperparameters

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces.study import Study
-from study.storage import StudyStorage, first_line
+from study.results.storage import StudyStorage, first_line
 from study.tracking.spec import TrackError, TrackSpec
 
 MLFLOW_DB = "mlflow.db"  # default MLflow store: <storage>/<study>/mlflow.db (SQLite)

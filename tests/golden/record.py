@@ -22,8 +22,8 @@ def collect() -> pl.DataFrame:
     """Every golden run's rows and artifact rows (volatile columns dropped), one frame, in a stable order."""
     import torch
 
-    from study.storage import StudyStorage
-    from study.trainable import run_trial
+    from study.results.storage import StudyStorage
+    from study.trial.trainable import run_trial
     from tests.golden.studies import RUNS
 
     torch.set_num_threads(1)
@@ -48,7 +48,7 @@ def collect() -> pl.DataFrame:
 
 def main() -> None:
     """Rewrite the stored golden rows (with the machine they were recorded on)."""
-    from study.identity import machine
+    from study.trial.identity import machine
 
     rows = collect()  # sets torch's threads to 1: the machine is read after
     rows.write_parquet(STORED)

@@ -65,6 +65,20 @@ def _fan_in(name: str, cfg: GrosConfig) -> int:
     return {"w2": FFN_FACTOR * d, "b2": FFN_FACTOR * d, "wr": cfg.n_context * d, "br": cfg.n_context * d}.get(name, d)
 
 
+def _scale_linears(mixer: nn.Module, init_scale: float) -> nn.Module:
+    """A registry mixer's ``nn.Linear`` weights and biases with their U(+-1/sqrt(fan_in)) bounds times ``init_scale``,
+    as the bilayer's own (and the paper head's) are; the mixer's other parameters (NAP's gain and bias, the
+    bilinear token matrix, the convolution's filters) keep their own initialisation. At 1 nothing is touched."""
+    if init_scale != 1:
+        with torch.no_grad():
+            for layer in mixer.modules():
+                if isinstance(layer, nn.Linear):
+                    for p in (layer.weight, layer.bias):
+                        if p is not None:
+                            p.mul_(init_scale)
+    return mixer
+
+
 class StackedBilayer:
     """K members of one configuration as stacked parameters ``(K, ...)``.
 
@@ -95,8 +109,9 @@ class StackedBilayer:
             if cfg.mixer is not None:
                 torch.manual_seed(int(seed))  # the mixer module initialises from the global RNG
                 # build_mixer passes a mixer the options it takes (bilinear: its fixed length = the context).
-                mixers.append(build_mixer(cfg.mixer, cfg.width, cfg.n_heads, hidden_norm=False, attention_gelu=False,
-                                          dropout=0.0, options={"seq_len": cfg.n_context}))
+                mixer = build_mixer(cfg.mixer, cfg.width, cfg.n_heads, hidden_norm=False, attention_gelu=False,
+                                    dropout=0.0, options={"seq_len": cfg.n_context})
+                mixers.append(_scale_linears(mixer, cfg.init_scale))
         self.params = {name: torch.stack([p[name] for p in per_member]).to(device).requires_grad_()
                        for name in per_member[0]}
         self.mixer = stack_modules(mixers).to(device)  # the head or registry mixer; every parameter (K, ...)

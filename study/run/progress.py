@@ -28,8 +28,8 @@ from typing import Any, TextIO
 from ray import tune
 
 from search_spaces.study import Study
-from study.identity import trial_key
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
+from study.trial.identity import trial_key
 
 PROGRESS_FILE = "progress.json"
 BAR_WIDTH = 24

@@ -15,7 +15,7 @@ import click
 
 from search_spaces import Linked, Study
 from search_spaces.study import axis_values
-from study.cli_common import (
+from study.cli.common import (
     FINDING_FAILED_EXIT,
     InputError,
     current_meta,

@@ -1,12 +1,19 @@
-"""`study export NAME --to KIND[=TARGET]`: a finished study's results into MLflow, TensorBoard or W&B."""
+"""`study export NAME --to KIND[=TARGET]`: a finished study's Parquet rows into MLflow, TensorBoard or W&B, through the
+same series as `study run --track` (study/tracking/)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 
 import click
 
-from study.cli_common import InputError, load_study, scale_option, storage_option, study_storage
+from search_spaces.study import Study
+from study.cli.common import InputError, load_study, scale_option, storage_option, study_storage
+from study.results.storage import StudyStorage
+from study.run.journal import point_from_rows
+from study.tracking import TrackSpec, TrialTracking
+from study.trial.trainable import trial_params
 
 
 @click.command()
@@ -20,7 +27,6 @@ def export(name: str, scale: str, storage: str, targets: tuple[str, ...]) -> Non
     """Put a study's finished trials (its Parquet rows) into experiment trackers: one run per trial, the same
     series as `study run --track`. Exporting again replaces each trial's earlier run."""
     from study.tracking import TrackError, parse_track, resolve
-    from study.tracking.export import export_study
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
@@ -38,3 +44,25 @@ def export(name: str, scale: str, storage: str, targets: tuple[str, ...]) -> Non
                f"({time.time() - started:.0f} s)")
     if unreadable:
         click.echo(f"INCOMPLETE: {len(unreadable)} unreadable trial file(s) left out: {', '.join(unreadable)}")
+
+
+def export_study(study: Study, storage: StudyStorage, specs: Sequence[TrackSpec],
+                 echo: Callable[[str], None] = print) -> tuple[int, list[str]]:
+    """Log every finished trial to each tracker (a trial exported before is replaced); returns (trials exported,
+    keys of unreadable trial files left out)."""
+    exported, unreadable = 0, []
+    keys = sorted(storage.finished_keys())
+    for number, key in enumerate(keys, 1):
+        table = storage.read_trial(key)
+        if table is None or not table.num_rows:
+            unreadable.append(key)
+            continue
+        rows = table.to_pylist()
+        point = point_from_rows(study, rows)
+        with TrialTracking(specs, study, key, trial_params(study, point), strict=True) as tracking:
+            for row in sorted(rows, key=lambda r: (r["step"], r["seed"])):
+                tracking.row(row)
+        exported += 1
+        if number % 50 == 0:
+            echo(f"  {number}/{len(keys)} trials")
+    return exported, unreadable

@@ -21,6 +21,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import polars as pl
 
 from analysis.data.location import Location
@@ -28,7 +29,8 @@ from analysis.data.machines import PUBLISHED as PUBLISHED_MACHINE
 from analysis.data.machines import machine_counts, machines_line
 from analysis.data.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
-from study.storage import StorageError, StudyStorage, first_line
+from study.cli.common import InputError, scale_option, storage_option
+from study.results.storage import StorageError, StudyStorage, first_line
 
 PUBLISHED = "published"
 
@@ -113,7 +115,7 @@ def _from_dir(study_dir: Path | Location, label: str) -> Side:
     return Side(label=label, lf=scan.lf, meta=meta, note=note, machines=tuple(machine_counts(scan.lf)))
 
 
-def compare(
+def comparison_text(
     spec_a: str,
     spec_b: str,
     *,
@@ -197,3 +199,28 @@ def _write_page(out_dir: Path, df: pl.DataFrame, paired: dict[str, pl.DataFrame]
     (out_dir / "index.html").write_text(page)
     df.write_csv(out_dir / "compare.csv")
     return str(out_dir / "index.html")
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@scale_option
+@storage_option
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric to compare (repeatable; default: val_accuracy and train_accuracy).")
+@click.option("--threshold", type=float, default=0.5, show_default=True,
+              help="G a configuration must reach to count towards the robustness share.")
+@click.option("--all-configs", is_flag=True,
+              help="Use each side's whole grid instead of the values both ran.")
+@click.option("--out", default=None, help="Also write OUT/index.html, PNG bars and compare.csv.")
+def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], threshold: float,
+            all_configs: bool, out: str | None) -> None:
+    """Two studies side by side (A, B: NAME[@SCALE], a study directory, or published[:PAPER/FILE]).
+
+    Per architecture: best G, where, robustness share, and A - B. NAME without @SCALE uses --scale.
+    """
+    try:
+        click.echo(comparison_text(a, b, storage=storage, scale=scale, metrics=metrics, threshold=threshold,
+                                    common=not all_configs, out=out))
+    except CompareError as error:  # a side, scale, storage, metric or reference that cannot be used
+        raise InputError(str(error)) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from search_spaces.study import Linked, Study, StudyError
-from study.trainable import member_configs, split_config
+from study.trial.trainable import member_configs, split_config
 
 
 def validate(study: Study) -> None:

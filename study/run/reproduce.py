@@ -27,8 +27,8 @@ from typing import Any
 from analysis.data.meta import recorded_run
 from analysis.stats.paired import t_quantile_95
 from search_spaces.study import Study
-from study.identity import machine_text
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
+from study.trial.identity import machine_text
 
 #: Columns that differ between two runs of the same code on purpose (timings, where and from which checkout).
 VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine", "finished_at")
@@ -162,7 +162,7 @@ def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str,
     """Train trial ``key`` (at ``point``) again into ``scratch`` and compare its rows with the recorded ones."""
     import torch
 
-    from study.trainable import run_trial, torch_setting
+    from study.trial.trainable import run_trial, torch_setting
 
     table = storage.read_trial(key)
     old = table.to_pylist() if table is not None else []
@@ -193,7 +193,7 @@ def verify_study(study: Study, storage: StudyStorage, *, trials: int, seed: int 
     Raises:
         ValueError: ``trials`` below 1, or no finished trial to verify.
     """
-    from study.points import trial_points
+    from study.run.points import trial_points
 
     finished = storage.finished_keys() - storage.corrupt_keys()
     grid = trial_points(study) if study.sampler == "grid" else None

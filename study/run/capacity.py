@@ -87,7 +87,7 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
     import yaml
 
     from search_spaces.study import StudyError
-    from study.storage import first_line
+    from study.results.storage import first_line
 
     location = Path(os.path.expanduser(path or os.environ.get(AUTOSCALER_CONFIG_ENV) or DEFAULT_AUTOSCALER_CONFIG))
     if not location.is_file():

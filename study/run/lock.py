@@ -7,7 +7,7 @@ import os
 import socket
 from typing import IO
 
-from study.storage import StudyStorage, ensure_local_dir
+from study.results.storage import StudyStorage, ensure_local_dir
 
 
 class StudyLocked(RuntimeError):

@@ -1,4 +1,4 @@
-"""`study compact NAME`: fold a study's trial files on disk into its results table (study/table.py).
+"""`study compact NAME`: fold a study's trial files on disk into its results table (study/results/table.py).
 
 What `study run` does as it goes, for a study on disk: an old study of one file per trial, or one whose driver
 was killed in the middle of a fold. Safe to run again at any time; it holds the study's lock (local storage), so
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from study.cli_common import load_study, require_results, scale_option, storage_option, study_storage
+from study.cli.common import load_study, require_results, scale_option, storage_option, study_storage
 
 
 @click.command()
@@ -18,8 +18,8 @@ from study.cli_common import load_study, require_results, scale_option, storage_
 @storage_option
 def compact(name: str, scale: str, storage: str) -> None:
     """Fold the study's finished trial files into its results table (table/), then delete them."""
-    from study.lock import StudyLock, StudyLocked
-    from study.table import FoldError, fold
+    from study.results.table import FoldError, fold
+    from study.run.lock import StudyLock, StudyLocked
 
     study = load_study(name, scale)
     target = study_storage(study, storage)

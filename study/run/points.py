@@ -17,7 +17,7 @@ from typing import Any
 
 from search_spaces import Study, StudyError
 from search_spaces.study import axis_values
-from study.identity import trial_key
+from study.trial.identity import trial_key
 
 REL_TOLERANCE = 5e-3  # 3 significant digits, as `study show` prints rates such as 0.000219 (0.3^7)
 

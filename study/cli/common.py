@@ -1,6 +1,6 @@
 """What every `study` command shares: the options, the study and storage lookups, the exit statuses.
 
-A command of its own module (study/commands/) imports these and is added to the group in study/cli.py.
+Every subcommand (one module each in this package, found by name in ``study/cli/__init__.py``) imports these.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from search_spaces import SCALES, Study, StudyError, get_study
-from study.storage import StorageError, StudyStorage
+from study.results.storage import StorageError, StudyStorage
 
 DEFAULT_STORAGE = "results"
 #: Exit status when a finding that was checked fails (analysis.stats.findings.FINDING_FAILED_EXIT; 1 is an error).

@@ -1,4 +1,4 @@
-"""`study verify NAME [--trials N] [--seed S]`: are a study's numbers reproducible here? (study/verify.py)"""
+"""`study verify NAME [--trials N] [--seed S]`: are a study's numbers reproducible here? (study/run/reproduce.py)"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import click
 
-from study.cli_common import FINDING_FAILED_EXIT, InputError, load_study, scale_option, storage_option, study_storage
+from study.cli.common import FINDING_FAILED_EXIT, InputError, load_study, scale_option, storage_option, study_storage
 
 #: Exit status when a re-run trial does not reproduce (the same as a finding that failed: a checked claim).
 NOT_REPRODUCED_EXIT = FINDING_FAILED_EXIT
@@ -35,7 +35,7 @@ def verify(name: str, scale: str, storage: str, trials: int, seed: int) -> None:
     difference per metric and whether this machine is the one that ran it. Exits 3 unless every trial is
     identical (same machine) or within rounding / seed noise (another machine); docs/reproducibility.md.
     """
-    from study.verify import verify_study
+    from study.run.reproduce import verify_study
 
     if trials < 1:
         raise InputError(f"invalid --trials {trials}; allowed: an integer >= 1")

@@ -18,8 +18,8 @@ from typing import Any
 import pyarrow as pa
 
 from search_spaces.study import Study
-from study.identity import code_version, machine_text, trial_key
-from study.storage import StudyStorage
+from study.results.storage import StudyStorage
+from study.trial.identity import code_version, machine_text, trial_key
 
 Report = Callable[[dict[str, Any]], None]
 
@@ -86,7 +86,7 @@ def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
 
 
 def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
-    """The hyperparameter and label columns of a trial's rows (study.trainable writes these beside every row)."""
+    """The hyperparameter and label columns of a trial's rows (study.trial.trainable writes these beside every row)."""
     hyper, labels = split_config(study, point)
     configs = member_configs(hyper)
     params = {**configs[0].resolved(), **labels}

@@ -3,7 +3,7 @@
 Layout and row schema: docs/results.md. Every write is atomic (temporary name, then move), so a
 reader sees a whole file or none; the Delta table `table/` plus the trial files not folded into it yet
 (analysis.data.lake), not Tune's own state, are the record that resume and analysis rely on. Folding is
-study/table.py's job (the driver's alone).
+study/results/table.py's job (the driver's alone).
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from typing import Any
 from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, Uniform
-from study.identity import trial_key
-from study.storage import StudyStorage, ensure_local_dir
-from study.trainable import objective
+from study.results.storage import StudyStorage, ensure_local_dir
+from study.trial.identity import trial_key
+from study.trial.trainable import objective
 
 JOURNAL = "optuna.journal"
 
@@ -134,7 +134,7 @@ class JournalRecorder(tune.Callback):
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if "trial_seconds" not in (trial.last_result or {}):
-            return  # found its rows on disk (study.trainable.run_trial): recorded before, or at the next start
+            return  # found its rows on disk (study.trial.trainable.run_trial): recorded before, or at the next start
         point = trial.config.get("point", trial.config)
         key = trial_key(self.study.name, self.study.configuration(point), self.study.seeds)
         table = self.storage.read_trial(key)

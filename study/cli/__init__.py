@@ -1,0 +1,56 @@
+"""`study`: list, show, run, check and report hyperparameter studies.
+
+The click group lives here; every subcommand is a module of its own in this package (``study run`` is
+``study/cli/run.py``), imported when it runs (or when ``--help`` lists them), so a command starts without
+importing what the others need. What they share (options, lookups, exit statuses) is ``study/cli/common.py``.
+
+Every error a user can cause (unknown study, bad scale, impossible resources, unusable storage, a study
+already running) is one line naming the field, the value and what is allowed, never a trace from Ray.
+
+Exit status (docs/cli.md): 0 done; 1 an error, or `run` left trials failed or unfinished; 2 a usage error
+(unknown option, bad choice, a paper-scale study on a machine without GPUs without an explicit
+``--scale paper``); 3 a checked claim failed (a finding of `report`, `run --report`, `findings`; a trial that
+`verify` did not reproduce).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from study.cli.common import OneLineErrors
+
+#: Subcommand -> ``module:attribute`` of this package holding its click command.
+COMMANDS: dict[str, str] = {
+    "list": "list_studies:list_studies",
+    "show": "show:show",
+    "run": "run:run",
+    "status": "status:status",
+    "report": "report:report",
+    "findings": "findings:findings",
+    "compare": "compare:compare",
+    "importance": "importance:importance",
+    "verify": "verify:verify",
+    "compact": "compact:compact",
+    "export": "export:export",
+    "json": "dump_json:dump_json",
+}
+
+
+class StudyCommands(OneLineErrors):
+    """The `study` group: its subcommands are found in :data:`COMMANDS` and imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[name].split(":")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+
+
+@click.group(cls=StudyCommands, context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Hyperparameter studies of attention mechanisms (Ray Tune + Optuna + Parquet + polars)."""

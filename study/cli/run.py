@@ -1,0 +1,133 @@
+"""`study run NAME`: run or resume a study on a local Ray or a cluster (study/run/runner.py), then, with
+``--report``, write its report.
+
+Exits 1 when trials failed or did not finish, 2 on bad input (before Ray starts), 3 when ``--report`` checks a
+finding that fails (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from search_spaces import SCALES, Study, StudyError
+from study.cli.common import (
+    FINDING_FAILED_EXIT,
+    MAX_IMPLICIT_CPU_MODELS,
+    InputError,
+    load_study,
+    run_scale_option,
+    storage_option,
+    study_storage,
+)
+from study.cli.report import write_report
+from study.results.storage import first_line
+
+
+def _models(study: Study) -> str:
+    """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts)."""
+    trials = study.trial_count()
+    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} models"
+
+
+def _local_gpus() -> int:
+    """GPUs torch sees on this machine (0 when torch cannot tell)."""
+    try:
+        import torch
+
+        return int(torch.cuda.device_count())
+    except Exception:  # noqa: BLE001 - no usable CUDA runtime means no GPU here
+        return 0
+
+
+def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_trial: float) -> None:
+    """Refuse a defaulted paper scale that would train many models on a machine without GPUs."""
+    models = study.trial_count() * len(study.seeds)
+    if (study.scale != "paper" or address or gpus_per_trial > 0
+            or models <= MAX_IMPLICIT_CPU_MODELS or _local_gpus() > 0):
+        return
+    cheaper = ", ".join(f"--scale {s} ({_models(study.at_scale(s)).rsplit('= ', 1)[1]})" for s in SCALES[1:])
+    raise click.UsageError(
+        f"{name} at the paper scale trains {models} models and this machine has no GPU; "
+        f"run it anyway with an explicit --scale paper, or choose {cheaper}")
+
+
+@click.command()
+@click.argument("name")
+@run_scale_option
+@storage_option
+@click.option("--max-concurrent", type=int, default=None, help="Trials at once (default: what fits).")
+@click.option("--cpus-per-trial", type=float, default=1.0, show_default=True,
+              help="CPUs Ray reserves per trial (also torch's thread count).")
+@click.option("--gpus-per-trial", type=float, default=0.0, show_default=True,
+              help="GPUs per trial; fractions share a GPU (0.25: four trials per GPU).")
+@click.option("--address", default=None, help="Ray cluster address (e.g. auto); default: a local Ray.")
+@click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
+@click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
+              help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
+                   "numbers on any CPU, docs/reproducibility.md); recorded in every row.")
+@click.option("--simulated-gpus", is_flag=True,
+              help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
+                   "where CUDA is missing instead of failing; rows record device cpu.")
+@click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
+@click.option("--track", "track", multiple=True, metavar="KIND[=TARGET]",
+              help="Log every trial live to mlflow[=URI], tensorboard[=DIR] or wandb[=PROJECT] (repeatable; "
+                   "docs/tracking.md).")
+@click.option("--where", "where", multiple=True, metavar="AXIS=VALUE[,VALUE...]",
+              help="Run only the grid points whose AXIS takes one of the values (repeatable: all must hold); "
+                   "the trials land in the study's directory (docs/cli.md).")
+def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
+        gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
+        report: bool, track: tuple[str, ...], where: tuple[str, ...]) -> None:
+    """Run (or resume) a study: trials already on disk are not run again.
+
+    Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
+    """
+    study = load_study(name, scale or "paper")
+    click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
+    if scale is None:
+        _guard_paper_scale(study, name, address, gpus_per_trial)
+    from study.run.ray_env import ray_environment
+
+    ray_environment(address)  # before Ray is imported
+    from study.run.cluster import ClusterError, Resources
+    from study.run.lock import StudyLock, StudyLocked
+    from study.run.points import parse_where
+    from study.run.preflight import validate
+    from study.run.runner import run_study
+    from study.tracking import TrackError, parse_track, resolve
+
+    target = study_storage(study, storage, must_exist=False)
+    try:
+        specs = [parse_track(t) for t in track]
+        subset = parse_where(study, where)
+    except (TrackError, StudyError) as error:
+        raise InputError(str(error)) from None
+    started = time.time()
+    try:
+        validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
+        resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
+                              max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
+                              precision=precision, simulated_gpus=simulated_gpus)
+        with StudyLock(target):
+            specs = [resolve(spec, study, target) for spec in specs]
+            for spec in specs:
+                click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
+            counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs),
+                               where=subset)
+    except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
+        raise click.ClickException(str(error)) from None
+    except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target
+        raise InputError(str(error)) from None
+    except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
+        raise InputError(f"invalid --storage {storage!r}: {first_line(error)}") from None
+    click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
+               f"({time.time() - started:.0f} s)")
+    failed_findings = write_report(study, target, None) if report else 0
+    if counts["failed"] or counts["finished"] < counts["total"]:
+        sys.exit(1)
+    if failed_findings:
+        sys.exit(FINDING_FAILED_EXIT)

@@ -1,0 +1,64 @@
+"""`study status NAME`: how many trials are done, running, failed, unreadable and pending."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import click
+
+from study.cli.common import load_study, scale_option, storage_option, study_storage
+
+
+@click.command()
+@click.argument("name")
+@scale_option
+@storage_option
+def status(name: str, scale: str, storage: str) -> None:
+    """Trials done / running / failed / pending of a study."""
+    from analysis.data.machines import run_settings_text
+    from analysis.data.meta import recorded_run
+    from study.run.points import trial_points
+    from study.run.progress import PROGRESS_FILE
+
+    study = load_study(name, scale)
+    target = study_storage(study, storage)
+    total = study.trial_count()
+    finished = target.finished_keys()
+    if study.sampler == "grid":
+        finished &= set(trial_points(study))
+    failed = target.failed_keys()
+    unreadable = target.corrupt_keys() & finished
+    finished -= unreadable
+    progress = target.read_json(PROGRESS_FILE) or {}
+    running: list[str] = []
+    if progress.get("running") and _alive(progress):
+        running = [k for k in progress["running"] if k not in finished]
+    pending = max(0, total - len(finished) - len(failed) - len(running) - len(unreadable))
+    click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
+    click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
+               f"unreadable {len(unreadable)} | pending {pending} | total {total}")
+    click.echo(f"  {run_settings_text(recorded_run(target.location))}")
+    for key in sorted(unreadable):
+        click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
+    if running and progress.get("line"):
+        click.echo(f"  {progress['line']}")
+    for key in sorted(failed):
+        info = target.read_json(f"failed/{key}.json") or {}
+        last = (info.get("error") or "").strip().splitlines()[-1:] or ["unknown error"]
+        click.echo(f"  failed {key}: {last[0]}")
+    if unreadable or failed:
+        click.echo(f"  INCOMPLETE: a report now would leave out {len(unreadable) + len(failed)} of {total} trials "
+                   "and say so beside every number")
+
+
+def _alive(progress: dict) -> bool:
+    import socket
+
+    if progress.get("host") != socket.gethostname():
+        return time.time() - float(progress.get("updated", 0)) < 600
+    try:
+        os.kill(int(progress["pid"]), 0)
+    except (OSError, ValueError, KeyError):
+        return False
+    return True

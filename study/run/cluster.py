@@ -1,0 +1,114 @@
+"""The Ray cluster a study runs on: what each trial asks of it, starting or joining it, and whether a trial fits.
+
+Nothing here knows about trials' contents: ``study.run.runner`` plans the trials, ``study.run.tuner`` hands them to
+Ray Tune, and ``study.trial.entry`` is what a Ray worker runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import ray
+
+from search_spaces.study import StudyError
+from study.results.storage import first_line
+from study.trial.trainable import PRECISIONS
+
+if TYPE_CHECKING:
+    from study.run.capacity import Autoscaler
+
+Echo = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Resources:
+    """What each trial asks Ray for, and how many trials run at once."""
+
+    cpus_per_trial: float = 1.0
+    gpus_per_trial: float = 0.0
+    max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
+    packed: bool | None = None  # seeds as one packed model; None: the family's default (trainables.families.packs)
+    precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trial.trainable.precision_context); in every row
+    simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.trial.devices)
+
+    def __post_init__(self) -> None:
+        if self.cpus_per_trial <= 0:
+            raise StudyError(f"invalid --cpus-per-trial {self.cpus_per_trial!r}; allowed: a number > 0")
+        if self.gpus_per_trial < 0:
+            raise StudyError(f"invalid --gpus-per-trial {self.gpus_per_trial!r}; allowed: a number >= 0")
+        if self.precision not in PRECISIONS:
+            raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
+        if self.max_concurrent is not None and self.max_concurrent < 1:
+            raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
+        if self.simulated_gpus and self.gpus_per_trial <= 0:
+            raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
+                             "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
+
+
+class ClusterError(StudyError):
+    """Ray could not be started or reached: not the input's fault (the CLI's exit status 1, not 2)."""
+
+
+def start_ray(address: str | None, echo: Echo) -> None:
+    """Connect to a Ray cluster (`address`) or start the embedded local one."""
+    if ray.is_initialized():
+        return
+    started = time.time()
+    try:
+        if address:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        else:
+            # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
+            # left recorded in /tmp/ray (even a dead one) and hang.
+            ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    except OSError as error:  # a broken Ray install, an unreachable cluster: not the storage's fault
+        where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
+        raise ClusterError(f"could not {where}: {first_line(error)}") from None
+    resources = ray.cluster_resources()
+    echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
+         f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
+
+
+def check_resources(resources: Resources, *, address: str | None = None, echo: Echo = print) -> int:
+    """Fail fast when the cluster can never place a trial; returns the default concurrency.
+
+    Counted node by node (a trial needs its CPUs and its GPU fraction on one node). With `address`, an
+    autoscaler's configuration on this machine (study.run.capacity) adds the workers it may launch: a study
+    then starts on a cluster with no GPU node yet, and its default concurrency is that of full scale.
+    """
+    from study.run.capacity import cluster_capacity, read_autoscaler
+
+    nodes = [{k: float(v) for k, v in n["Resources"].items()} for n in ray.nodes() if n["Alive"]]
+    autoscaler = read_autoscaler() if address else None
+    cpus, gpus = resources.cpus_per_trial, resources.gpus_per_trial
+    capacity = cluster_capacity(nodes, autoscaler, cpus, gpus)
+    if capacity.at_full_scale == 0:
+        raise StudyError(_no_room(nodes, autoscaler, resources))
+    if autoscaler is not None:
+        echo(f"ray: room for {capacity.now} trials on the nodes alive now, {capacity.at_full_scale} at full scale "
+             f"({autoscaler.describe()})")
+    return capacity.at_full_scale
+
+
+def _no_room(nodes: list[dict[str, float]], autoscaler: Autoscaler | None, resources: Resources) -> str:
+    """The one-line reason why no node (alive, or of the autoscaler's types) can hold a trial."""
+    shapes = nodes + [dict(t.resources) for t in (autoscaler.node_types if autoscaler else ())]
+    also = f" and its {autoscaler.describe()}" if autoscaler else ""
+    total_gpus = sum(n.get("GPU", 0.0) for n in nodes)
+    total_cpus = sum(n.get("CPU", 0.0) for n in nodes)
+    most_gpus = max((n.get("GPU", 0.0) for n in shapes), default=0.0)
+    most_cpus = max((n.get("CPU", 0.0) for n in shapes), default=0.0)
+    if resources.gpus_per_trial > most_gpus:
+        allowed = "0 here (trials would wait forever)" if most_gpus == 0 else f"at most {most_gpus:g} (one node's)"
+        return (f"invalid --gpus-per-trial {resources.gpus_per_trial:g}: the Ray cluster has {total_gpus:g} GPUs"
+                f"{also}; allowed: {allowed}")
+    if resources.cpus_per_trial > most_cpus:
+        return (f"invalid --cpus-per-trial {resources.cpus_per_trial:g}: the Ray cluster has {total_cpus:g} CPUs"
+                f"{also}; allowed: at most {most_cpus:g} (one node's)")
+    return (f"invalid --cpus-per-trial {resources.cpus_per_trial:g} with --gpus-per-trial "
+            f"{resources.gpus_per_trial:g}: no node of the Ray cluster{also} has both; allowed: what one node has")
+
+
