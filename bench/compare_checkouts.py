@@ -1,8 +1,12 @@
-"""Is a change slower? ``bench/throughput.py`` of two checkouts, run alternately in one session.
+"""Is a change slower? A benchmark of two checkouts, run alternately in one session.
+
+``--bench throughput`` (default): ``bench/throughput.py``, the training step (per (d, variant) trial-steps/s).
+``--bench orchestration``: ``bench/orchestration.py``, the run path (``study.run`` planning, Ray Tune, a trial's
+entry and adapter, its Parquet file, the fold): milliseconds per trivial trial, and the wall time of the run.
 
 Each round runs the old checkout's benchmark, then the new one's (each with its checkout's ``.venv``, as a
-separate process), so drifting load on a shared machine hits both alike; the table gives, per (d, variant), the
-median trial-steps/s of each checkout over the rounds and the median of the per-round ratios new / old.
+separate process), so drifting load on a shared machine hits both alike; the table gives the median of each
+checkout over the rounds and the median of the per-round ratios new / old.
 
 Each side runs with ``PYTHONPATH=<checkout>``, so it imports its own code even when both ``.venv`` are one
 virtualenv (a link to one whose editable install points at a third checkout); before the first round the
@@ -10,11 +14,13 @@ script checks where each side's ``trainables`` comes from and stops if it is not
 
     .venv/bin/python bench/compare_checkouts.py --old /path/to/old/checkout --new . --rounds 5 \\
         -- --d-model 16 128 --packs 5 --auto --runs 1 --threads 1
+    .venv/bin/python bench/compare_checkouts.py --bench orchestration --old OLD --new . --rounds 5 -- --trials 300
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -52,22 +58,35 @@ def run_once(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], flo
     return rates
 
 
+def run_orchestration(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
+    """{(trials, measure): value} of one run of ``checkout``'s bench/orchestration.py (its last line is JSON)."""
+    out = _python(checkout, str(checkout / "bench/orchestration.py"), *bench_args)
+    result = json.loads(out.strip().splitlines()[-1])
+    return {(result["trials"], "ms per trial"): result["ms_per_trial"], (result["trials"], "wall s"): result["wall_s"]}
+
+
+BENCHES = {"throughput": (run_once, "d", "steps/s"), "orchestration": (run_orchestration, "trials", "")}
+
+
 def main() -> None:
     """Alternate the two checkouts for ``--rounds`` rounds and print the comparison as Markdown."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", type=Path, required=True, help="checkout with .venv/ (the baseline)")
     parser.add_argument("--new", type=Path, required=True, help="checkout with .venv/ (the change)")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("bench_args", nargs="*", help="arguments for bench/throughput.py (after --)")
+    parser.add_argument("--bench", choices=sorted(BENCHES), default="throughput")
+    parser.add_argument("bench_args", nargs="*", help="arguments for the benchmark script (after --)")
     args = parser.parse_args()
     for name in ("old", "new"):
         print(f"{name}: trainables from {check_imports(getattr(args, name).resolve())}", flush=True)
+    run, first, unit = BENCHES[args.bench]
     runs: dict[str, list[dict[tuple[int, str], float]]] = {"old": [], "new": []}
     for i in range(args.rounds):
         for name in ("old", "new"):
-            runs[name].append(run_once(getattr(args, name).resolve(), args.bench_args))
+            runs[name].append(run(getattr(args, name).resolve(), args.bench_args))
         print(f"round {i + 1}/{args.rounds} done", flush=True)
-    print("\n| d | variant | old steps/s (median) | new steps/s (median) | new / old (median of rounds) | rounds |")
+    print(f"\n| {first} | variant | old {unit} (median) | new {unit} (median) | new / old (median of rounds) "
+          "| rounds |")
     print("|---|---|---|---|---|---|")
     for key in runs["old"][0]:
         old = [r[key] for r in runs["old"]]

@@ -44,14 +44,31 @@ def all_studies() -> dict[str, Study]:
 def get_study(name: str, scale: str = "paper") -> Study:
     """The study called `name` at `scale`; unknown names fail with the list of valid ones.
 
-    `name` may also be ``path/to/file.py:VARIABLE``: a study defined in a file of your own.
+    `name` may also be ``path/to/file.py:VARIABLE``: a study defined in a file of your own. The study's ``plugins``
+    (and a study file itself, with the modules of its folder it imports) are imported here, as plugins
+    (:mod:`trainables.plugins`), so that what they register is known before anything runs.
     """
     if ":" in name and name.split(":", 1)[0].endswith(".py"):
-        return _from_file(name).at_scale(scale)
-    if name not in _STUDIES:
+        study = _from_file(name)
+    elif name in _STUDIES:
+        study = _STUDIES[name]
+    else:
         raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_STUDIES))} "
                          "(or path/to/file.py:VARIABLE)")
-    return _STUDIES[name].at_scale(scale)
+    load_plugins(study)
+    return study.at_scale(scale)
+
+
+def load_plugins(study: Study) -> None:
+    """Import the modules the study names in ``plugins`` (each once per process); a module that fails to import is a
+    StudyError naming it and the study."""
+    from trainables.plugins import PluginError, load_module
+
+    for module in study.plugins:
+        try:
+            load_module(module, origin="study")
+        except PluginError as error:
+            raise StudyError(f"study {study.name}: {error}") from None
 
 
 def _from_file(spec: str) -> Study:
@@ -59,11 +76,10 @@ def _from_file(spec: str) -> Study:
     path = Path(path_text)
     if not path.is_file():
         raise StudyError(f"invalid study file {path_text!r}; allowed: an existing .py file")
-    module_spec = importlib.util.spec_from_file_location(f"_study_file_{path.stem}", path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
+    from trainables.plugins import load_study_file
+
     try:
-        module_spec.loader.exec_module(module)
+        module = load_study_file(path)
     except Exception as error:  # noqa: BLE001 - any error of the user's file becomes one line naming it
         raise StudyError(f"invalid study file {path_text!r}: {_where_it_failed(error, path)}") from None
     study = getattr(module, variable, None)

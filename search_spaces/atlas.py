@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from search_spaces.richter2020 import LEARNING_RATES
-from search_spaces.study import Linked, Plot, Study
+from search_spaces.study import Finding, Linked, Plot, Study
 from trainables.mixers import mixer_names
 
 #: Every mixer of trainables/mixers/ (one file each), sorted by name.
@@ -69,6 +69,36 @@ DEVIATIONS = (
     "then W_O (trainables/mixers/*.py state the choices the paper leaves open).",
 )
 
+#: Mode finding's majority-class base rate at S = 10 per sequence length N (the most frequent label, token 0: ties go
+#: to the smallest token), from 200,000 draws of the task's own sampler (tests/test_finding_strength.py recomputes it).
+MODE_BASE_RATE_S10 = {8: 0.1731, 32: 0.1419, 128: 0.1215}
+#: "cannot learn": within 10 points of the base rate. The cpu atlas validates on 256 examples x 3 seeds (a mean's
+#: standard error ~1.3 points), and the best of its 64 means (8 cells x 8 evaluations) lies ~3 points above the
+#: true level by selection alone; 10 points keep clear of that and far below "learned" (50%).
+CANNOT_LEARN_MARGIN = 0.10
+
+
+def atlas_findings(seq_len: int) -> tuple[Finding, ...]:
+    """What the atlas shows that the papers also state, on the atlas' own columns (the task axis as the region)."""
+    base = MODE_BASE_RATE_S10[seq_len]
+    return (
+        Finding(description=f"Richter & Wattenhofer 2020 (Sec. 5.3, obs. 2) on the atlas' mode column: max pooling "
+                            f"cannot find the mode (best G within {100 * CANNOT_LEARN_MARGIN:g} points of the "
+                            f"majority-class rate {100 * base:.1f}% at N = {seq_len}) while sum pooling and normalized "
+                            "attention (NAP) can (>= 50%)",
+                quote='Richter & Wattenhofer 2020, Sec. 5.3: "(1) sum pooling works well on this task ... (2) max '
+                      'pooling cannot learn the task"',
+                where={"task": ("mode",)}, below={"max": base + CANNOT_LEARN_MARGIN},
+                above={"sum": 0.5, "normalized": 0.5}),
+        Finding(description="Richter & Wattenhofer 2020 (Sec. 5.2, obs. 2) on the atlas' first-token column: sum "
+                            "pooling learns neither the argmin nor the argmax case (<= 10%; chance is 2-4%)",
+                quote='Richter & Wattenhofer 2020, Sec. 5.2: "(2) The sum pooling architecture does not learn any of '
+                      'the other cases."',
+                metric="max(val_argmin_accuracy, val_argmax_accuracy)", where={"task": ("cases_first_token",)},
+                below={"sum": 0.1}),
+    )
+
+
 ATLAS = Study(
     name="atlas",
     goal="Across every registered token mixer and every task of the project, which mixers reach high "
@@ -82,6 +112,7 @@ ATLAS = Study(
     fixed={"n_heads": 4},
     plot=Plot(panel="mixer", x="d_model", y="learning_rate"),
     deviations=DEVIATIONS,
+    findings=atlas_findings(128),
     sections=("leaderboard",),
     scales={
         "cpu": {
@@ -90,6 +121,7 @@ ATLAS = Study(
                                           eval_samples=500, final_eval_series=1000), "d_model": (16, 32)},
             "nuisance": {"learning_rate": tuple(0.3**k for k in (3, 4, 5, 6))},
             "seeds": (0, 1, 2),
+            "findings": atlas_findings(32),
             "deviations": DEVIATIONS + (
                 "cpu scale: N = 32, d = 16 and 32, 800 steps instead of 3200, 4 learning rates (0.3^3 .. 0.3^6) "
                 "instead of 10, 3 seeds instead of 5, 8 validation batches and 200 examples per case.",
@@ -106,9 +138,77 @@ ATLAS = Study(
             "nuisance": {"learning_rate": (0.3**3, 0.3**6)},
             "fixed": {"n_heads": 2},
             "seeds": (0, 1),
+            "findings": atlas_findings(8),
             "deviations": DEVIATIONS + ("smoke scale: a few steps on tiny inputs; tests only.",),
         },
     },
 )
 
-STUDIES = (ATLAS,)
+#: Gros 2024's own training recipe for NT where it differs from the bilayer's defaults (search_spaces.gros2024's
+#: PAPER_FIXED): the squared error summed over the N outputs (N times the gradient of the mean) and the read-out's
+#: learning rate scaled by min(1, 32 / N_con).
+GROS_RECIPE = {"loss_reduction": "sum_outputs", "readout_lr_context": 32}
+BUDGET_LEARNING_RATES = tuple(0.3**k for k in (3, 4, 5, 6))  # the atlas' cpu grid
+BUDGET_GOAL = ("At which cpu-feasible budget and recipe (within the paper's task definition) does at least one "
+               "reference mechanism leave {what} while another does not, so that the atlas' {column} column ranks "
+               "mixers at cpu scale?")
+
+
+def _nt_probe(epochs: int, recipe: Mapping[str, Any]) -> dict[str, Any]:
+    return {"n_epochs": epochs, "eval_every": epochs // 8, **recipe}
+
+
+#: The NT column's candidates: the bilayer's default recipe (what the atlas ran) and Gros', at several budgets.
+NT_PROBES = Linked(options={"atlas 800": _nt_probe(800, {}), "atlas 3200": _nt_probe(3200, {}),
+                            "Gros 800": _nt_probe(800, GROS_RECIPE), "Gros 1600": _nt_probe(1600, GROS_RECIPE),
+                            "Gros 3200": _nt_probe(3200, GROS_RECIPE)})
+
+BUDGET_NT = Study(
+    name="atlas.budget_nt",
+    tasks=("nt",),
+    goal=BUDGET_GOAL.format(what="NT's ~55% plateau", column="NT"),
+    scientific={"probe": NT_PROBES, "mixer": ("softmax", "expressive", "mean"), "d_model": (16, 32)},
+    nuisance={"learning_rate": BUDGET_LEARNING_RATES},
+    fixed={"n_heads": 4, "basis": 16, "delay": 2, "n_context": 32, "final_eval_series": 1000},
+    seeds=(0, 1, 2),
+    plot=Plot(panel="probe", x="mixer", y="learning_rate"),
+    deviations=(
+        "Not a paper experiment: the budget probe behind the atlas' cpu scale (docs/yun2020.md). Gros' N16T2 at "
+        "N_con = 32 with a registry mixer in place of his causal head (called causal); 'atlas' is the bilayer's "
+        "default recipe (mean squared error over the outputs, one read-out learning rate), 'Gros' the paper's "
+        "(summed over the N outputs, read-out rate scaled by 32 / N_con); 8 evaluations per run, the final one on "
+        "1000 series.",),
+    scales={"smoke": {"scientific": {"probe": Linked(options={"Gros 16": _nt_probe(16, GROS_RECIPE)}),
+                                     "mixer": ("softmax", "mean"), "d_model": (8,)},
+                      "fixed": {"n_heads": 2, "basis": 4, "delay": 1, "n_context": 4, "final_eval_series": 8,
+                                "eval_series": 4, "eval_predictions": 4},
+                      "nuisance": {"learning_rate": (0.3**3,)}, "seeds": (0,)}},
+)
+
+
+def _ctl_probe(batch_size: int, steps: int) -> dict[str, Any]:
+    return {"batch_size": batch_size, "n_steps": steps, "eval_every": steps // 8}
+
+
+BUDGET_CTL = Study(
+    name="atlas.budget_ctl",
+    tasks=("ctl",),
+    goal=BUDGET_GOAL.format(what="CTL's chance level (12.5%)", column="CTL"),
+    scientific={"probe": Linked(options={"batch 32": _ctl_probe(32, 3200), "batch 256": _ctl_probe(256, 3200)}),
+                "mixer": ("softmax", "mean"), "d_model": (32,)},
+    nuisance={"learning_rate": BUDGET_LEARNING_RATES},
+    fixed={"model": "Transformer", "direction": "forward", "n_layers": 2, "n_heads": 4, "eval_samples": 500},
+    seeds=(0, 1, 2),
+    plot=Plot(panel="probe", x="mixer", y="learning_rate"),
+    deviations=(
+        "Not a paper experiment: the budget probe behind the atlas' cpu scale (docs/yun2020.md). The plain "
+        "Transformer with the mixer as its attention (2 layer applications as in the atlas, forward direction, IID "
+        "accuracy on 500 samples), at batch 32 (the atlas' cpu scale) and 256 (the paper: 256-512), 3200 steps at a "
+        "constant learning rate (so each run's first evaluations are the shorter budgets), 8 evaluations.",),
+    scales={"smoke": {"scientific": {"probe": Linked(options={"batch 4": _ctl_probe(4, 16)}),
+                                     "mixer": ("softmax", "mean"), "d_model": (8,)},
+                      "fixed": {"model": "Transformer", "n_layers": 2, "n_heads": 2, "eval_samples": 8},
+                      "nuisance": {"learning_rate": (0.3**3,)}, "seeds": (0,)}},
+)
+
+STUDIES = (ATLAS, BUDGET_NT, BUDGET_CTL)

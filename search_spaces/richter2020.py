@@ -232,7 +232,7 @@ def _regularization_table(number: int, task: str) -> Study:
         nuisance={"learning_rate": LEARNING_RATES},
         fixed={"n_steps": 3200, "batch_size": 32, "d_model": 128},
         plot=Plot(panel="architecture", x="regularization", y="learning_rate"),
-        deviations=COMMON_DEVIATIONS,
+        deviations=COMMON_DEVIATIONS, findings=observed.regularization_findings(number),
         scales=_scales(cpu={"regularization": _regularization_subset("none", "dropout 0.125", "L2 0.001")},
                        smoke={"regularization": _regularization_subset("none", "dropout 0.5")},
                        cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}),

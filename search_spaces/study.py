@@ -99,7 +99,8 @@ class Finding:
 
     By default the statistic is the best G over the whole grid; `where` restricts it to a region (e.g. a band
     of learning rates: ``{"learning_rate": {"min": 0.027}}``, or x values: ``{"seq_len": (256,)}``), and
-    `statistic` is ``best``, ``worst``, ``mean`` or ``share`` (of the region's cells with G >= `level`).
+    `statistic` is ``best``, ``worst``, ``mean``, ``share`` (of the region's cells with G >= `level`) or ``spread``
+    (the mean over the region's cells of B - R: how far the best and worst seed lie apart).
     `metric` is a results column, or per cell ``min(a, b, ...)`` / ``max(a, b, ...)`` / ``a - b`` of columns'
     G (e.g. all three case accuracies learned: ``min(val_argmin_accuracy, val_first_accuracy,
     val_argmax_accuracy)``). `below` / `above` bound the value per panel value; `ahead` compares panel
@@ -157,6 +158,9 @@ class Study:
         scale: ``paper``, ``cpu`` or ``smoke``; set by `at_scale`.
         scales: per-scale overrides of the fields above (mappings are merged key by key).
         table_by: columns the paper's table is per, beside the panel (e.g. ``("vocab_size",)`` for Table 5).
+        plugins: modules to import before anything runs, in the driver and on every Ray worker (your mixers,
+            tasks or model families: ``("my_pkg.mixers",)``; :mod:`trainables.plugins`); their names are part of
+            every trial key, their versions and hashes are recorded in study.json and the rows.
     """
 
     name: str
@@ -181,6 +185,7 @@ class Study:
     scale: str = "paper"
     scales: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     table_by: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for field_name, value, allowed in (("sampler", self.sampler, SAMPLERS), ("mode", self.mode, MODES),
@@ -341,6 +346,7 @@ class Study:
             "sections": list(self.sections),
             "labels": list(self.label_names),
             "table_by": list(self.table_by),
+            "plugins": list(self.plugins),
         }
 
 

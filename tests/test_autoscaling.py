@@ -310,6 +310,7 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     from study.results.storage import StudyStorage
     from study.trial.trainable import run_trial
     from tests.golden.record import VOLATILE
+    from trainables.plugins import record
 
     study = get_study(SIXTEEN, "smoke")
     key = df["trial_key"][0]
@@ -318,7 +319,7 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     local = {}
     for packed in (True, False):
         storage = StudyStorage(storage=str(study_dir.parent / f"local-{packed}"), directory=study.directory)
-        run_trial(study, storage, point, packed=packed)
+        run_trial(study, storage, point, packed=packed, plugins=record())  # the study file: as the driver's
         local[packed] = pl.read_parquet(storage.trial_path(key)).drop(VOLATILE).sort("seed", "step")
     assert ours.equals(local[True].select(ours.columns)), "the cluster's trial did not train packed"
     assert not ours.equals(local[False].select(ours.columns))

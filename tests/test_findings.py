@@ -7,7 +7,16 @@ import polars as pl
 import pytest
 
 from analysis.data.meta import parse_meta
-from analysis.stats.findings import FAIL, FINDING_FAILED_EXIT, NOT_CHECKED, PASS, UNDECIDED, evaluate_findings, failed
+from analysis.stats.findings import (
+    FAIL,
+    FINDING_FAILED_EXIT,
+    NOT_CHECKED,
+    PARTIAL,
+    PASS,
+    UNDECIDED,
+    evaluate_findings,
+    failed,
+)
 
 BEST = {"val_accuracy": pl.DataFrame({"architecture": ["NAP", "max", "sum"], "g": [0.826, 0.161, 0.15]}),
         "val_loss": pl.DataFrame({"architecture": ["NAP", "max"], "g": [0.2, 2.0]})}
@@ -167,8 +176,8 @@ def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
         {"description": "a", "above": {"NAP": 0.5, "MTE": 0.5}},
         {"description": "b", "ahead": {"MTE": ["BERT"]}}]})
     kept, gone = evaluate_findings(meta, GRID, "architecture", "train_accuracy", None, present={"NAP", "BERT"})
-    assert kept.status == PASS and [c.panel_value for c in kept.checks] == ["NAP"]
-    assert kept.reason == "not in the data, left out: MTE"
+    assert kept.status == PARTIAL and [c.panel_value for c in kept.checks] == ["NAP"]  # never PASS for half a claim
+    assert kept.reason == "checked on NAP only; not in the data, left out: MTE"
     assert gone.status == NOT_CHECKED and gone.reason == "the data has none of the panel values it names (MTE)"
 
 
@@ -180,7 +189,7 @@ def test_old_study_json_findings_read_with_the_old_meaning_and_bad_fields_are_na
     assert (old.where, old.statistic, old.ahead, old.margin, old.versus_where, old.quote) == ({}, "best", {}, 0.0,
                                                                                              None, "")
     with pytest.raises(MetaError, match=r"invalid findings\[0\].statistic 'median'; allowed: best, worst, mean, "
-                                        r"share"):
+                                        r"share, spread"):
         parse_meta({"findings": [{"description": "d", "statistic": "median"}]})
     with pytest.raises(MetaError, match=r"invalid findings\[0\].where.learning_rate 0.1; allowed: a non-empty list"):
         parse_meta({"findings": [{"description": "d", "where": {"learning_rate": 0.1}}]})

@@ -1,6 +1,7 @@
-"""The paper's observations as findings, checked on the authors' own numbers: each one the release ships data for
-PASSes on it (a finding that fails there is a wrong encoding), the same finding reversed FAILs on the same
-numbers (so these tests can fail), and `study findings` prints and exits as docs/cli.md says."""
+"""The paper's observations as findings, checked on the authors' own numbers: the verdict of each one the release
+ships data for (PASS; PARTIAL where the release lacks some of the architectures it names; FAIL where the authors'
+own numbers do not show the sentence beyond seed noise: docs/richter2020.md says which), the same finding reversed
+FAILs on the same numbers (so these tests can fail), and `study findings` prints and exits as docs/cli.md says."""
 
 from __future__ import annotations
 
@@ -11,17 +12,19 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.stats.findings import FAIL, NOT_CHECKED, PASS
+from analysis.stats.findings import FAIL, NOT_CHECKED, PARTIAL, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
 from study.cli.findings import published_verdicts, swept_values
 
 #: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
 EXPECTED = {
-    ("richter2020.fig3", "paper"): [PASS, PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
+    ("richter2020.fig3", "paper"): [PARTIAL, PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
     ("richter2020.fig3", "cpu"): [NOT_CHECKED] * 6,
-    ("richter2020.fig5", "paper"): [PASS] * 5,
-    ("richter2020.fig5", "cpu"): [PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
+    # Fig. 14's second crossing: BERT's small-d lead at high rates is 23.7 points, under the 24.9 points of twice
+    # its seed noise (the release's seeds of that cell disagree widely: the sentence after it says so)
+    ("richter2020.fig5", "paper"): [PARTIAL, PASS, PARTIAL, NOT_CHECKED, PARTIAL, FAIL, PARTIAL],
+    ("richter2020.fig5", "cpu"): [PARTIAL, PASS] + [NOT_CHECKED] * 5,
     ("richter2020.fig7", "paper"): [PASS, PASS],
     ("richter2020.fig7", "cpu"): [PASS, NOT_CHECKED],
 }
@@ -50,7 +53,11 @@ def test_the_published_numbers_are_the_papers() -> None:
                                                   "sum: 2.4%, required <= 50.0%: holds",
                                                   "NAP: 95.0%, required >= 50.0%: holds",
                                                   "max: 90.0%, required >= 50.0%: holds"]
-    assert fig5[2].reason == "not in the data, left out: MTE, NON"
+    assert fig5[2].status == PARTIAL  # "only NAP and max": untested without MTE and NON
+    assert fig5[2].reason == "checked on BERT, NAP, max, sum only; not in the data, left out: MTE, NON"
+    assert fig5[5].checks[0].text() == (
+        "BERT (best at learning_rate >= 0.00243, d_model <= 64): 46.0%, required >= BERT (best at learning_rate >= "
+        "0.00243, d_model >= 512) 22.3% + 24.9 pp (2 x the seed noise of the difference) = 47.2%: fails")
     fig3 = _verdicts(get_study("richter2020.fig3"))
     assert fig3[1].checks[0].text() == (
         "BERT (best at learning_rate >= 0.027, d_model <= 16): 96.4%, required >= BERT (best at learning_rate >= "

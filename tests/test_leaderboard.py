@@ -87,11 +87,45 @@ def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path
         assert f"<b>{column}</b>" in html
     assert "1.0e-02 .. 1.0e-01" in html  # A's band as text
     assert (tmp_path / "leaderboard.png").is_file()
-    assert lines[1].startswith("  mixer=A / t1: best 80.0%, within 5 pp: 75% of grid")
+    assert lines[1].startswith("  task=t1: ranks: A is above B")  # which columns rank, then the rows
+    assert lines[2].startswith("  mixer=A / t1: best 80.0%, within 5 pp: 75% of grid")
     fig = leaderboard_figure(leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model"),
                              "mixer", "task")
     assert [ax.get_title() for ax in fig.axes][-1] == "diverged (% of runs)" and len(fig.axes) == 5
-    assert lines[2].endswith("diverged 25% of runs")  # mixer B
+    assert lines[3].endswith("diverged 25% of runs")  # mixer B
+
+
+def _two_columns() -> pl.LazyFrame:
+    """Task ``apart``: A beats B by ~30 pp in every cell; task ``plateau``: A and B sit on one level, their order
+    varying from cell to cell (what seed noise gives on a plateau)."""
+    rows: list[dict[str, Any]] = []
+    noise = [0.01, -0.02, 0.015, -0.005, 0.02, -0.01, 0.0, -0.015]
+    for k, (size, lr) in enumerate((s, r) for s in (16, 32) for r in LRS):
+        rows += _rows("mixer", "A", size, lr, {0: [0.8 + noise[k]], 1: [0.82 + noise[k]]}, task="apart")
+        rows += _rows("mixer", "B", size, lr, {0: [0.5 - noise[k]], 1: [0.52]}, task="apart")
+        rows += _rows("mixer", "A", size, lr, {0: [0.55 + noise[k]], 1: [0.55]}, task="plateau")
+        rows += _rows("mixer", "B", size, lr, {0: [0.55 - noise[k]], 1: [0.55]}, task="plateau")
+    return pl.LazyFrame(rows)
+
+
+def test_a_column_whose_mechanisms_are_not_separated_says_it_does_not_rank(tmp_path: Path) -> None:
+    from analysis.stats.separation import separation
+
+    versus = separation(_two_columns(), entity="mixer", task="task", cells=["d_model", "learning_rate"])
+    apart = versus.filter(pl.col("task") == "apart").sort("mixer").rows_by_key("mixer", named=True, unique=True)
+    assert apart["B"]["best"] == "A" and apart["B"]["separated"] and apart["B"]["ci_high"] < -0.25
+    assert apart["B"]["n"] == 8 and apart["B"]["mean_diff"] == pytest.approx(-0.3, abs=0.01)
+    plateau = versus.filter(pl.col("task") == "plateau")
+    assert not plateau.get_column("ranks").any() and not plateau.get_column("separated").any()
+    page = Page(tmp_path)
+    meta = {"name": "atlas", "metric": "val_accuracy", "plot": {"panel": "mixer", "x": "d_model",
+                                                               "y": "learning_rate"}}
+    lines = leaderboard_section(page, ReportContext.of(_two_columns(), meta, tmp_path))
+    html = "\n".join(page.parts)
+    assert lines[1].startswith("  task=apart: ranks: A is above B")
+    assert lines[2].startswith("  task=plateau: does not rank at this scale: the best by mean G")
+    assert html.count("does not rank at this scale") >= 3  # the verdict and both rows of the plateau column
+    assert "tied with the best" in html and "below it" in html
 
 
 def _hybrid_rows() -> pl.LazyFrame:

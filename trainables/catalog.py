@@ -1,29 +1,37 @@
-"""Task name -> model family: the one place that knows every family of the project.
+"""Task name -> model family: the registry of every family, filled by plugins (:mod:`trainables.plugins`).
 
-A new family is a new package under ``trainables/`` whose ``family.py`` defines ``FAMILY``, plus one entry
-in :data:`_FAMILY_MODULES`.
+A family registers itself when its module is imported (``FAMILY = register_family(Family(...))``). This project's
+own families are plugins like any other: entry points of the group ``attention_studies.plugins`` in its
+pyproject.toml, loaded on first use; a family of your own registers the same way from your package's entry point,
+a study's ``plugins`` or a study file (docs/extending.md).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-
 from trainables.families import Family
+from trainables.plugins import load_installed
 from trainables.registry import Registry
 
-_FAMILY_MODULES = ("trainables.richter2020.family", "trainables.csordas2021.family", "trainables.gros2024.family",
-                  "trainables.pooling_scale.family")
+FAMILIES: Registry[Family] = Registry("model family")
 
 
-@functools.cache
+def register_family(family: Family) -> Family:
+    """Register ``family`` under its name (a duplicate name is a ValueError naming both); returns it."""
+    clash = [t for name in FAMILIES for t in FAMILIES.get(name).tasks if t in family.tasks]
+    if clash:
+        raise ValueError(f"invalid tasks of model family {family.name!r}: {', '.join(map(repr, clash))} already "
+                         "belong to another family; allowed: task names of its own")
+    FAMILIES.add(family.name, family)
+    return family
+
+
 def families() -> Registry[Family]:
-    """Every family by name (imported on first use: each brings torch and its own modules)."""
-    registry: Registry[Family] = Registry("model family")
-    for module in _FAMILY_MODULES:
-        family = importlib.import_module(module).FAMILY
-        registry.add(family.name, family)
-    return registry
+    """Every registered family by name (the installed plugins imported on first use: each brings torch)."""
+    load_installed()
+    if not len(FAMILIES):
+        raise ValueError("no model family is registered: attention-studies is not installed (its families register "
+                         "through the entry-point group attention_studies.plugins); allowed: pip install -e . first")
+    return FAMILIES
 
 
 def family_for_task(task: str) -> Family:
@@ -36,5 +44,5 @@ def family_for_task(task: str) -> Family:
 
 
 def all_tasks() -> list[str]:
-    """Every task name of every family, in registration order."""
+    """Every task name of every family, in registration order (a family's tasks read now: a plugin may add some)."""
     return [t for name in families() for t in families().get(name).tasks]

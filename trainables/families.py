@@ -4,8 +4,9 @@ Each paper brings its own model, training loop and hyperparameters (Richter & Wa
 synthetic classification, the Neural Data Router on CTL, Gros' bilayer on NT series ...). A family is one
 package under ``trainables/`` named after its paper (``richter2020/``, ``csordas2021/``, ``gros2024/``;
 ``pooling_scale/`` measures Fig. 1's poolings at initialisation through the same protocol, training nothing)
-that exposes one :class:`Family` value in its ``family.py``; ``trainables/catalog.py`` is the one place that
-lists them. A fifth paper's models go in a fifth package plus one line there.
+whose ``family.py`` registers one :class:`Family` (:func:`trainables.catalog.register_family`) and is an entry point
+of the plugin group in pyproject.toml. A family of your own is a module of yours that does the same
+(docs/extending.md): nothing in this tree lists the families.
 
 * ``config``: a frozen dataclass (``trainables.config_fields.ConfigFields``) with ``field_names()``,
   ``from_dict(d)`` (ValueError naming the field on an unknown key or bad value) and ``resolved()`` (every
@@ -14,18 +15,22 @@ lists them. A fifth paper's models go in a fifth package plus one line there.
   holds one config, or one per packed learning rate when ``packs_learning_rates``) and returns a
   :class:`trainables.rows.TrialResult`: one row per (seed, evaluation), written by
   :class:`trainables.rows.SeedRows`, plus optional artifact tables. Whether the seeds train as one stacked
-  model is :func:`packs`'s answer, the one place that decides it.
+  model is :func:`packs`'s answer, the one place that decides it;
+* ``tiny(config)``: the same configuration with the smallest budget that still builds the model, trains one step
+  on a tiny batch and evaluates once (e.g. ``n_steps=1``, a batch of 2): preflight trains it on the CPU before Ray
+  starts, so that a component that fails does so in one line before launch (study.run.preflight).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from trainables.rows import TrialResult
 
 TrainFn = Callable[..., TrialResult]
+TinyFn = Callable[[Any], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,9 +39,11 @@ class Family:
 
     Attributes:
         name: stable name (``richter2020``, ``csordas2021`` ...).
-        tasks: the task names this family trains (each task belongs to exactly one family).
+        tasks: the task names this family trains (each task belongs to exactly one family); a task registry (read
+            whenever asked) lets a plugin add tasks to the family.
         config: the config dataclass (``field_names``, ``from_dict``, ``resolved``).
         train: ``train(configs, seeds, *, device, on_eval, packed) -> TrialResult``.
+        tiny: ``tiny(config) -> config``: the smallest run of that configuration (preflight's check).
         packs_learning_rates: whether ``configs`` may hold several learning rates trained as one model.
         packing: when a trial's seeds train as one stacked model unless the study says otherwise (:func:`packs`):
             ``always``, on a ``gpu`` (where small models are launch-bound), or ``never`` (seeds that cannot be
@@ -44,9 +51,10 @@ class Family:
     """
 
     name: str
-    tasks: tuple[str, ...]
+    tasks: Collection[str]
     config: type
     train: TrainFn
+    tiny: TinyFn
     packs_learning_rates: bool = False
     packing: Literal["always", "gpu", "never"] = "never"
 

@@ -6,10 +6,23 @@ stable name; the name is what appears in configs and Parquet columns.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+#: Every registration of this process in order: (kind, name, the module whose code registered it). Plugin loading
+#: (:mod:`trainables.plugins`) reads it to say what each of your modules registered.
+REGISTRATIONS: list[tuple[str, str, str]] = []
+
+
+def _registering_module() -> str:
+    """The module whose code called :meth:`Registry.add` (through ``register`` or a helper of this floor)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__") in ("trainables.registry", "trainables.catalog"):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "?") if frame is not None else "?"
 
 
 class Registry(Generic[T]):
@@ -37,6 +50,7 @@ class Registry(Generic[T]):
         if name in self._items:
             raise ValueError(f"duplicate {self.kind} name {name!r}; already registered: {self._items[name]!r}")
         self._items[name] = obj
+        REGISTRATIONS.append((self.kind, name, _registering_module()))
 
     def get(self, name: str) -> T:
         """Return the object registered as ``name``, or raise ValueError listing the valid names."""

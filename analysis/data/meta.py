@@ -43,7 +43,7 @@ class PlotSpec:
 
 
 #: What a finding computes over the cells of its region, per panel value (docs/cli.md, Findings).
-STATISTICS = ("best", "worst", "mean", "share")
+STATISTICS = ("best", "worst", "mean", "share", "spread")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ class FindingSpec:
 
     ``below``: the value must be at most the threshold; ``above``: at least. ``ahead``: panel value A ->
     the panel values B it must reach: A's value >= B's value + ``margin`` (B's over ``versus_where`` when
-    given). The value is ``statistic`` (best / worst / mean G, or the ``share`` of cells with G >= ``level``)
+    given). The value is ``statistic`` (best / worst / mean G, the ``share`` of cells with G >= ``level``, or the
+    ``spread``: the mean over cells of B - R, the best seed's accuracy minus the worst's)
     over the cells in ``where`` (column -> list of values, or ``{"min": a, "max": b}``; empty: the whole
     grid). ``scales``: the scales at which the claim can show (None: every scale); elsewhere it is "not
     checked at this scale". ``quote``: the paper's words and where it says them. Files written before the
@@ -168,6 +169,9 @@ class StudyMeta:
     table_by: tuple[str, ...] = ()
     #: Label columns a study declares (kept as written; the report does not interpret them).
     labels: Any = None
+    #: Modules the study names as plugins (its mixers, tasks or families of your own); every plugin the latest run
+    #: loaded, with its version and hash, is in ``run["plugins"]``.
+    plugins: tuple[str, ...] = ()
     versions: Mapping[str, Any] = field(default_factory=dict)
     #: The latest run: the driver's machine and the settings that decide the numbers (threads per trial,
     #: precision, GPUs per trial, packing); every row also records the machine that trained it.
@@ -248,6 +252,7 @@ def parse_meta(data: Mapping[str, Any] | StudyMeta, source: str = "study.json") 
         sections=tuple(str(s) for s in data.get("sections") or ()),
         table_by=tuple(str(c) for c in data.get("table_by") or ()),
         labels=data.get("labels"),
+        plugins=tuple(str(m) for m in data.get("plugins") or ()),
         versions=dict(data.get("versions") or {}),
         run=dict(data.get("run") or {}),
         source=source,

@@ -20,7 +20,10 @@ training, per grid configuration; :func:`analysis.stats.rgb.epochwise_rgb`):
   run of grid learning rates around the best one whose G is within ``margin`` of the best (0 = only the best
   rate qualifies; the grid spacing is the resolution);
 * **diverged share** = fraction of the grid's runs (configuration x seed) that diverged (non-finite loss); a
-  diverged run scores 0 from its divergence on, so a row whose every run diverged reads "best 0%".
+  diverged run scores 0 from its divergence on, so a row whose every run diverged reads "best 0%";
+* **vs the best**: the column's best entity (highest mean G over the column's cells) against each other one,
+  paired over the cells (:mod:`analysis.stats.separation`): the mean difference with its 95% interval, and
+  whether the column ranks anything at all ("does not rank at this scale" when the best is separated from none).
 
 Pure functions ``LazyFrame/DataFrame -> DataFrame / Figure``; only the report writes files.
 """
@@ -35,12 +38,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from analysis.data.meta import StudyMeta
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
 from analysis.stats.order import format_value
 from analysis.stats.rgb import epochwise_rgb, seed_best_stats
+from analysis.stats.separation import DOES_NOT_RANK, separation, separation_text
 
 MARGIN = 0.05  # 5 percentage points of accuracy
 
@@ -148,10 +153,12 @@ def definitions(margin: float = MARGIN) -> list[tuple[str, str]]:
 
 
 def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str = "",
-                       margin: float = MARGIN, *, by_value: bool = True) -> Figure:
+                       margin: float = MARGIN, *, by_value: bool = True,
+                       not_ranking: Sequence[Any] = ()) -> Figure:
     """Heatmaps entity x task, one per statistic, each cell annotated with its value.
 
-    Rows are sorted by the mean best G over tasks (``by_value``) or by the entity's own order.
+    Rows are sorted by the mean best G over tasks (``by_value``) or by the entity's own order. A task in
+    ``not_ranking`` is labelled "does not rank" under every heatmap, its cells hatched.
     """
     entities = sorted(set(board.get_column(entity).to_list()), key=lambda v: (str(type(v)), v))
     tasks = sorted(set(board.get_column(task).to_list()), key=str)
@@ -173,24 +180,30 @@ def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str =
                 r = lookup.get((e, t))
                 if r is not None and r[col] is not None:
                     data[i, j] = r[col] * scale
-        vmin, vmax = limits if limits else (0.0, max(float(np.nanmax(data)) if np.isfinite(data).any() else 1.0,
-                                                      1e-9))
-        cmap = "magma_r" if col in ("seed_spread", "diverged_share") else "viridis"
-        ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
-        for i in range(len(entities)):
-            for j in range(len(tasks)):
-                if np.isfinite(data[i, j]):
-                    frac = (data[i, j] - vmin) / (vmax - vmin) if vmax > vmin else 0.0
-                    dark = frac < 0.55 if cmap == "viridis" else frac > 0.45
-                    ax.text(j, i, f"{data[i, j]:.1f}" if scale == 100.0 else f"{data[i, j]:.2f}",
-                            ha="center", va="center", fontsize=7, color="white" if dark else "black")
-        ax.set_xticks(range(len(tasks)), [str(t) for t in tasks], rotation=30, ha="right", fontsize=7)
+        _heatmap(ax, data, col, scale, limits)
+        for j, t in enumerate(tasks):
+            if t in not_ranking:  # hatched: numbers that must not be read as a ranking
+                ax.add_patch(Rectangle((j - 0.5, -0.5), 1, len(entities), fill=False, hatch="//", alpha=0.35))
+        ax.set_xticks(range(len(tasks)), [f"{t}\n(does not rank)" if t in not_ranking else str(t) for t in tasks],
+                      rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(len(entities)), [f"{entity}={e}" if not isinstance(e, str) else e for e in entities],
                       fontsize=7)
         ax.set_title(label, fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+def _heatmap(ax: Any, data: np.ndarray, col: str, scale: float, limits: tuple[float, float] | None) -> None:
+    """One statistic's heatmap with each finite cell annotated (white on dark, black on light)."""
+    vmin, vmax = limits if limits else (0.0, max(float(np.nanmax(data)) if np.isfinite(data).any() else 1.0, 1e-9))
+    cmap = "magma_r" if col in ("seed_spread", "diverged_share") else "viridis"
+    ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+    for i, j in zip(*np.nonzero(np.isfinite(data)), strict=True):
+        frac = (data[i, j] - vmin) / (vmax - vmin) if vmax > vmin else 0.0
+        dark = frac < 0.55 if cmap == "viridis" else frac > 0.45
+        ax.text(j, i, f"{data[i, j]:.1f}" if scale == 100.0 else f"{data[i, j]:.2f}",
+                ha="center", va="center", fontsize=7, color="white" if dark else "black")
 
 
 def _definitions_html(margin: float) -> str:
@@ -230,17 +243,57 @@ def leaderboard_section(page: Any, ctx: ReportContext) -> list[str]:
     task = "task" if "task" in columns else None
     size_col = size if size in columns and size != lr else None
     board = leaderboard(lf, entity=entity, task=task, lr=lr, size=size_col, metric=metric)
+    cells = [c for c in (size_col, lr) if c]
+    versus = separation(lf, entity=entity, task=task, cells=cells, metric=metric)
+    board = _with_separation(board, versus, entity, task)
+    quiet = _not_ranking(versus, task)
     page.h(2, f"Robustness leaderboard: {entity} x task")
     page.p(f"Metric: {metric}. Margin: {100 * MARGIN:g} percentage points. Every configuration of the grid "
-           f"({', '.join(c for c in (size_col, lr) if c)}) counts; seeds per configuration as in the study.", "note")
+           f"({', '.join(cells)}) counts; seeds per configuration as in the study.", "note")
     page.raw(_definitions_html(MARGIN))
-    fig = leaderboard_figure(board, entity, task or entity, f"{meta.name} · {metric}") if task \
-        else None
+    verdicts = _column_verdicts(versus, entity, task)
+    page.h(3, "Which columns rank?")
+    page.raw("<ul>" + "".join(f"<li>{html.escape(v.strip())}</li>" for v in verdicts) + "</ul>")
+    fig = leaderboard_figure(board, entity, task, f"{meta.name} · {metric}", not_ranking=quiet) if task else None
     if fig is not None:
         page.raw(page.figure(fig, "leaderboard", "robustness leaderboard heatmap"))
     page.table(to_html(_board_html(board, entity, lr, size_col), percent_columns=_PERCENT))
     lines = [f"{ctx.name}: robustness leaderboard ({metric}, margin {100 * MARGIN:g} pp)"]
+    lines += verdicts
     lines += [_summary_line(r, entity, task) for r in board.iter_rows(named=True)]
+    return lines
+
+
+def _with_separation(board: pl.DataFrame, versus: pl.DataFrame, entity: str, task: str | None) -> pl.DataFrame:
+    """The board with ``vs_best`` (:func:`separation_text`) and ``column`` (ranks / does not rank at this scale)."""
+    keys = [entity, *([task] if task else [])]
+    texts = [separation_text(r, entity) for r in versus.iter_rows(named=True)]
+    column = pl.when(pl.col("ranks")).then(pl.lit("ranks")).otherwise(pl.lit(DOES_NOT_RANK)).alias("column")
+    text = versus.select(*keys, pl.Series("vs_best", texts, dtype=pl.String), column)
+    return board.join(text, on=keys, how="left", nulls_equal=True)
+
+
+def _not_ranking(versus: pl.DataFrame, task: str | None) -> list[Any]:
+    if task is None:
+        return []
+    return versus.filter(~pl.col("ranks")).get_column(task).unique().to_list()
+
+
+def _column_verdicts(versus: pl.DataFrame, entity: str, task: str | None) -> list[str]:
+    """One line per task column: does it rank, which entities sit below the best, which are tied with it."""
+    lines = []
+    groups = versus.group_by(task, maintain_order=True) if task else [((None,), versus)]
+    for (value,), part in groups:
+        best = part.item(0, "best")
+        below = [r[entity] for r in part.iter_rows(named=True) if r["separated"]]
+        tied = [r[entity] for r in part.iter_rows(named=True) if r[entity] != best and not r["separated"]]
+        name = f"{task}={value}" if task else "the grid"
+        if not below:
+            lines.append(f"  {name}: {DOES_NOT_RANK}: the best by mean G ({best}) is separated from no other "
+                         f"{entity} beyond the cells' noise (paired over the grid's cells, 95% interval)")
+        else:
+            lines.append(f"  {name}: ranks: {best} is above {', '.join(map(str, below))}"
+                         + (f"; tied with it: {', '.join(map(str, tied))}" if tied else ""))
     return lines
 
 

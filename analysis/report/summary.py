@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.coverage import complete_panels
-from analysis.stats.findings import NOT_CHECKED, PASS, UNDECIDED, Verdict, evaluate_findings
+from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, Verdict, evaluate_findings
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
 
@@ -21,7 +21,7 @@ from analysis.stats.training_stats import describe
 MAX_LISTED = 10
 
 
-_VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", NOT_CHECKED: "unchecked"}
+_VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NOT_CHECKED: "unchecked"}
 
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
@@ -33,7 +33,7 @@ def verdicts_of(ctx: ReportContext) -> list[Verdict]:
     elif not ctx.coverage.complete:
         complete = complete_panels(stats.select_rgb, ctx.meta, stats.axes.panel, stats.axes.by, ctx.coverage)
     return evaluate_findings(ctx.meta, stats.finding_rgb, stats.axes.panel, stats.metrics.select, complete,
-                             ctx.coverage.missing_text())
+                             ctx.coverage.missing_text(), noise=None if stats.empty else stats.seed_noise())
 
 
 def _verdict_html(v: Verdict) -> str:
@@ -54,8 +54,10 @@ def findings_section(page: Page, ctx: ReportContext) -> list[str]:
     page.p("A finding bounds a statistic of a metric's G (mean over seeds, maximised over training) per panel "
            "value: by default the best cell of the grid, else the one named beside the panel value (worst, mean, "
            "or the share of cells reaching a level, over a region of the grid). 'required <=' is at most, '>=' at "
-           "least (or at least another panel value's number plus a margin). NOT CHECKED: the study's scale is too "
-           "small to show it. UNDECIDED: cells are missing that could change the outcome.", "note")
+           "least (or more than another panel value's number plus a margin: a lead must exceed twice the seed noise "
+           "of the difference, the margin named). NOT CHECKED: the study's scale is too small to show it. "
+           "UNDECIDED: cells are missing that could change the outcome. PARTIAL: the bounds checked hold, but the data "
+           "lacks some of the panel values the finding names (they are named).", "note")
     page.raw("".join(_verdict_html(v) for v in ctx.verdicts))
     return []
 

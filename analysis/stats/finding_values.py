@@ -1,15 +1,22 @@
 """The number a finding tests, per panel value: a statistic of a metric's G over a region of the grid.
 
-A finding (``study.json["findings"]``, docs/cli.md) names a ``metric``: a results column, or per cell
-``min(a, b, ...)``, ``max(a, b, ...)`` or ``a - b`` of the G of columns (G: the mean over seeds, maximised
-over training, as in the paper's grids; each column is maximised on its own, as the case grids' R, G and B
-are). ``where`` keeps the cells of a region: ``column -> [values]`` (floats equal to a relative 1e-6) or
+A finding (``study.json["findings"]``, docs/cli.md) names a ``metric``: a results column, or ``min(a, b, ...)``,
+``max(a, b, ...)`` or ``a - b`` of columns. Its G per cell is the paper's: the mean over seeds at each evaluation,
+maximised over training. A combination is taken **at each evaluation** of the seed means, then maximised over
+training (:func:`per_step`): "learns all three cases" is all three at the same time, "focuses on the first case"
+is first minus argmin at one time, as the sentences mean them (maximising each column on its own would combine peaks
+from different steps). A cell without a finite G (every seed diverged before it was evaluated, or the rows have no
+value there) counts as the metric's worst: accuracy 0 (a loss: +inf), in every statistic alike, as the leaderboard
+scores it. ``where`` keeps the cells of a region: ``column -> [values]`` (floats equal to a relative 1e-6) or
 ``column -> {"min": a, "max": b}`` (inclusive). The ``statistic`` over the region's cells, per panel value:
 
 * ``best`` - the best G (max; min for a loss): what the paper's cross marks;
 * ``worst`` - the worst G (every cell of the region is at least / at most it);
 * ``mean`` - the mean G of the cells;
-* ``share`` - the share of cells with G >= ``level`` (a cell without a G, every seed diverged, does not count).
+* ``share`` - the share of cells with G >= ``level``;
+* ``spread`` - the mean of B - R, the best seed's value minus the worst's (each maximised over training, as the
+  paper's pixels), over the cells whose best seed reaches ``level``: how much the seeds disagree where the model
+  learns at all (a cell where no seed learns has no spread to speak of; one column only).
 
 :class:`PanelValue` says which way a cell not yet run could move the value: what decides UNDECIDED.
 """
@@ -45,11 +52,34 @@ def lower_is_better(metric: str) -> bool:
     return "loss" in metric and len(metric_columns(metric)) == 1
 
 
+def is_combination(metric: str) -> bool:
+    """Whether ``metric`` combines several columns (``min(...)``, ``max(...)``, ``a - b``)."""
+    return len(metric_columns(metric)) > 1
+
+
+def per_step(metric: str) -> pl.Expr:
+    """The combination at each evaluation, over :func:`analysis.stats.rgb.step_stats`' seed means ``{column}__g``
+    (a mean that a NaN seed made -inf, or a missing one, is that column's worst there: 0 for an accuracy)."""
+    columns = metric_columns(metric)
+    parts = [pl.when(pl.col(f"{c}__g").is_finite()).then(pl.col(f"{c}__g")).otherwise(0.0) for c in columns]
+    compact = metric.replace(" ", "")
+    if _CALL.match(compact):
+        return pl.min_horizontal(parts) if compact.startswith("min") else pl.max_horizontal(parts)
+    return parts[0] - parts[1]
+
+
 def cell_values(frames: Mapping[str, pl.DataFrame], metric: str) -> pl.DataFrame | None:
     """Per grid cell: its configuration columns and ``value``, the metric's G there (None: a column is missing).
 
-    ``frames``: column -> RGB frame per configuration (``g`` = G), as :func:`analysis.stats.rgb.rgb_from_step_stats`.
+    ``frames``: column (or combination, :func:`per_step`) -> RGB frame per configuration (``g`` = G), as
+    :func:`analysis.stats.rgb.rgb_from_step_stats`. A cell without a finite G gets the metric's worst (module
+    docstring).
     """
+    worst = float("inf") if lower_is_better(metric) else 0.0
+    if metric in frames:  # a single column, or a combination taken per evaluation
+        frame = frames[metric]
+        keys = [c for c in frame.columns if c not in _RGB]
+        return frame.select(*keys, pl.col("g").cast(pl.Float64).fill_null(worst).alias("value"))
     columns = metric_columns(metric)
     if any(c not in frames for c in columns):
         return None
@@ -67,7 +97,17 @@ def cell_values(frames: Mapping[str, pl.DataFrame], metric: str) -> pl.DataFrame
     else:
         combine = parts[0]
     value = pl.when(pl.any_horizontal(p.is_null() for p in parts)).then(None).otherwise(combine)
-    return joined.select(*keys, value.cast(pl.Float64).alias("value"))
+    return joined.select(*keys, value.cast(pl.Float64).fill_null(worst).alias("value"))
+
+
+def spread_values(frames: Mapping[str, pl.DataFrame], metric: str, level: float) -> pl.DataFrame | None:
+    """Per grid cell whose best seed reaches ``level``: its configuration columns and ``value`` = B - R of ``metric``
+    (one column; None if absent)."""
+    if metric not in frames or {"r", "b"} - set(frames[metric].columns):
+        return None
+    frame = frames[metric].filter(pl.col("b") >= level)
+    keys = [c for c in frame.columns if c not in _RGB]
+    return frame.select(*keys, (pl.col("b") - pl.col("r")).cast(pl.Float64).fill_null(0.0).alias("value"))
 
 
 def in_region(cells: pl.DataFrame, region: Mapping[str, Any], what: str = "where") -> pl.DataFrame:
@@ -153,7 +193,8 @@ def panel_statistic(cells: pl.DataFrame, panel: str, statistic: str, level: floa
         "best": v.min() if lower else v.max(),
         "worst": v.max() if lower else v.min(),
         "mean": v.mean(),
-        "share": (v.fill_null(float("-inf")) >= level).mean(),
+        "spread": v.mean(),
+        "share": (v >= level).mean(),
     }[statistic]
     rows = cells.group_by(panel).agg(agg.alias("stat")).iter_rows()
     rise, fall = _moves(statistic, lower)

@@ -4,7 +4,7 @@ Each finding (``study.json["findings"]``) computes one number per panel value - 
 default) of a metric over a region of the grid (the whole grid by default; :mod:`analysis.stats.finding_values`)
 - and bounds it: ``below`` means *at most* the threshold, ``above`` *at least*, ``ahead`` at least another
 panel value's number plus ``margin``. The verdict says exactly what was tested (``max: 16.1%, required <=
-15.0%``). Four things keep it honest:
+15.0%``). Five things keep it honest:
 
 * **scales** - a finding whose ``scales`` do not include the study's scale is NOT CHECKED (a smoke run
   trains too little to show anything), never FAIL;
@@ -12,7 +12,14 @@ panel value's number plus ``margin``. The verdict says exactly what was tested (
   or share either way. With an incomplete panel a bound that a missing cell could still flip is UNDECIDED;
   the outcomes no missing cell can change are certain;
 * **absent panel values** - checked on data that has only some panel values (the release ships BERT alone
-  for Fig. 3), bounds on the others are left out and named; a finding with no bound left is NOT CHECKED;
+  for Fig. 3), bounds on the others are left out and named, and a finding whose checked bounds hold is
+  PARTIAL, never PASS (an "only NAP and max ..." is not tested without the others); with no bound left it is
+  NOT CHECKED;
+* **a lead is more than seed noise** - an ``ahead`` with ``margin >= 0`` is a strict claim ("more", "better",
+  "the largest"): it must hold by at least twice the standard error of the difference of the two numbers,
+  derived from the seeds of the cells that make them (:func:`noise_margin`), or by ``margin`` when that is
+  larger; the verdict names the margin it used. A tie or a noise-level lead fails. A negative margin
+  ("similar: within 2 points") is used as it is;
 * **exit codes** - :data:`FINDING_FAILED_EXIT` is what ``study report`` / ``study run --report`` / ``study
   findings`` exit with when a checked finding fails (distinct from 1, an error).
 """
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analysis.data.meta import FindingSpec, StudyMeta
+from analysis.stats.finding_noise import noise_margin
 from analysis.stats.finding_values import (
     PanelValue,
     cell_values,
@@ -32,12 +40,13 @@ from analysis.stats.finding_values import (
     outside_grid,
     panel_statistic,
     region_text,
+    spread_values,
 )
 
 #: Exit status of ``study report``, ``study run --report`` and ``study findings`` when a checked finding fails.
 FINDING_FAILED_EXIT = 3
 
-PASS, FAIL, UNDECIDED, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "NOT CHECKED"
+PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
 _SIGN = {"below": "<=", "above": ">=", "ahead": ">="}
 
 
@@ -104,23 +113,36 @@ def _state(holds: bool, value: PanelValue, rises_help: bool) -> str:
 def _subject(finding: FindingSpec, panel_value: str, region: Mapping) -> str:
     if finding.statistic == "best" and not region:
         return panel_value
-    stat = f"share of cells with G >= {100 * finding.level:.0f}%" if finding.statistic == "share" \
-        else finding.statistic
+    stat = {"share": f"share of cells with G >= {100 * finding.level:.0f}%",
+            "spread": f"mean seed spread B - R where a seed reaches {100 * finding.level:.0f}%"
+            }.get(finding.statistic, finding.statistic)
     where = region_text(region)
     return f"{panel_value} ({stat}{' at ' + where if where else ''})"
 
 
 def _values(frames: Mapping[str, pl.DataFrame], finding: FindingSpec, metric: str, panel: str,
             region: Mapping, complete: set[str] | None) -> dict[str, PanelValue]:
-    cells = cell_values(frames, metric)
+    cells = spread_values(frames, metric, finding.level) if finding.statistic == "spread" else \
+        cell_values(frames, metric)
     if cells is None:
         return {}
     return panel_statistic(in_region(cells, region), panel, finding.statistic, finding.level, metric, complete)
 
 
-def _checks(finding: FindingSpec, metric: str, frames: Mapping[str, pl.DataFrame], panel: str,
-            complete: set[str] | None) -> list[Check]:
+@dataclass(frozen=True)
+class _Data:
+    """What a finding is checked on: the G frames, the seed noise (:func:`noise_margin`), the panel column and the
+    panel values whose every cell has data (None: all)."""
+
+    frames: Mapping[str, pl.DataFrame]
+    noise: Mapping[str, pl.DataFrame] | None
+    panel: str
+    complete: set[str] | None
+
+
+def _checks(finding: FindingSpec, metric: str, data: _Data) -> list[Check]:
     """Every bound of ``finding`` on the data (panel values without data: ``no data``)."""
+    frames, panel, complete = data.frames, data.panel, data.complete
     mine = _values(frames, finding, metric, panel, finding.where, complete)
     versus_region = finding.where if finding.versus_where is None else finding.versus_where
     theirs = mine if finding.versus_where is None else _values(frames, finding, metric, panel, versus_region,
@@ -139,30 +161,43 @@ def _checks(finding: FindingSpec, metric: str, frames: Mapping[str, pl.DataFrame
                                 _subject(finding, key, finding.where)))
     for a, bs in finding.ahead.items():
         for b in bs:
-            checks.append(_ahead_check(finding, a, b, get(mine, a), get(theirs, b), versus_region))
+            margin, why = finding.margin, ""
+            if finding.margin >= 0 and data.noise is not None:  # a strict claim: more than seed noise
+                noise = noise_margin(frames, data.noise, finding, metric, panel, (a, finding.where),
+                                     (b, versus_region))
+                if noise is not None and noise > margin:
+                    margin, why = noise, " (2 x the seed noise of the difference)"
+                elif noise is None and finding.statistic != "spread":  # a spread is the seeds' noise itself
+                    why = " (no seed noise: one seed)"
+            checks.append(_ahead_check(finding, a, b, get(mine, a), get(theirs, b), versus_region, margin, why))
     return checks
 
 
-def _ahead_check(finding: FindingSpec, a: str, b: str, va: PanelValue, vb: PanelValue, versus_region: Mapping) -> Check:
-    """A's number >= B's + margin; decided unless a missing cell of A or B could flip it."""
-    margin = f" {'+' if finding.margin >= 0 else '-'} {100 * abs(finding.margin):.1f} pp" if finding.margin else ""
-    against = f"{_subject(finding, b, versus_region)} {_percent(vb.value)}{margin}"
+def _ahead_check(finding: FindingSpec, a: str, b: str, va: PanelValue, vb: PanelValue, versus_region: Mapping,
+                 margin: float, why: str) -> Check:
+    """A's number >= B's + ``margin``; decided unless a missing cell of A or B could flip it."""
+    shown = f" {'+' if margin >= 0 else '-'} {100 * abs(margin):.1f} pp{why}" if margin or why else ""
+    against = f"{_subject(finding, b, versus_region)} {_percent(vb.value)}{shown}"
     subject = _subject(finding, a, finding.where)
     if vb.value is None or va.value is None:
         state = _state(False, va if va.value is None else vb, True)
         return Check(a, "ahead", None, va.value, state, subject, b, against)
-    threshold = vb.value + finding.margin
+    threshold = vb.value + margin
     diff = PanelValue(va.value - vb.value, va.may_rise or vb.may_fall, va.may_fall or vb.may_rise)
-    return Check(a, "ahead", threshold, va.value, _state(va.value >= threshold, diff, True), subject, b, against)
+    holds = va.value > threshold if finding.margin >= 0 else va.value >= threshold  # a lead exceeds its margin
+    return Check(a, "ahead", threshold, va.value, _state(holds, diff, True), subject, b, against)
 
 
 def evaluate_findings(meta: StudyMeta, frames: Mapping[str, pl.DataFrame], panel: str, select_metric: str,
                       complete: set[str] | None, missing_note: str = "",
-                      present: set[str] | None = None) -> list[Verdict]:
+                      present: set[str] | None = None, noise: Mapping[str, pl.DataFrame] | None = None
+                      ) -> list[Verdict]:
     """The :class:`Verdict` of every finding of ``meta``.
 
     Args:
         frames: metric column -> RGB frame per configuration (grid cell), with ``g`` (G) and the cell's columns.
+        noise: metric column -> per configuration ``sd`` (over seeds of each seed's best) and ``n`` (seeds):
+            what a strict lead must exceed (``TrainingStats.seed_noise``); None: no seed noise is known.
         panel: the panel column the findings name values of.
         select_metric: the metric of a finding that names none.
         complete: the panel values (as strings) whose every grid cell has data with every seed; None when the
@@ -171,12 +206,14 @@ def evaluate_findings(meta: StudyMeta, frames: Mapping[str, pl.DataFrame], panel
         present: the panel values the data has at all (published results of some architectures only): bounds
             on others are left out and named; None: every panel value counts (a missing one has no data).
     """
-    return [_evaluate(finding, meta, finding.metric or select_metric, frames, panel, complete, missing_note,
-                      present) for finding in meta.findings]
+    data = _Data(frames, noise, panel, complete)
+    return [_evaluate(finding, meta, finding.metric or select_metric, data, missing_note, present)
+            for finding in meta.findings]
 
 
-def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, frames: Mapping[str, pl.DataFrame], panel: str,
-              complete: set[str] | None, missing_note: str, present: set[str] | None) -> Verdict:
+def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, data: _Data, missing_note: str,
+              present: set[str] | None) -> Verdict:
+    frames = data.frames
     if not finding.checked_at(meta.scale):
         reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales or ())}"
         return Verdict(finding, metric, NOT_CHECKED, reason=reason)
@@ -188,7 +225,7 @@ def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, frames: Mappin
         return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
                                                      f"{', '.join(sorted(frames))})")
     try:
-        checks = _checks(finding, metric, frames, panel, complete)
+        checks = _checks(finding, metric, data)
     except ValueError as error:  # a region naming a column the grid does not have: the encoding is wrong
         return Verdict(finding, metric, FAIL, reason=str(error))
     absent = sorted({k for c in checks for k in _named(c) if present is not None and k not in present})
@@ -196,8 +233,13 @@ def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, frames: Mappin
     if absent and not kept:
         return Verdict(finding, metric, NOT_CHECKED,
                        reason=f"the data has none of the panel values it names ({', '.join(absent)})")
-    return _verdict(finding, metric, kept, missing_note, f"not in the data, left out: {', '.join(absent)}"
-                    if absent else "")
+    verdict = _verdict(finding, metric, kept, missing_note, f"not in the data, left out: {', '.join(absent)}"
+                       if absent else "")
+    if absent and verdict.status == PASS:  # what holds is only part of the claim: never PASS
+        checked = sorted({k for c in kept for k in _named(c)})
+        return Verdict(finding, metric, PARTIAL, kept, f"checked on {', '.join(checked)} only; not in the data, "
+                                                       f"left out: {', '.join(absent)}")
+    return verdict
 
 
 def _swept(meta: StudyMeta, column: str) -> list | None:

@@ -46,7 +46,7 @@ def paired_differences(
         both = part.drop_nulls(["g", "g_b"])
         diff = (both.get_column("g") - both.get_column("g_b")).to_numpy()
         up, down = int((diff > 0).sum()), int((diff < 0).sum())
-        low, high = _t_interval(diff)
+        low, high = t_interval(diff)
         rows.append({panel: value, "n": diff.size, "mean_diff": float(diff.mean()) if diff.size else None,
                      "ci_low": low, "ci_high": high, "n_up": up, "n_down": down, "sign_p": sign_test(up, down),
                      "only_a": part.filter(pl.col("g").is_not_null() & pl.col("g_b").is_null()).height,
@@ -84,7 +84,7 @@ def t_quantile_95(df: int) -> float:
     return _T95[max(k for k in _T95 if k <= df)]
 
 
-def _t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
+def t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
     """95% t-interval of the mean of ``diff`` (None, None) below 2 values."""
     n = diff.size
     if n < 2:

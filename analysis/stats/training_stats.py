@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis.data.meta import StudyMeta, parse_meta
 from analysis.stats.coverage import model_status
-from analysis.stats.finding_values import metric_columns
+from analysis.stats.finding_values import is_combination, metric_columns, per_step
 from analysis.stats.order import format_value, in_paper_order
 from analysis.stats.paper_tables import paper_table, per_x_table
 from analysis.stats.rgb import (
@@ -91,6 +91,7 @@ class Metrics:
     cases: tuple[str, ...] = ()  # {train,val}_{argmin,first,argmax}_accuracy present
     extra_max: tuple[str, ...] = ()  # findings' metrics maximised, not drawn
     extra_min: tuple[str, ...] = ()  # findings' loss metrics (minimised)
+    combos: tuple[str, ...] = ()  # findings' combinations of columns, taken per evaluation (finding_values.per_step)
 
 
 def choose_metrics(meta: StudyMeta, columns: Sequence[str]) -> Metrics:
@@ -105,10 +106,12 @@ def choose_metrics(meta: StudyMeta, columns: Sequence[str]) -> Metrics:
     wanted = {c for f in meta.findings for c in metric_columns(f.metric or select)}
     losses = {m for m in columns if "loss" in m}
     cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
+    combos = {f.metric for f in meta.findings if f.metric and is_combination(f.metric)
+              and all(c in columns for c in metric_columns(f.metric))}
     return Metrics(
         grids=tuple(grids), select=select, cases=cases,
         extra_max=tuple(sorted(m for m in wanted - set(grids) - losses if m in columns)),
-        extra_min=tuple(sorted(wanted & losses)),
+        extra_min=tuple(sorted(wanted & losses)), combos=tuple(sorted(combos)),
     )
 
 
@@ -155,6 +158,7 @@ class TrainingStats:
     #: per-step rows of every configuration would grow with the study (3.2M rows at 100,000 trials)
     curve_steps: pl.DataFrame | None = None
     rgb_min: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' loss metrics: RGB, minimised
+    combo_g: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' combinations: G per configuration
     seed_stats: pl.DataFrame | None = None
 
     @property
@@ -164,8 +168,17 @@ class TrainingStats:
 
     @property
     def finding_rgb(self) -> dict[str, pl.DataFrame]:
-        """Metric -> RGB per configuration of every metric a finding may read (losses minimised)."""
-        return {**self.rgb, **self.rgb_min}
+        """Metric -> RGB per configuration of every metric a finding may read (losses minimised; a combination of
+        columns as taken per evaluation, its G only)."""
+        return {**self.rgb, **self.rgb_min, **self.combo_g}
+
+    def seed_noise(self) -> dict[str, pl.DataFrame]:
+        """Metric -> per configuration the standard deviation over seeds of each seed's best over training
+        (``sd``) and the number of seeds (``n``): the seed noise findings' strict comparisons are measured against."""
+        by = self.axes.by
+        metrics = [c for c in self.per_seed.columns if c not in (*by, "seed", "diverged")]
+        frame = self.per_seed.group_by(by).agg(*(pl.col(m).std().alias(m) for m in metrics), pl.len().alias("n"))
+        return {m: frame.select(*by, pl.col(m).fill_null(0.0).alias("sd"), "n") for m in metrics}
 
     @property
     def select_rgb(self) -> pl.DataFrame:
@@ -242,6 +255,7 @@ class _Aggregates:
 
     rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     rgb_min: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    combo_g: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     case_rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     best_steps: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     per_seed: list[pl.DataFrame] = field(default_factory=list)
@@ -283,6 +297,8 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
         out.add(out.best_steps, m, best_step(steps.lazy(), m, by).collect())
     for m in metrics.extra_min:
         out.add(out.rgb_min, m, rgb_from_step_stats(minimised[0].lazy(), m, by, "min").collect())
+    for m in metrics.combos:  # at each evaluation, then the best over training
+        out.add(out.combo_g, m, steps.group_by(by).agg(per_step(m).max().alias("g"), pl.col("n_seeds").max()))
     for split in ("train", "val"):
         cols = [f"{split}_{c}_accuracy" for c in CASES]
         if all(c in metrics.cases for c in cols):
@@ -329,6 +345,6 @@ def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
         rgb=rgb, case_rgb={k: v for k, v in _joined(agg.case_rgb, by).items() if k in agg.cases_with_data},
         best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()},
         best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
-        rgb_min=_joined(agg.rgb_min, by),
+        rgb_min=_joined(agg.rgb_min, by), combo_g=_joined(agg.combo_g, by),
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
     )

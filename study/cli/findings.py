@@ -77,7 +77,8 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     cells = stats.select_rgb.height
     head = (f"{study.name} (scale {study.scale}): findings on the published data {name}, {cells} cells of "
             f"{panel} {', '.join(sorted(present))}")
-    return head, evaluate_findings(meta, stats.finding_rgb, panel, stats.metrics.select, None, "", present)
+    return head, evaluate_findings(meta, stats.finding_rgb, panel, stats.metrics.select, None, "", present,
+                                   noise=stats.seed_noise())
 
 
 def run_verdicts(study: Study, storage: str) -> tuple[str, list]:

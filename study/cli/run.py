@@ -96,7 +96,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     from study.run.cluster import ClusterError, Resources
     from study.run.lock import StudyLock, StudyLocked
     from study.run.points import parse_where
-    from study.run.preflight import validate
+    from study.run.preflight import preflight
     from study.run.runner import run_study
     from study.tracking import TrackError, parse_track, resolve
 
@@ -108,7 +108,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         raise InputError(str(error)) from None
     started = time.time()
     try:
-        validate(study)  # before the lock creates the study's directory: a rejected study leaves nothing behind
+        # Before the lock creates the study's directory: a rejected study leaves nothing behind.
+        preflight(study, click.echo)
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
                               max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
                               precision=precision, simulated_gpus=simulated_gpus)

@@ -7,6 +7,7 @@ import click
 
 from search_spaces import SCALES, StudyError, get_study
 from study.cli.common import InputError, load_study, scale_option
+from trainables.plugins import user_plugins
 
 
 def _axis_text(axis: object) -> str:
@@ -36,6 +37,9 @@ def show(name: str, scale: str) -> None:
     click.echo(f"goal: {study.goal}")
     click.echo(f"tasks: {', '.join(study.tasks)}   sampler: {study.sampler}   "
                f"metric: {study.metric} ({study.mode})")
+    for plugin in user_plugins():  # the study file, its plugins, installed packages' entry points
+        click.echo(f"  plugin {plugin.label} ({plugin.origin}, {plugin.path}): "
+                   f"{', '.join(plugin.registered) or 'registers nothing'}")
     for title, axes in (("scientific", study.scientific), ("nuisance", study.nuisance)):
         for key, axis in axes.items():
             click.echo(f"  {title:<10} {key}: {_axis_text(axis)}")

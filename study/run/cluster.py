@@ -52,24 +52,91 @@ class ClusterError(StudyError):
     """Ray could not be started or reached: not the input's fault (the CLI's exit status 1, not 2)."""
 
 
+#: How long a connection to ``--address`` may take before the run gives up with one line (the issue's bound is 30 s).
+CONNECT_TIMEOUT_S = 20.0
+PROBE_TIMEOUT_S = 5.0
+
+
+class AddressError(StudyError):
+    """No Ray cluster answers at ``--address``: bad input (exit status 2), said in one line naming the address."""
+
+
 def start_ray(address: str | None, echo: Echo) -> None:
-    """Connect to a Ray cluster (`address`) or start the embedded local one."""
+    """Connect to a Ray cluster (`address`) or start the embedded local one, with the study's plugins in its job's
+    ``runtime_env`` (trainables.plugins.runtime_env: their code travels to every node, and every worker imports them
+    before a trial runs). With ``address``, a cluster that does not answer is an AddressError within
+    ``PROBE_TIMEOUT_S + CONNECT_TIMEOUT_S``, without Ray's own log lines."""
+    from trainables.plugins import runtime_env
+
     if ray.is_initialized():
         return
     started = time.time()
+    env = runtime_env()
     try:
         if address:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            _probe(address)
+            _within(CONNECT_TIMEOUT_S, address, lambda: ray.init(
+                address=address, logging_level="ERROR", log_to_driver=False, runtime_env=env))
         else:
             # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
             # left recorded in /tmp/ray (even a dead one) and hang.
-            ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+            ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                     runtime_env=env)
+    except ConnectionError as error:  # `auto` with no cluster recorded on this machine, a refused connection
+        raise AddressError(f"invalid --address {address!r}: {first_line(error)}; allowed: {_ADDRESSES}") from None
     except OSError as error:  # a broken Ray install, an unreachable cluster: not the storage's fault
         where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
         raise ClusterError(f"could not {where}: {first_line(error)}") from None
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
+
+
+_ADDRESSES = ("the HOST:PORT of a running Ray head (as `ray start --head` prints it), auto (the cluster started on "
+              "this machine), or no --address for a local Ray")
+
+
+def _probe(address: str) -> None:
+    """A HOST:PORT address must accept a TCP connection within ``PROBE_TIMEOUT_S`` (Ray itself would retry for
+    minutes, logging as it goes); ``auto`` and ``ray://`` addresses are left to Ray."""
+    import socket
+
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise AddressError(f"invalid --address {address!r}; allowed: {_ADDRESSES}")
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except OSError as error:
+        why = "timed out" if isinstance(error, TimeoutError) else (error.strerror or type(error).__name__).lower()
+        raise AddressError(f"invalid --address {address!r}: no Ray cluster answers there ({why}); "
+                           f"allowed: {_ADDRESSES}") from None
+
+
+def _within(seconds: float, address: str, connect: Callable[[], object]) -> None:
+    """Run ``connect`` (ray.init) in a daemon thread; an AddressError if it has not returned after ``seconds`` (a
+    port that answers but is no Ray head), else its own exception if it raised one."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            connect()
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append(error)
+
+    thread = threading.Thread(target=attempt, daemon=True, name="ray-connect")
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        raise AddressError(f"invalid --address {address!r}: the port answers, but no Ray cluster answered there "
+                           f"within {seconds:.0f} s; allowed: {_ADDRESSES}")
+    if outcome[0] is not None:
+        raise outcome[0]
 
 
 def check_resources(resources: Resources, *, address: str | None = None, echo: Echo = print) -> int:

@@ -18,7 +18,7 @@ from ray import tune
 
 from search_spaces.study import IntRange, Linked, LogUniform, Study, Uniform
 from study.results.storage import StudyStorage, ensure_local_dir
-from study.trial.identity import trial_key
+from study.trial.identity import key_of
 from study.trial.trainable import objective
 
 JOURNAL = "optuna.journal"
@@ -76,7 +76,7 @@ def journal_entries(study: Study, point: dict[str, Any], rows: list[dict[str, An
 
 
 def _journal_key(study: Study, trial: Any) -> str:
-    return trial.user_attrs.get("trial_key") or trial_key(study.name, study.configuration(trial.params), study.seeds)
+    return trial.user_attrs.get("trial_key") or key_of(study, trial.params)
 
 
 def add_finished(optuna_study: Any, study: Study, key: str, point: dict[str, Any], rows: list[dict]) -> None:
@@ -136,7 +136,7 @@ class JournalRecorder(tune.Callback):
         if "trial_seconds" not in (trial.last_result or {}):
             return  # found its rows on disk (study.trial.trainable.run_trial): recorded before, or at the next start
         point = trial.config.get("point", trial.config)
-        key = trial_key(self.study.name, self.study.configuration(point), self.study.seeds)
+        key = key_of(self.study, point)
         table = self.storage.read_trial(key)
         if table is None or not table.num_rows:
             return

@@ -94,5 +94,5 @@ def trial_points(study: Study, where: Mapping[str, tuple[Any, ...]] | None = Non
     for config in study.grid():
         point = {n: config[n] for n in names}
         if not where or selects(where, point):
-            points[trial_key(study.name, config, study.seeds)] = point
+            points[trial_key(study.name, config, study.seeds, study.plugins)] = point
     return points

@@ -1,14 +1,25 @@
-"""Refuse a study before anything runs: every configuration it would train is built and checked.
+"""Refuse a study before anything runs, in the driver, before Ray starts.
 
-Torch is imported (the model families' configs), Ray is not: `study show` and `study run` call this before
-Ray starts, and a rejected study leaves nothing behind.
+* :func:`validate`: every configuration the study would train is built as its family's config (an unknown name, a
+  bad value, a mixer that lacks what a task needs: one line naming the field and value). `study show` and
+  `study run` call it; a rejected study leaves nothing behind.
+* :func:`check_components`: every distinct (family, task, mixer, shape) of the study trains one step on a tiny
+  batch on the CPU (its family's ``tiny`` configuration through its real ``train``: the model is built, a forward
+  and a backward pass and an evaluation run, rows come back with the study's metric). A component that fails does
+  so here, in one line naming it, the study point and the error, instead of in every trial on the cluster.
+
+Torch is imported (the model families), Ray is not.
 """
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from search_spaces.study import Linked, Study, StudyError
+from study.trial.failures import last_line
 from study.trial.trainable import member_configs, split_config
 
 
@@ -20,12 +31,7 @@ def validate(study: Study) -> None:
     if unknown:
         raise StudyError(f"invalid tasks of study {study.name}: {', '.join(map(repr, unknown))}; allowed: "
                          f"{', '.join(all_tasks())}")
-    if study.sampler == "grid":
-        points = [{n: c[n] for n in study.axes} for c in study.grid()]
-    else:  # every categorical value once (the others at their first value): unknown names, bad choices
-        corner = {n: _first_value(a) for n, a in study.axes.items()}
-        points = [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in _categories(a)]
-    for point in points:
+    for point in _points(study):
         try:
             hyper, _ = split_config(study, point)
             member_configs(hyper)
@@ -33,6 +39,61 @@ def validate(study: Study) -> None:
             message = str(error)  # one line that names the study, once
             raise StudyError(message if f"study {study.name}" in message else f"study {study.name}: {message}") \
                 from None
+
+
+def _points(study: Study) -> list[dict[str, Any]]:
+    """The points to check: a grid's every point; for a sampler, every categorical value once (the other axes at
+    their first value): unknown names and bad choices show either way."""
+    if study.sampler == "grid":
+        return [{n: c[n] for n in study.axes} for c in study.grid()]
+    corner = {n: _first_value(a) for n, a in study.axes.items()}
+    return [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in _categories(a)]
+
+
+def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
+    """Train every distinct configuration shape of ``study`` one step on a tiny batch on the CPU (module docstring);
+    StudyError naming the point and the error for the first that fails. Returns how many ran.
+
+    Distinct: the family's ``tiny`` configuration without its learning rate (the budget fields are tiny's own), so a
+    learning-rate axis costs nothing and every (task, mixer, size, ...) runs once."""
+    import torch
+
+    from study.trial.trainable import family_of
+
+    started, seen = time.time(), set()
+    for point in _points(study):
+        hyper, _ = split_config(study, point)
+        family = family_of(hyper)
+        tiny = family.tiny(member_configs(hyper, family)[0])
+        shape = json.dumps({k: v for k, v in tiny.resolved().items() if k != "learning_rate"}, sort_keys=True,
+                           default=str)
+        if (family.name, shape) in seen:
+            continue
+        seen.add((family.name, shape))
+        try:
+            with torch.random.fork_rng(devices=[]):  # the driver's own random state stays as it was
+                result = family.train([tiny], [study.seeds[0]], device="cpu", on_eval=None, packed=False)
+            _check_rows(result.rows, study.metric)
+        except Exception as error:  # noqa: BLE001 - any failure of a component becomes one line naming it
+            raise StudyError(f"study {study.name}: the {family.name} family failed a one-step run at "
+                             f"{_point_text(point)} (before launch, on the CPU): {last_line(error)}") from None
+    echo(f"preflight: {len(seen)} distinct configuration(s) trained one step on a tiny batch on the CPU "
+         f"({time.time() - started:.1f} s)")
+    return len(seen)
+
+
+def _check_rows(rows: list[dict[str, Any]], metric: str) -> None:
+    """The rows of a one-step run: at least one, each with the study's metric (a family that reports another name
+    would leave every trial without a score)."""
+    if not rows:
+        raise ValueError("its train returned no rows; allowed: one row per (seed, evaluation) (trainables.rows)")
+    if any(metric not in row for row in rows):
+        raise ValueError(f"its rows have no column {metric!r} (the study's metric); its columns: "
+                         f"{', '.join(sorted(rows[0]))}")
+
+
+def _point_text(point: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + "}"
 
 
 def _categories(axis: Any) -> tuple[Any, ...]:
@@ -47,3 +108,16 @@ def _first_value(axis: Any) -> Any:
     if isinstance(axis, Linked):
         return next(iter(axis.options))
     return axis.low
+
+
+_CHECKED: set[str] = set()
+
+
+def preflight(study: Study, echo: Callable[[str], None] = print) -> None:
+    """:func:`validate`, then :func:`check_components` (once per study definition and process: `study run` calls it
+    before taking the study's lock, run_study again before Ray starts)."""
+    validate(study)
+    definition = json.dumps(study.to_json(), sort_keys=True, default=str)
+    if definition not in _CHECKED:
+        check_components(study, echo)
+        _CHECKED.add(definition)

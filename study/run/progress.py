@@ -29,7 +29,7 @@ from ray import tune
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.trial.identity import trial_key
+from study.trial.identity import key_of
 
 PROGRESS_FILE = "progress.json"
 BAR_WIDTH = 24
@@ -132,7 +132,7 @@ class StudyProgress(tune.Callback):
 
     def _key(self, trial: Any) -> tuple[str, dict[str, Any]]:
         point = trial.config.get("point", trial.config)
-        return trial_key(self.study.name, self.study.configuration(point), self.study.seeds), point
+        return key_of(self.study, point), point
 
     def _better(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -234,6 +234,15 @@ class StudyProgress(tune.Callback):
             self._show()
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        failed = (trial.last_result or {}).get("failed")
+        if failed:  # a bug in the trial's code ended it at its first attempt (study.trial.failures)
+            self._trials.pop(trial.trial_id, None)
+            self.failed += 1
+            key, _ = self._key(trial)
+            self._say(f"trial {key} failed (an error in its code, not retried): {failed}; its traceback is in "
+                      f"{self.storage.uri}/failed/{key}.json")
+            self._write(force=True)
+            return
         running = self._trials.pop(trial.trial_id, None)
         if running is not None:
             self._durations.append(self.clock() - running.started)

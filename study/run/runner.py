@@ -16,24 +16,42 @@ from study.results.storage import StudyStorage
 from study.run.cluster import Echo, Resources, check_resources, start_ray
 from study.run.journal import JournalRecorder, journal_storage, sync_journal
 from study.run.points import describe, trial_points
-from study.run.preflight import validate
+from study.run.preflight import preflight
 from study.run.progress import StudyProgress
 from study.run.tuner import Folder, fit, run_grid, tune_config
 from study.trial.entry import trial_entry
 from study.trial.identity import machine, machine_text, software_versions
 from study.trial.trainable import objective
+from trainables import plugins
 
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 
 
 def run_record(resources: Resources) -> dict[str, Any]:
-    """What study.json records of the latest run: the driver's machine (study.trial.identity.machine) and the
-    settings that decide the numbers. Trials on other nodes record their own machine in every row."""
+    """What study.json records of the latest run: the driver's machine (study.trial.identity.machine), the
+    settings that decide the numbers and, when there are any, the plugins of yours it loaded (module, origin, version,
+    sha256, what each registered: trainables.plugins). Trials on other nodes record their own machine in every row."""
     driver = {k: v for k, v in machine().items() if k != "threads"}  # the trials' threads are the setting below
-    return {"machine": driver, "machine_text": machine_text(driver),
-            "threads_per_trial": max(1, int(resources.cpus_per_trial)),
-            "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
-            "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
+    run = {"machine": driver, "machine_text": machine_text(driver),
+           "threads_per_trial": max(1, int(resources.cpus_per_trial)),
+           "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
+           "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
+    if plugins.user_plugins():
+        run["plugins"] = [p.to_json() for p in plugins.user_plugins()]
+    return run
+
+
+def changed_plugins(storage: StudyStorage) -> list[str]:
+    """Plugins whose code differs from the one the study's latest run recorded: ``module (sha256 old -> new)``."""
+    from analysis.data.meta import MetaError, recorded_run
+
+    try:
+        before = {p["module"]: p for p in recorded_run(storage.location).get("plugins", [])}
+    except (MetaError, OSError):
+        return []
+    now = {p.module: p for p in plugins.user_plugins()}
+    return [f"{name} (sha256 {old['sha256'][:12]} -> {now[name].sha256[:12]})" for name, old in before.items()
+            if name in now and now[name].sha256 != old["sha256"]]
 
 
 def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
@@ -65,7 +83,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where` (grid studies; axis ->
     values, study.run.points): only the grid points it selects run and are counted.
     """
-    validate(study)
+    preflight(study, echo)
     total = study.trial_count()
     points = trial_points(study, where) if study.sampler == "grid" else {}
     if where:
@@ -86,6 +104,11 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         previous = finished_points(study, storage) if journal is None else []
         n_done = min(len(previous) if journal is None else len(storage.finished_keys()), total)
         todo = []
+    changed = changed_plugins(storage) if n_done else []
+    if changed:
+        echo(f"warning: plugin code changed since this study's last run: {', '.join(changed)}; its {n_done} finished "
+             "trials keep the rows the old code made (their `plugins` column says which); a fresh --storage runs "
+             "them all with the new code")
     storage.write_json("study.json", {**study.to_json(), "versions": software_versions(), "run": run_record(resources)})
     remaining = total - n_done
     echo(f"study {study.name} (scale {study.scale}): {total} trials x {len(study.seeds)} seeds; "
@@ -99,7 +122,8 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         tune.with_parameters(trial_entry, study=study, storage=storage,
                              gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
                              packed=resources.packed, precision=resources.precision,
-                             simulated_gpus=resources.simulated_gpus, track=tuple(track)),
+                             simulated_gpus=resources.simulated_gpus, track=tuple(track),
+                             plugins=tuple(plugins.record())),
         {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
     )
     concurrency = resources.max_concurrent or default_concurrency

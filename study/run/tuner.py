@@ -21,7 +21,7 @@ from ray import tune
 from search_spaces.study import Study, StudyError
 from study.results.storage import StudyStorage
 from study.run.journal import optuna_space
-from study.trial.identity import trial_key
+from study.trial.identity import key_of
 
 Echo = Callable[[str], None]
 FOLD_EVERY, FOLD_EVERY_S = 500, 30.0  # fold trial files into the table every 500 trials or 30 s (study.results.table)
@@ -147,10 +147,10 @@ def fit(entry: Any, param_space: dict[str, Any], tune_config: Any, callbacks: li
     folder.fold()  # the end of every Tuner run
 
 
-def run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, fit: tuple, echo: Echo) -> None:
-    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``fit``: (entry, tune config, callbacks,
+def run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, parts: tuple, echo: Echo) -> None:
+    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``parts``: (entry, tune config, callbacks,
     storage, folder, progress)."""
-    entry, tune_config, callbacks, storage, folder, progress = fit
+    entry, tune_config, callbacks, storage, folder, progress = parts
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start:start + chunk_size]
         lost = _LostTrials()
@@ -159,7 +159,7 @@ def run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, fit: tup
             echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
             progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
             fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, callbacks, storage, folder)
-        chunk_keys = {trial_key(study.name, study.configuration(p), study.seeds) for p in chunk}
+        chunk_keys = {key_of(study, p) for p in chunk}
         if chunk_keys - storage.finished_keys() - storage.failed_keys():
             break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
 

@@ -1,4 +1,5 @@
-"""What a Ray worker runs for one trial: torch's threads, the device, then the trial (study.trial.trainable)."""
+"""What a Ray worker runs for one trial: the driver's plugins, torch's threads, the device, then the trial
+(study.trial.trainable); a bug in the trial's code fails it once (study.trial.failures)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,32 @@ from ray import tune
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
+from study.trial.failures import fail_once, is_infrastructure
+from study.trial.identity import key_of
 
 
 def trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                 cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False,
-                 track: tuple[Any, ...] = ()) -> None:
-    """What a Ray worker runs for one trial."""
+                cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False,
+                track: tuple[Any, ...] = (), plugins: tuple[dict[str, Any], ...] = ()) -> None:
+    """What a Ray worker runs for one trial; ``plugins``: the driver's (trainables.plugins.record)."""
     import torch
 
     from study.trial.devices import packing_device, trial_device
     from study.trial.trainable import run_trial
+    from trainables.plugins import ensure_active
 
     torch.set_num_threads(max(1, int(cpus)))
     context = ray.get_runtime_context()
-    # No silent CPU fallback: a GPU trial without CUDA fails here with one line (study.trial.devices.DeviceError).
-    device = trial_device(gpus, simulated_gpus=simulated_gpus,
-                          where=f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})")
+    where = f"node {ray.util.get_node_ip_address()} (id {context.get_node_id()})"
     point = config.get("point", config)
-    run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
-              packed=packed, packing_device=packing_device(gpus, device), precision=precision, track=track)
-
-
+    try:
+        ensure_active(list(plugins))  # the driver's plugins, imported and checked here (trainables.plugins)
+        # No silent CPU fallback: a GPU trial without CUDA fails here with one line (study.trial.devices.DeviceError).
+        device = trial_device(gpus, simulated_gpus=simulated_gpus, where=where)
+        run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
+                  packed=packed, packing_device=packing_device(gpus, device), precision=precision, track=track,
+                  plugins=plugins)
+    except Exception as error:
+        if is_infrastructure(error):
+            raise  # Ray Tune retries it (study.run.tuner.MAX_FAILURES)
+        fail_once(storage, key_of(study, point), point, error, node=where, report=tune.report)

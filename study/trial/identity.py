@@ -7,16 +7,28 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from search_spaces.study import Study
 
 
-def trial_key(study_name: str, config: dict[str, Any], seeds: tuple[int, ...] | list[int]) -> str:
-    """16 hex characters naming (study, configuration, seeds): a re-run finds and skips the trial."""
-    payload = json.dumps({"study": study_name, "config": config, "seeds": list(seeds)},
-                         sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+def trial_key(study_name: str, config: dict[str, Any], seeds: tuple[int, ...] | list[int],
+              plugins: Sequence[str] = ()) -> str:
+    """16 hex characters naming (study, configuration, seeds, and the plugin modules the study names): a re-run
+    finds and skips the trial. A study without plugins hashes as before they existed (its keys never change)."""
+    content: dict[str, Any] = {"study": study_name, "config": config, "seeds": list(seeds)}
+    if plugins:
+        content["plugins"] = sorted(plugins)
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def key_of(study: Study, point: Mapping[str, Any]) -> str:
+    """The trial key of one point of ``study``'s search space."""
+    return trial_key(study.name, study.configuration(point), study.seeds, study.plugins)
 
 
 @functools.cache

@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.trial.identity import code_version, machine_text, trial_key
+from study.trial.identity import code_version, key_of, machine_text
+from trainables.plugins import rows_label
 
 Report = Callable[[dict[str, Any]], None]
 
@@ -51,7 +52,7 @@ def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], d
     its default.
     """
     config = study.configuration(point)
-    family = _family(config)
+    family = family_of(config)
     fields = family.config.field_names()
     unknown = [k for k in config if k not in fields and k not in study.label_names]
     if unknown:
@@ -64,7 +65,8 @@ def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], d
     return hyper, labels
 
 
-def _family(config: dict[str, Any]) -> Any:
+def family_of(config: dict[str, Any]) -> Any:
+    """The model family that trains the configuration's ``task`` (trainables.catalog)."""
     from trainables.catalog import family_for_task
 
     if "task" not in config:
@@ -75,7 +77,7 @@ def _family(config: dict[str, Any]) -> Any:
 def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
     """The configs of a trial: one, or one per packed learning rate (a list in `hyper`); ``family``: the task's
     model family when the caller already has it."""
-    family = family or _family(hyper)
+    family = family or family_of(hyper)
     rates = hyper["learning_rate"] if isinstance(hyper.get("learning_rate"), list | tuple) else None
     if rates is None:
         return [family.config.from_dict(hyper)]
@@ -103,7 +105,7 @@ def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report
     from trainables.families import packs
 
     hyper, labels = split_config(study, point)
-    family = _family(hyper)
+    family = family_of(hyper)
     configs = member_configs(hyper, family)
     packed = packs(family, packing[0], packing[1], n_configs=len(configs))
     resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
@@ -168,7 +170,8 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
               report: Report | None = None, node_id: str = "local", packed: bool | None = None,
-              precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None) -> float:
+              precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None,
+              plugins: Sequence[dict[str, Any]] = ()) -> float:
     """Train one configuration for all seeds (its family's ``train``) and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
@@ -176,9 +179,11 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     :func:`trainables.families.packs`);
     `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
     `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
+    `plugins` (the driver's trainables.plugins.record): the plugins of yours that made the rows, recorded in their
+    ``plugins`` column (a study without any has no such column).
     """
     report = report or (lambda _: None)
-    key = trial_key(study.name, study.configuration(point), study.seeds)
+    key = key_of(study, point)
     existing = storage.read_trial(key)
     if existing is not None:  # finished before (a relaunch after a killed driver, or a duplicate sample)
         score = objective(existing.to_pylist(), study.metric, study.mode)
@@ -191,9 +196,10 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         rows, artifacts = _train_rows(study, point, device, report, packing, precision, on_row)
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
+    made_by = {"plugins": label} if (label := rows_label(list(plugins))) else {}
     for row in rows:
         row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host, machine=where,
-                   precision=precision, finished_at=finished)
+                   precision=precision, finished_at=finished, **made_by)
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))

@@ -122,7 +122,8 @@ class CTLConfig(ConfigFields):
 
         self.require_choice("mixer", (None, *MIXERS.names()))
         if not MIXERS.get(self.mixer).supports_mask:
-            raise self.invalid("mixer", "a mixer that supports a key-padding mask (CTL batches are padded)")
+            raise self.invalid("mixer", "a mixer that supports a key-padding mask (CTL batches are padded)"
+                               + MIXERS.get(self.mixer).interface_hint())
         if self.model != "Transformer":
             raise self.invalid("mixer", f"None for model {self.model!r} (registry mixers replace the "
                                         "Transformer's attention only)")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from trainables.catalog import register_family
 from trainables.csordas2021.config import TASKS, CTLConfig
 from trainables.csordas2021.loop import train_seed
 from trainables.families import Family
@@ -32,4 +34,10 @@ def train(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "
     return TrialResult(rows, artifacts)
 
 
-FAMILY = Family(name="csordas2021", tasks=TASKS, config=CTLConfig, train=train, packing="never")
+def tiny(cfg: CTLConfig) -> CTLConfig:
+    """One step on a batch of 2 and one evaluation on 2 samples of each set: the same model."""
+    return dataclasses.replace(cfg, batch_size=2, n_steps=1, eval_every=1, eval_samples=2)
+
+
+FAMILY = register_family(Family(name="csordas2021", tasks=TASKS, config=CTLConfig, train=train, tiny=tiny,
+                                packing="never"))

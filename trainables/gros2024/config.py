@@ -124,7 +124,8 @@ class GrosConfig(ConfigFields):
         if self.mixer is None:
             return
         if not MIXERS.get(self.mixer).supports_causal:
-            raise self.invalid("mixer", "a mixer that supports causal=True (the bilayer's attention is causal)")
+            raise self.invalid("mixer", "a mixer that supports causal=True (the bilayer's attention is causal)"
+                               + MIXERS.get(self.mixer).interface_hint())
         if self.width % self.n_heads:
             raise self.invalid("n_heads", f"a divisor of the model width d={self.width}")
 

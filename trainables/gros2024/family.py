@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from trainables.catalog import register_family
 from trainables.families import Family, packs
 from trainables.gros2024.config import GrosConfig
 from trainables.gros2024.loop import train_members
@@ -35,4 +37,11 @@ def train(configs: Sequence[GrosConfig], seeds: Sequence[int], *, device: str = 
     return TrialResult(rows, {"attention": snaps} if snaps else {})
 
 
-FAMILY = Family(name="gros2024", tasks=GROS_TASKS, config=GrosConfig, train=train, packing="always")
+def tiny(cfg: GrosConfig) -> GrosConfig:
+    """One epoch of 2 predictions and one evaluation on one series of 2 predictions: the same model and task."""
+    return dataclasses.replace(cfg, n_epochs=1, eval_every=1, batch_predictions=2, eval_series=1, eval_predictions=2,
+                               final_eval_series=1, lr_drop_epoch=None)
+
+
+FAMILY = register_family(Family(name="gros2024", tasks=GROS_TASKS, config=GrosConfig, train=train, tiny=tiny,
+                                packing="always"))

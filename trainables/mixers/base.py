@@ -18,6 +18,11 @@ The defaults (``mask=None, causal=False``) run the very code that ran before mas
 passes neither gets the same bits. A mixer declares what it supports (``supports_mask``, ``supports_causal``);
 :meth:`Mixer.require` refuses the rest with an error naming the mixer.
 
+**Written before masks.** A :class:`MultiHeadMixer` whose ``weights(self, q, k)`` takes no ``allowed`` (the interface
+before masks) still works where a task needs neither (the Richter tasks: it is called as ``weights(q, k)``); it
+supports neither a mask nor causality, so a task that needs one (CTL, NT) refuses it before anything runs, with a
+line that says what to change (:meth:`Mixer.interface_hint`).
+
 **Leading dimensions.** The leading ``...`` is empty for one model and ``K`` for K members stacked by
 :func:`trainables.stacked.stack_modules` (every parameter then has a leading K axis too). A mixer is written
 once for both: layers through :func:`~trainables.stacked.dense` / :func:`~trainables.stacked.norm`, tensors
@@ -109,6 +114,9 @@ class Mixer(nn.Module):
         self.d_model = d_model
         self.n_heads = n_heads
 
+    #: True for a MultiHeadMixer whose ``weights(q, k)`` predates masks (set by MultiHeadMixer.__init_subclass__).
+    legacy_weights = False
+
     @classmethod
     def require(cls, *, mask: bool = False, causal: bool = False) -> None:
         """ValueError naming this mixer unless it supports a padding mask (``mask``) and causality (``causal``)."""
@@ -117,7 +125,15 @@ class Mixer(nn.Module):
         if missing:
             raise ValueError(f"mixer {cls.registered_name()!r} does not support {' or '.join(missing)}; "
                              "allowed: a mixer whose forward(x, mask=None, *, causal=False) honours it "
-                             "(supports_mask / supports_causal, docs/mixers.md)")
+                             f"(supports_mask / supports_causal, docs/mixers.md){cls.interface_hint()}")
+
+    @classmethod
+    def interface_hint(cls) -> str:
+        """What to change in a mixer written before masks (empty for every other mixer)."""
+        if not cls.legacy_weights:
+            return ""
+        return ("; its weights(self, q, k) takes no `allowed` (the interface before masks): define "
+                "weights(self, q, k, allowed=None) whose weights are 0 where allowed is False, and it supports both")
 
     def split_into_heads(self) -> None:
         """Set ``d_head`` = d / H for a mixer with per-head parts; a width the heads do not divide is an error
@@ -167,6 +183,18 @@ class MultiHeadMixer(Mixer):
     supports_mask = True
     supports_causal = True
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A subclass whose ``weights(self, q, k)`` takes no ``allowed`` (and whose ``pool`` is ours) was written before
+        masks: it is called as ``weights(q, k)`` and supports neither a mask nor causality (module docstring)."""
+        super().__init_subclass__(**kwargs)
+        if "weights" in cls.__dict__ and "pool" not in cls.__dict__ and not _takes_allowed(cls.__dict__["weights"]):
+            declared = [f for f in ("supports_mask", "supports_causal") if cls.__dict__.get(f)]
+            if declared:
+                raise TypeError(f"mixer class {cls.__name__} declares {' and '.join(declared)} but its "
+                                "weights(self, q, k) takes no `allowed`, so it cannot honour them; allowed: "
+                                "weights(self, q, k, allowed=None) (docs/mixers.md)")
+            cls.legacy_weights, cls.supports_mask, cls.supports_causal = True, False, False
+
     def __init__(
         self,
         d_model: int,
@@ -195,7 +223,12 @@ class MultiHeadMixer(Mixer):
     def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              allowed: torch.Tensor | None = None) -> torch.Tensor:
         """Head outputs (..., H, N, d_h) = weights @ v, with attention dropout on the weights while training."""
-        a = self.weights(q, k, allowed)
+        if self.legacy_weights:
+            if allowed is not None:  # unreachable through the families, which refuse such a mixer first
+                self.require(mask=True, causal=True)
+            a = self.weights(q, k)
+        else:
+            a = self.weights(q, k, allowed)
         if self.training and self.dropout > 0:
             a = F.dropout(a, self.dropout)
         return a @ v
@@ -204,6 +237,8 @@ class MultiHeadMixer(Mixer):
                           causal: bool = False) -> torch.Tensor:
         """The attention weights (..., B, H, N, N) this mixer uses on input x (..., B, N, d); for tests and plots."""
         q, k, _ = self.project(x)
+        if self.legacy_weights:
+            return self.weights(q, k)
         return self.weights(q, k, allowed_keys(mask, causal, x.shape[-2], x.device))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
@@ -211,6 +246,17 @@ class MultiHeadMixer(Mixer):
         o = self.pool(q, k, v, allowed_keys(mask, causal, x.shape[-2], x.device))  # (..., B, H, N, d_h)
         o = o.transpose(-3, -2).flatten(-2)  # (..., B, N, H * d_h) = (..., B, N, d), heads concatenated
         return self.output(o)  # (..., B, N, d)
+
+
+def _takes_allowed(weights: object) -> bool:
+    """Whether ``weights`` accepts a third argument (``allowed``) after self, q and k."""
+    import inspect
+
+    parameters = list(inspect.signature(weights).parameters.values())
+    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return True
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 4
 
 
 def per_head(p: torch.Tensor) -> torch.Tensor:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from trainables.catalog import register_family
 from trainables.families import Family
 from trainables.pooling_scale.config import TASKS, PoolingScaleConfig
 from trainables.pooling_scale.scale import pooling_output_scale
@@ -27,4 +29,10 @@ def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, devi
     return TrialResult(rows)
 
 
-FAMILY = Family(name="pooling_scale", tasks=TASKS, config=PoolingScaleConfig, train=measure)
+def tiny(cfg: PoolingScaleConfig) -> PoolingScaleConfig:
+    """One sequence of the configuration's length instead of ``n_vectors / seq_len``: the same pooling."""
+    return dataclasses.replace(cfg, n_vectors=cfg.seq_len)
+
+
+FAMILY = register_family(Family(name="pooling_scale", tasks=TASKS, config=PoolingScaleConfig, train=measure,
+                                tiny=tiny))

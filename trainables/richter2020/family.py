@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from trainables.catalog import register_family
 from trainables.families import Family, packs
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.loop import train_members
@@ -23,5 +25,11 @@ def train(configs: Sequence[TrainConfig], seeds: Sequence[int], *, device: str =
     return TrialResult(train_members(list(configs), list(seeds), device=device, on_eval=on_eval, pack=pack))
 
 
-FAMILY = Family(name="richter2020", tasks=tuple(TASKS.names()), config=TrainConfig, train=train,
-                packs_learning_rates=True, packing="gpu")
+def tiny(cfg: TrainConfig) -> TrainConfig:
+    """One step on a batch of 2 and one evaluation of one batch (2 examples per case): the same model and task."""
+    return dataclasses.replace(cfg, batch_size=2, n_steps=1, eval_every=1, eval_batches=1, case_eval_per_case=2)
+
+
+# tasks=TASKS: the task registry itself, so that a task a plugin registers belongs to this family too.
+FAMILY = register_family(Family(name="richter2020", tasks=TASKS, config=TrainConfig, train=train, tiny=tiny,
+                                packs_learning_rates=True, packing="gpu"))

@@ -1,0 +1,388 @@
+"""Your own code, not a fork (issue 34): a mixer, task or model family of yours runs in a study with no edit to this
+project, is imported on every Ray worker (shipped to nodes that lack it), is checked before launch, and a bug in it
+fails its trial once.
+
+Every test works from a folder outside the tree (``tmp_path``), as a researcher would: the `study` command is run
+there with the checkout importable (tests.cli) but never the user's folder on any worker's path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.cli import ROOT, rows, run_cli
+
+#: The issue's scenario: a mixer defined in the study file itself (and a helper module beside it), used in a study.
+OUTSIDE_STUDY = '''"""A researcher's own file: a ReLU attention mixer and a study that uses it."""
+import dataclasses
+import json
+import os
+import sys
+
+import torch
+
+from my_helpers import relu_weights  # a module of this folder: shipped to the workers with the study file
+from search_spaces import Study
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+
+if os.environ.get("PLUGIN_MARKER"):  # set on the Ray nodes only: where did a worker import this file from?
+    with open(os.environ["PLUGIN_MARKER"], "a") as marker:
+        marker.write(json.dumps({"pid": os.getpid(), "file": __file__, "path": sys.path}) + "\\n")
+
+
+@MIXERS.register("relu_attn_outside")
+class ReluAttention(MultiHeadMixer):
+    """Attention weights relu(q.k / sqrt(d_h)), normalised over the keys a token may see."""
+
+    def weights(self, q, k, allowed=None):
+        return relu_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, allowed)
+
+
+MINE = Study(name="t.outside", goal="a mixer of my own, defined in this very file",
+             scientific={"mixer": ("relu_attn_outside", "softmax")},
+             nuisance={"learning_rate": (0.003, 0.01)},
+             fixed={"architecture": "MTE", "d_model": 8, "n_heads": 2, "seq_len": 8, "n_layers": 2, "n_steps": 20,
+                    "eval_every": 10, "eval_batches": 2, "batch_size": 4},
+             tasks=("mode",), seeds=(0, 1), scales={"smoke": {}})
+# Trials long enough (a few seconds) that two run at once, one on each node of a two-node cluster.
+MINE_LONG = dataclasses.replace(MINE, name="t.outside_long", fixed={**MINE.fixed, "n_steps": 600, "eval_every": 300})
+'''
+
+HELPERS = '''import torch
+
+
+def relu_weights(z, allowed=None):
+    s = torch.relu(z) + 1e-6
+    if allowed is not None:
+        s = s.masked_fill(~allowed, 0.0)
+    return s / s.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+'''
+
+
+def _user_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "user"
+    folder.mkdir()
+    (folder / "my_study.py").write_text(OUTSIDE_STUDY)
+    (folder / "my_helpers.py").write_text(HELPERS)
+    return folder
+
+
+@pytest.mark.slow
+def test_a_mixer_defined_in_the_study_file_trains_on_every_worker(tmp_path: Path) -> None:
+    folder = _user_folder(tmp_path)
+    result = run_cli("run", "my_study.py:MINE", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=folder)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "preflight: 2 distinct configuration(s)" in result.stdout  # one per mixer; the rate costs nothing
+    df = rows(tmp_path / "out" / "t.outside.smoke")
+    assert sorted(df["mixer"].unique()) == ["relu_attn_outside", "softmax"]
+    assert set(df["status"]) == {"ok"} and df.height == 4 * 2 * 2  # 4 trials x 2 seeds x 2 evaluations
+    label = df["plugins"].unique().to_list()
+    assert len(label) == 1 and label[0].startswith("my_helpers sha256:") and "my_study.py sha256:" in label[0]
+    run = json.loads((tmp_path / "out" / "t.outside.smoke" / "study.json").read_text())["run"]
+    plugins = {p["origin"]: p for p in run["plugins"]}
+    assert plugins["study file"]["registered"] == ["mixer 'relu_attn_outside'"]
+    assert plugins["study file's folder"]["module"] == "my_helpers"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ray_node(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    """A Ray node started elsewhere: its own process group, cwd /, and no user folder on its path."""
+    ray = str(Path(sys.executable).with_name("ray"))
+    return subprocess.Popen([ray, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env=env, cwd="/")
+
+
+def _alive_nodes(address: str, env: dict[str, str]) -> int:
+    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
+            "print(sum(n['Alive'] for n in ray.nodes()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env,
+                         cwd="/").stdout
+    return int(out.strip().splitlines()[-1]) if out.strip() else 0
+
+
+@pytest.mark.slow
+def test_user_code_travels_to_a_two_node_cluster_whose_workers_lack_the_users_folder(tmp_path: Path) -> None:
+    folder = _user_folder(tmp_path)
+    marker = tmp_path / "imports.jsonl"
+    node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
+    node_env.update(RAY_AUTH_MODE="token", PLUGIN_MARKER=str(marker))
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false", "--node-ip-address", "127.0.0.1",
+                     env=node_env)
+    worker = None
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and _alive_nodes(address, node_env) < 1:
+            time.sleep(1)
+        worker = _ray_node("--address", address, "--node-ip-address", "127.0.0.1", env=node_env)
+        while time.time() < deadline and _alive_nodes(address, node_env) < 2:
+            time.sleep(1)
+        assert _alive_nodes(address, node_env) == 2, "the second Ray node did not join"
+        result = run_cli("run", "my_study.py:MINE_LONG", "--scale", "smoke", "--storage", str(tmp_path / "out"),
+                         "--address", address, cwd=folder, env={"RAY_AUTH_MODE": "token"}, timeout=300)
+    finally:
+        for node in (worker, head):
+            if node is not None and node.poll() is None:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    df = rows(tmp_path / "out" / "t.outside_long.smoke")
+    assert df["node_id"].n_unique() == 2  # both nodes trained trials of the user's mixer
+    assert set(df["status"]) == {"ok"} and "relu_attn_outside" in set(df["mixer"])
+    imports = [json.loads(line) for line in marker.read_text().splitlines()]
+    assert imports, "no worker imported the study file"
+    for seen in imports:  # every worker imported Ray's shipped copy, with the user's folder nowhere on its path
+        assert not Path(seen["file"]).is_relative_to(folder), seen["file"]
+        assert "runtime_resources" in seen["file"]
+        assert not any(str(folder) in entry for entry in seen["path"])
+
+
+#: A mixer whose bug shows only in training (after its 10th call): preflight's one step passes, every trial fails.
+BUGGY_STUDY = '''import os
+
+from search_spaces import Study
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+from trainables.mixers.softmax import softmax_weights
+
+
+@MIXERS.register("buggy_outside")
+class Buggy(MultiHeadMixer):
+    def weights(self, q, k, allowed=None):
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls > 10:
+            with open(os.environ["ATTEMPTS"], "a") as attempts:
+                attempts.write("attempt\\n")
+            raise ValueError("a bug in my mixer's code")
+        return softmax_weights(q @ k.transpose(-2, -1), allowed)
+
+
+BUGGY = Study(name="t.buggy", goal="a bug fails its trial once", scientific={"mixer": ("buggy_outside",)},
+              fixed={"architecture": "MTE", "d_model": 8, "n_heads": 2, "seq_len": 8, "n_layers": 2, "n_steps": 40,
+                     "eval_every": 20, "eval_batches": 2, "batch_size": 4, "learning_rate": 0.003},
+              tasks=("mode",), seeds=(0,), scales={"smoke": {}})
+'''
+
+
+@pytest.mark.slow
+def test_a_bug_in_a_trial_fails_it_at_its_first_occurrence_with_its_traceback(tmp_path: Path) -> None:
+    (tmp_path / "buggy.py").write_text(BUGGY_STUDY)
+    attempts = tmp_path / "attempts.txt"
+    result = run_cli("run", "buggy.py:BUGGY", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=tmp_path,
+                     env={"ATTEMPTS": str(attempts)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert attempts.read_text().count("attempt") == 1  # not retried (Ray would have run it 3 times)
+    assert "failed (an error in its code, not retried): ValueError: a bug in my mixer's code" in result.stdout
+    assert "0/1 trials finished, 1 failed" in result.stdout
+    [record] = (tmp_path / "out" / "t.buggy.smoke" / "failed").glob("*.json")
+    failure = json.loads(record.read_text())
+    assert failure["retried"] is False and 'buggy.py", line' in failure["error"]  # the whole traceback
+    assert failure["error"].strip().endswith("ValueError: a bug in my mixer's code")
+
+
+def test_infrastructure_faults_are_retried_and_bugs_are_not() -> None:
+    import torch
+
+    from study.trial.devices import DeviceError
+    from study.trial.failures import is_infrastructure
+
+    for fault in (MemoryError(), ConnectionError("storage"), TimeoutError(), OSError("disk"), DeviceError("no GPU"),
+                  torch.OutOfMemoryError("CUDA out of memory"), RuntimeError("CUDA error: illegal memory access")):
+        assert is_infrastructure(fault), fault
+    for bug in (TypeError("weights() takes 3 positional arguments but 4 were given"), ValueError("x"),
+                AssertionError(), KeyError("k"), RuntimeError("mat1 and mat2 shapes cannot be multiplied")):
+        assert not is_infrastructure(bug), bug
+
+
+PREFLIGHT_FAILS = '''from search_spaces import Study
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+
+
+@MIXERS.register("wrong_shape_outside")
+class WrongShape(MultiHeadMixer):
+    def weights(self, q, k, allowed=None):
+        return q @ k  # (.., N, d_h) @ (.., N, d_h): a shape error on the first forward pass
+
+
+WRONG = Study(name="t.wrong", goal="refused before launch", scientific={"mixer": ("wrong_shape_outside", "softmax")},
+              fixed={"architecture": "MTE", "d_model": 8, "n_heads": 2, "seq_len": 8, "n_layers": 2, "n_steps": 20,
+                     "eval_every": 10, "eval_batches": 2, "batch_size": 4, "learning_rate": 0.003},
+              tasks=("mode",), seeds=(0,), scales={"smoke": {}})
+'''
+
+
+def test_a_component_that_fails_a_one_step_run_is_refused_before_ray_starts(tmp_path: Path) -> None:
+    (tmp_path / "wrong.py").write_text(PREFLIGHT_FAILS)
+    result = run_cli("run", "wrong.py:WRONG", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: study t.wrong: the richter2020 family failed a one-step run at "
+                           "{mixer='wrong_shape_outside'} (before launch, on the CPU): RuntimeError: ")
+    assert "ray:" not in result.stdout and not (tmp_path / "out").exists()  # Ray never started, nothing written
+
+
+LEGACY_STUDY = '''from search_spaces import Study
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+from trainables.mixers.softmax import softmax_weights
+
+
+@MIXERS.register("legacy_outside")
+class Legacy(MultiHeadMixer):
+    def weights(self, q, k):  # the interface before masks
+        return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5)
+
+
+CTL = Study(name="t.legacy", goal="needs a mask", scientific={"mixer": ("legacy_outside",)},
+            fixed={"model": "Transformer", "d_model": 8, "n_heads": 2, "n_layers": 2, "n_steps": 20, "eval_every": 10,
+                   "eval_samples": 8, "batch_size": 4},
+            tasks=("ctl",), seeds=(0,), scales={"smoke": {}})
+'''
+
+
+def test_a_mixer_written_before_masks_is_refused_where_a_task_needs_one_with_what_to_change(tmp_path: Path) -> None:
+    (tmp_path / "legacy.py").write_text(LEGACY_STUDY)
+    result = run_cli("run", "legacy.py:CTL", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "invalid mixer='legacy_outside'" in line and "supports a key-padding mask" in line
+    assert "weights(self, q, k) takes no `allowed`" in line and "weights(self, q, k, allowed=None)" in line
+
+
+@pytest.fixture
+def registered():
+    """Mixer classes a test registers, removed again after it (the registry is the process's)."""
+    from trainables.mixers import MIXERS
+
+    names: list[str] = []
+    yield names
+    for name in names:
+        MIXERS._items.pop(name, None)
+
+
+def test_a_mixer_written_before_masks_still_trains_where_no_task_needs_one(registered: list[str]) -> None:
+    import torch
+
+    from trainables.mixers import MIXERS
+    from trainables.mixers.base import MultiHeadMixer
+    from trainables.mixers.softmax import SoftmaxAttention, softmax_weights
+
+    class Legacy(MultiHeadMixer):
+        def weights(self, q, k):
+            return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5)
+
+    assert Legacy.legacy_weights and not Legacy.supports_mask and not Legacy.supports_causal
+    assert not SoftmaxAttention.legacy_weights and SoftmaxAttention.supports_mask
+    torch.manual_seed(0)
+    old = Legacy(8, 2)
+    torch.manual_seed(0)
+    new = SoftmaxAttention(8, 2)
+    x = torch.randn(3, 5, 8)
+    assert torch.allclose(old(x), new(x), atol=1e-6)  # called as weights(q, k): the interface it was written for
+    with pytest.raises(ValueError, match="weights\\(self, q, k\\) takes no `allowed`"):
+        old(x, torch.ones(3, 5, dtype=torch.bool))
+    MIXERS.add("legacy_in_test", Legacy)
+    registered.append("legacy_in_test")
+    from trainables.richter2020.config import TrainConfig
+
+    TrainConfig(architecture="MTE", task="mode", mixer="legacy_in_test", d_model=8, n_heads=2)  # accepted
+    with pytest.raises(TypeError, match="declares supports_mask but its weights"):
+        class Lying(MultiHeadMixer):
+            supports_mask = True
+
+            def weights(self, q, k):
+                return q
+
+
+def test_a_worker_whose_plugin_differs_from_the_drivers_refuses_it() -> None:
+    from trainables import plugins
+
+    plugins.load_installed()
+    record = [p for p in plugins.record() if p["origin"] == "entry point"]
+    assert {p["module"] for p in record} >= {"trainables.richter2020.family", "trainables.gros2024.family"}
+    tampered = [{**record[0], "sha256": "0" * 64}]
+    with pytest.raises(plugins.PluginError, match="differs here from the driver's: sha256 .* driver 000000000000"):
+        plugins.activate(tampered)
+    plugins.activate(record)  # the driver's own record is accepted as it is
+
+
+def test_the_projects_families_come_in_through_the_same_entry_point_group() -> None:
+    import tomllib
+
+    from trainables import catalog, plugins
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][plugins.GROUP]
+    assert sorted(declared.values()) == sorted(f"trainables.{f}.family" for f in
+                                               ("richter2020", "csordas2021", "gros2024", "pooling_scale"))
+    registered = {p.module: p.registered for p in plugins.load_installed()}
+    assert {m: registered[m] for m in declared.values()} == {
+        m: (f"model family {m.split('.')[1]!r}",) for m in declared.values()}
+    assert "MODULES" not in "".join(vars(catalog))  # no list of family modules left in the catalog
+
+
+def test_an_address_where_no_ray_cluster_answers_ends_in_one_line_within_30_s(tmp_path: Path) -> None:
+    port = _free_port()  # nothing listens there
+    started = time.time()
+    result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--address", f"127.0.0.1:{port}",
+                     timeout=60)
+    assert time.time() - started < 30
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: invalid --address '127.0.0.1:{port}': no Ray cluster answers there (")
+    assert "allowed: the HOST:PORT of a running Ray head" in line
+    assert not any(word in result.stdout for word in ("ray:", "raylet", "gcs", "INFO", "WARNING"))
+
+
+EXAMPLE = ROOT / "examples" / "zoo_recall"
+#: The example's mixer from its entry point alone: this study names no plugins.
+BY_ENTRY_POINT = '''from search_spaces import Study
+
+LINEAR = Study(name="t.entry_point", goal="a mixer of an installed package, found through its entry point",
+               scientific={"mixer": ("linear_attention",)}, nuisance={"learning_rate": (0.003,)},
+               fixed={"architecture": "MTE", "d_model": 8, "n_heads": 2, "seq_len": 8, "n_layers": 2, "n_steps": 20,
+                      "eval_every": 10, "eval_batches": 2, "batch_size": 4},
+               tasks=("mode",), seeds=(0,), scales={"smoke": {}})
+'''
+
+
+@pytest.mark.slow
+def test_the_worked_example_installed_from_outside_runs_its_study_and_report(tmp_path: Path) -> None:
+    site = tmp_path / "site"  # an install of the example outside this tree, for these processes and their workers
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                              "--target", str(site), str(EXAMPLE)], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr[-3000:]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "studies.py").write_text((EXAMPLE / "studies.py").read_text())
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}
+    result = run_cli("run", "studies.py:RECALL", "--scale", "smoke", "--storage", "out", "--report", cwd=work, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    df = rows(work / "out" / "zoo_recall.recall.smoke")
+    assert sorted(df["task"].unique()) == ["mqar", "recall"]  # a new family's task and a new task of ours
+    assert sorted(df["mixer"].unique()) == ["linear_attention", "mean", "softmax"]
+    assert set(df["status"]) == {"ok"} and df.height == 6 * 2 * 2
+    assert df.filter(pl.col("task") == "mqar")["n_pairs"].unique().to_list() == [3]  # the mqar family's own column
+    assert all("zoo_recall 0.1.0 sha256:" in label for label in df["plugins"])
+    assert (work / "out" / "zoo_recall.recall.smoke" / "report" / "index.html").is_file()
+    assert "zoo_recall.recall: best val_accuracy G per mixer" in result.stdout
+
+    (work / "linear.py").write_text(BY_ENTRY_POINT)
+    result = run_cli("run", "linear.py:LINEAR", "--scale", "smoke", "--storage", "out", cwd=work, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run = json.loads((work / "out" / "t.entry_point.smoke" / "study.json").read_text())["run"]
+    assert {p["module"]: p["origin"] for p in run["plugins"]}["zoo_recall"] == "entry point"
