@@ -158,3 +158,18 @@ def test_hybrid_section_renders(tmp_path: Path) -> None:
     assert any("conv_layers=1 / cases: best 70.0%" in line and "900 params" in line for line in lines)
     assert "Do 1-2 convolution layers at the bottom help?" in "\n".join(page.parts)
     assert not math.isnan(float(lines[1].split("steps/s")[0].rsplit(",", 1)[1]))
+
+
+def test_two_cells_that_differ_alike_are_too_few_to_rank() -> None:
+    """Coarse accuracies make two cells' differences agree exactly (a zero-width t-interval): not a ranking."""
+    from analysis.stats.separation import separation, separation_text
+
+    rows: list[dict[str, Any]] = []
+    for lr in LRS[:2]:
+        rows += _rows("mixer", "A", 16, lr, {0: [0.5], 1: [0.5]})
+        rows += _rows("mixer", "B", 16, lr, {0: [0.4375], 1: [0.4375]})
+    versus = separation(pl.LazyFrame(rows), entity="mixer", task="task", cells=["d_model", "learning_rate"])
+    b = versus.filter(pl.col("mixer") == "B").row(0, named=True)
+    assert b["ci_high"] == pytest.approx(b["ci_low"]) and b["ci_high"] < 0  # the interval alone would separate
+    assert not b["separated"] and not b["ranks"]
+    assert separation_text(b, "mixer") == "-6.2 pp vs the best over 2 cell(s): too few cells to tell"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -362,9 +363,11 @@ LINEAR = Study(name="t.entry_point", goal="a mixer of an installed package, foun
 
 @pytest.mark.slow
 def test_the_worked_example_installed_from_outside_runs_its_study_and_report(tmp_path: Path) -> None:
-    site = tmp_path / "site"  # an install of the example outside this tree, for these processes and their workers
+    source = tmp_path / "zoo_recall"  # the package as a user has it: a folder outside this tree
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    site = tmp_path / "site"  # its install, for these processes and their Ray workers
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                              "--target", str(site), str(EXAMPLE)], capture_output=True, text=True, timeout=300)
+                              "--target", str(site), str(source)], capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stderr[-3000:]
     work = tmp_path / "work"
     work.mkdir()

@@ -5,9 +5,11 @@ mixer sits on the same plateau and the order is seed noise. :func:`separation` a
 with the highest mean G over the column's cells (every size x learning rate the column ran), and compare it with each
 other entity cell by cell: the paired differences of G (the other's minus the best's), their mean with a 95%
 t-interval (:func:`analysis.stats.paired.t_interval`) and an exact sign test. The best is *separated* from an
-entity when the interval lies wholly below 0 (the other is lower beyond the cells' noise, which includes the seeds'
-noise: G is a mean over seeds). A column **ranks** when the best is separated from at least one other entity;
-otherwise it "does not rank at this scale".
+entity when, over at least :data:`MIN_CELLS` cells, the interval lies wholly below 0 **and** the mean difference
+exceeds twice its seed noise (the standard error the seeds alone give the mean of the differences, from the
+standard deviation over seeds of each seed's best in every cell: with few cells and coarse accuracies the
+differences can agree by chance and make the t-interval narrow). A column **ranks** when the best is separated
+from at least one other entity; otherwise it "does not rank at this scale".
 
 A cell whose G is missing on one side (not run, or failed) is left out of that pair and counted; a cell where every
 seed diverged counts as G = 0 (the leaderboard's rule: a diverged run scores 0).
@@ -22,9 +24,10 @@ import numpy as np
 import polars as pl
 
 from analysis.stats.paired import sign_test, t_interval
-from analysis.stats.rgb import epochwise_rgb
+from analysis.stats.rgb import epochwise_rgb, seed_best
 
 DOES_NOT_RANK = "does not rank at this scale"
+MIN_CELLS = 3  # fewer paired cells say nothing about how the differences spread
 
 
 def separation(lf: pl.LazyFrame, *, entity: str, task: str | None, cells: Sequence[str],
@@ -42,6 +45,9 @@ def separation(lf: pl.LazyFrame, *, entity: str, task: str | None, cells: Sequen
     keys = [entity, *([task] if task else [])]
     g = epochwise_rgb(lf, metric, [*keys, *cells]).select(*keys, *cells, "g").collect()
     g = g.with_columns(pl.col("g").fill_null(0.0))  # every seed of the cell diverged: it scores 0
+    noise = (seed_best(lf, [metric], [*keys, *cells]).group_by([*keys, *cells])
+             .agg((pl.col(metric).std().fill_null(0.0) ** 2 / pl.len()).alias("se2")).collect())
+    g = g.join(noise, on=[*keys, *cells], how="left", nulls_equal=True).with_columns(pl.col("se2").fill_null(0.0))
     rows: list[dict[str, Any]] = []
     groups = g.group_by(task, maintain_order=True) if task else [((None,), g)]
     for (value,), part in groups:
@@ -57,18 +63,22 @@ def _column(part: pl.DataFrame, entity: str, cells: list[str], label: dict[str, 
     means = part.group_by(entity).agg(pl.col("g").mean().alias("mean_g")).sort("mean_g", entity,
                                                                                    descending=[True, False])
     best = means.item(0, entity)
-    mine = part.filter(pl.col(entity) == best).select(*cells, pl.col("g").alias("g_best"))
+    mine = part.filter(pl.col(entity) == best).select(*cells, pl.col("g").alias("g_best"),
+                                                     pl.col("se2").alias("se2_best"))
     rows = []
     for other, mean_g in means.rows():
-        theirs = part.filter(pl.col(entity) == other).select(*cells, "g")
+        theirs = part.filter(pl.col(entity) == other).select(*cells, "g", "se2")
         paired = theirs.join(mine, on=cells, how="full", coalesce=True, nulls_equal=True)
         both = paired.drop_nulls(["g", "g_best"])
         diff = (both.get_column("g") - both.get_column("g_best")).to_numpy()
         low, high = t_interval(diff) if other != best else (None, None)
         up, down = int((diff > 0).sum()), int((diff < 0).sum())
+        variance = (both.get_column("se2") + both.get_column("se2_best")).sum()  # of the sum of the differences
+        seed_noise = 2 * float(np.sqrt(variance)) / max(diff.size, 1)
+        beyond = diff.size >= MIN_CELLS and high is not None and high < 0 and float(np.mean(diff)) < -seed_noise
         rows.append({**label, entity: other, "best": best, "mean_g": float(mean_g), "n": int(diff.size),
                      "mean_diff": float(np.mean(diff)) if diff.size else None, "ci_low": low, "ci_high": high,
-                     "sign_p": sign_test(up, down), "separated": high is not None and high < 0,
+                     "seed_noise": seed_noise, "sign_p": sign_test(up, down), "separated": beyond,
                      "unpaired": paired.height - both.height})
     return rows
 
@@ -77,7 +87,7 @@ def separation_text(row: dict[str, Any], entity: str) -> str:
     """``best`` / ``-12.3 pp (-20.1 .. -4.5) below the best`` / ``tied with the best (-1.2 .. +0.8 pp)``."""
     if row[entity] == row["best"]:
         return "best (highest mean G over the column's cells)"
-    if row["ci_low"] is None:
+    if row["ci_low"] is None or row["n"] < MIN_CELLS:
         return f"{100 * (row['mean_diff'] or 0):+.1f} pp vs the best over {row['n']} cell(s): too few cells to tell"
     interval = f"{100 * row['ci_low']:+.1f} .. {100 * row['ci_high']:+.1f} pp"
     if row["separated"]:
