@@ -145,9 +145,14 @@ ATLAS = Study(
             "deviations": DEVIATIONS + (
                 "cpu scale: N = 32, d = 16 and 32, 800 steps instead of 3200, 4 learning rates (0.3^3 .. 0.3^6) "
                 "instead of 10, 3 seeds instead of 5, 8 validation batches and 200 examples per case.",
-                "cpu scale: CTL and NT get the same 800 steps. That is below CTL's learning transition (every "
-                "mixer stays at chance, 12.5%; see docs/csordas2021.md) and within NT's ~55% plateau, so those "
-                "two columns rank nothing at this scale.",),
+                "cpu scale: NT trains 800 epochs with Gros' recipe: the budget probe atlas.budget_nt (docs/yun2020.md) "
+                "found it the cheapest setting at which a reference mechanism leaves NT's ~55% plateau while another "
+                "does not (expressive 68.7% at d = 32, lr 8.1e-3, seeds 68.1-69.2%; softmax 56.0%, seeds 55.3-56.7%); "
+                "under the bilayer's default recipe neither leaves it before 3200 epochs.",
+                "cpu scale: CTL trains 800 steps at batch 32. The budget probe atlas.budget_ctl found no cpu-feasible "
+                "budget at which a mixer leaves chance (12.5%): at batch 256 x 3200 steps (819,200 samples) the best "
+                "IID accuracy is 15.5% and the lowest training loss 2.047 (ln 8 = 2.079); so this column does not rank "
+                "at this scale, and the report says so.",),
         },
         "smoke": {
             "scientific": {"task": _tasks(8, n_steps=20, eval_every=10,

@@ -231,12 +231,17 @@ def record() -> list[dict[str, Any]]:
     return [p.to_json() for p in loaded()]
 
 
-def runtime_env() -> dict[str, Any]:
+def runtime_env() -> dict[str, Any] | None:
     """Ray's ``runtime_env`` that makes every worker import what this process imported: the user plugins' code
-    (``py_modules``), the record (an environment variable) and the setup hook that imports it at worker start."""
-    shipped = sorted({p.ship for p in user_plugins() if p.ship})
-    env: dict[str, Any] = {"env_vars": {ENVIRONMENT: json.dumps(record())},
+    (``py_modules``), the record (an environment variable) and the setup hook that imports them at worker start.
+    None when there are no plugins of yours: this project's own are installed on every node, and each trial imports
+    and checks them itself (:func:`ensure_active`), so Ray's workers start as they always did."""
+    mine = user_plugins()
+    if not mine:
+        return None
+    env: dict[str, Any] = {"env_vars": {ENVIRONMENT: json.dumps([p.to_json() for p in mine])},
                            "worker_process_setup_hook": SETUP_HOOK}
+    shipped = sorted({p.ship for p in mine if p.ship})
     if shipped:
         env["py_modules"] = shipped
     return env
@@ -246,7 +251,9 @@ _ACTIVATION_ERROR: list[str] = []
 
 
 def activate_from_environment() -> None:
-    """Ray's worker setup hook: import the driver's plugins (:func:`activate`). A failure is kept, not raised here
+    """Ray's worker setup hook: import the driver's plugins of yours (:func:`activate`), before anything of the job
+    runs in this worker (the project's own are imported by the trial, :func:`ensure_active`). A failure is kept, not
+    raised here
     (a worker that fails to start would be retried as an infrastructure fault): :func:`ensure_active` raises it in
     the trial, where it fails that trial once with its message."""
     text = os.environ.get(ENVIRONMENT)
