@@ -19,8 +19,8 @@ accuracy as ``val_accuracy``, with the Richter tasks' ``n_layers``, ``batch_size
 ``eval_every``; the mixer gets the batch's key-padding mask, which before issue 25 it did not: registry mixers
 then attended to padding, docs/mixers.md) and ``nt`` (Gros' N16T2 at N_con = 32: the bilayer with the mixer in
 place of its causal head and called causal, which before issue 25 it was not, width ``d_model`` >= 16, SGD
-with momentum at the grid's learning rate, one optimiser step per epoch, ``n_epochs`` = the same step budget,
-greedy free-running accuracy as ``val_accuracy``). The convolution's
+with momentum at the grid's learning rate and Gros' own recipe (:data:`GROS_RECIPE`, since issue 37), one optimiser
+step per epoch, ``n_epochs`` = the same step budget, greedy free-running accuracy as ``val_accuracy``). The convolution's
 filter length (``conv_width``) is a setting of the Richter encoder only: in ``ctl`` and ``nt`` the sepconv
 mixer keeps its default length 31.
 """

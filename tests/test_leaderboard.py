@@ -173,3 +173,17 @@ def test_two_cells_that_differ_alike_are_too_few_to_rank() -> None:
     assert b["ci_high"] == pytest.approx(b["ci_low"]) and b["ci_high"] < 0  # the interval alone would separate
     assert not b["separated"] and not b["ranks"]
     assert separation_text(b, "mixer") == "-6.2 pp vs the best over 2 cell(s): too few cells to tell"
+
+
+def test_a_consistent_lead_under_a_point_is_no_ranking() -> None:
+    """Every mixer at chance on a fixed evaluation set: a 0.3-point order that seed noise alone would call real."""
+    from analysis.stats.separation import separation
+
+    rows: list[dict[str, Any]] = []
+    for size, lr in ((s, r) for s in (16, 32) for r in LRS):
+        rows += _rows("mixer", "A", size, lr, {0: [0.132], 1: [0.133], 2: [0.132]}, task="ctl")
+        rows += _rows("mixer", "B", size, lr, {0: [0.129], 1: [0.13], 2: [0.129]}, task="ctl")
+    versus = separation(pl.LazyFrame(rows), entity="mixer", task="task", cells=["d_model", "learning_rate"])
+    b = versus.filter(pl.col("mixer") == "B").row(0, named=True)
+    assert b["ci_high"] < 0 and -b["mean_diff"] > b["seed_noise"]  # the interval and the seeds alone would rank it
+    assert not b["separated"] and not b["ranks"]

@@ -290,7 +290,8 @@ def _column_verdicts(versus: pl.DataFrame, entity: str, task: str | None) -> lis
         name = f"{task}={value}" if task else "the grid"
         if not below:
             lines.append(f"  {name}: {DOES_NOT_RANK}: the best by mean G ({best}) is separated from no other "
-                         f"{entity} beyond noise (paired over the grid's cells: 95% interval and twice the seed noise)")
+                         f"{entity} beyond noise (paired over the grid's cells: 95% interval, twice the seed noise, "
+                         "1 point)")
         else:
             lines.append(f"  {name}: ranks: {best} is above {', '.join(map(str, below))}"
                          + (f"; tied with it: {', '.join(map(str, tied))}" if tied else ""))
