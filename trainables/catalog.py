@@ -36,7 +36,7 @@ def families() -> Registry[Family]:
 
 def family_for_task(task: str) -> Family:
     """The family that trains ``task``; ValueError listing every known task otherwise."""
-    for name in families():
+    for name in sorted(families()):
         family = families().get(name)
         if task in family.tasks:
             return family
@@ -44,5 +44,6 @@ def family_for_task(task: str) -> Family:
 
 
 def all_tasks() -> list[str]:
-    """Every task name of every family, in registration order (a family's tasks read now: a plugin may add some)."""
-    return [t for name in families() for t in families().get(name).tasks]
+    """Every task name of every family, families by name (registration order depends on what was imported first), a
+    family's tasks in its own order, read now: a plugin may add some."""
+    return [t for name in sorted(families()) for t in families().get(name).tasks]
