@@ -171,7 +171,7 @@ def train_seed(cfg: MQARConfig, seed: int, *, device: str = "cpu", on_eval: OnEv
         loss.backward()
         optimizer.step()
         if step % cfg.eval_every == 0:
-            writer.emit(step, step // cfg.eval_every, {"train_loss": float(loss), **_evaluate(model, validation)})
+            writer.emit(step, step // cfg.eval_every, {"train_loss": loss.item(), **_evaluate(model, validation)})
     return writer.finish()
 
 
