@@ -36,8 +36,9 @@ def families() -> Registry[Family]:
 
 def family_for_task(task: str) -> Family:
     """The family that trains ``task``; ValueError listing every known task otherwise."""
-    for name in sorted(families()):
-        family = families().get(name)
+    registry = families()
+    for name in sorted(registry):
+        family = registry.get(name)
         if task in family.tasks:
             return family
     raise ValueError(f"invalid task={task!r}; allowed: {', '.join(all_tasks())}")
@@ -46,4 +47,5 @@ def family_for_task(task: str) -> Family:
 def all_tasks() -> list[str]:
     """Every task name of every family, families by name (registration order depends on what was imported first), a
     family's tasks in its own order, read now: a plugin may add some."""
-    return [t for name in sorted(families()) for t in families().get(name).tasks]
+    registry = families()
+    return [t for name in sorted(registry) for t in registry.get(name).tasks]

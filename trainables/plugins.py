@@ -253,9 +253,8 @@ _ACTIVATION_ERROR: list[str] = []
 def activate_from_environment() -> None:
     """Ray's worker setup hook: import the driver's plugins of yours (:func:`activate`), before anything of the job
     runs in this worker (the project's own are imported by the trial, :func:`ensure_active`). A failure is kept, not
-    raised here
-    (a worker that fails to start would be retried as an infrastructure fault): :func:`ensure_active` raises it in
-    the trial, where it fails that trial once with its message."""
+    raised here (a worker that fails to start would be retried as an infrastructure fault): :func:`ensure_active`
+    raises it in the trial, where it fails that trial once with its message."""
     text = os.environ.get(ENVIRONMENT)
     if not text:
         return
