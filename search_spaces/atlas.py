@@ -27,11 +27,12 @@ sepconv mixer keeps its default length 31.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from search_spaces.richter2020 import LEARNING_RATES
-from search_spaces.study import Finding, Linked, Plot, Study
+from search_spaces.study import Finding, Linked, Plot, Study, StudyError
 from trainables.mixers import mixer_names
 
 #: Every mixer of trainables/mixers/ (one file each), sorted by name.
@@ -168,6 +169,21 @@ ATLAS = Study(
         },
     },
 )
+
+
+def atlas_with(*mixers: str) -> Study:
+    """The atlas with mixers of yours beside every one of this project's: the same tasks, grid, scales, findings and
+    name, so it shares the atlas' results directory and the trial keys of the project's mixers. Where the atlas ran
+    before, ``study run`` finds those trials done and trains only yours; the report ranks them together.
+
+    Register each mixer in the study file that calls this or in a module that file imports (docs/extending.md): a
+    study's ``plugins`` would enter every trial key and re-run the project's mixers too, so this takes none."""
+    taken = sorted(set(mixers) & set(ATLAS_MIXERS))
+    if not mixers or taken or len(set(mixers)) != len(mixers):
+        raise StudyError(f"invalid mixers={mixers!r} of atlas_with; allowed: one or more distinct names of mixers "
+                         f"of yours, none of the atlas' own ({', '.join(ATLAS_MIXERS)})")
+    return dataclasses.replace(ATLAS, scientific={**ATLAS.scientific, "mixer": ATLAS_MIXERS + tuple(mixers)})
+
 
 BUDGET_LEARNING_RATES = tuple(0.3**k for k in (3, 4, 5, 6))  # the atlas' cpu grid
 BUDGET_GOAL = ("At which cpu-feasible budget and recipe (within the paper's task definition) does at least one "

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from search_spaces import get_study
-from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS
+from search_spaces import StudyError, get_study
+from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS, atlas_with
 from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, HYBRID_LONG, hybrid_stack
+from study.run.points import trial_points
 from study.trial.trainable import member_configs, split_config
 
 
@@ -19,6 +20,22 @@ def test_atlas_holds_every_registered_mixer() -> None:
 
     assert ATLAS_MIXERS == tuple(sorted(MIXERS.names()))  # read from the files, without importing torch
     assert ATLAS.scientific["mixer"] == ATLAS_MIXERS
+
+
+@pytest.mark.parametrize("scale", ["paper", "cpu", "smoke"])
+def test_atlas_with_your_mixer_keeps_the_atlas_trials_and_adds_yours(scale: str) -> None:
+    atlas, mine = ATLAS.at_scale(scale), atlas_with("mine_a", "mine_b").at_scale(scale)
+    assert mine.directory == atlas.directory and mine.findings == atlas.findings
+    assert mine.axes["mixer"] == (*ATLAS_MIXERS, "mine_a", "mine_b")
+    assert mine.trial_count() == atlas.trial_count() * (len(ATLAS_MIXERS) + 2) // len(ATLAS_MIXERS)
+    ours = {key for key, point in trial_points(mine).items() if point["mixer"] in ATLAS_MIXERS}
+    assert ours == set(trial_points(atlas))  # the atlas' trials on disk count as done
+
+
+@pytest.mark.parametrize("mixers", [(), ("softmax",), ("mine", "mine")])
+def test_atlas_with_refuses_no_mixer_one_of_its_own_or_a_repeat(mixers: tuple[str, ...]) -> None:
+    with pytest.raises(StudyError, match=r"invalid mixers=.* of atlas_with; allowed: one or more distinct names"):
+        atlas_with(*mixers)
 
 
 def test_atlas_covers_every_task_of_the_richter_family_plus_ctl_and_nt() -> None:
