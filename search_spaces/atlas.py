@@ -178,8 +178,7 @@ def atlas_with(*mixers: str) -> Study:
 
     Register each mixer in the study file that calls this or in a module that file imports (docs/extending.md): a
     study's ``plugins`` would enter every trial key and re-run the project's mixers too, so this takes none."""
-    taken = sorted(set(mixers) & set(ATLAS_MIXERS))
-    if not mixers or taken or len(set(mixers)) != len(mixers):
+    if not mixers or set(mixers) & set(ATLAS_MIXERS) or len(set(mixers)) != len(mixers):
         raise StudyError(f"invalid mixers={mixers!r} of atlas_with; allowed: one or more distinct names of mixers "
                          f"of yours, none of the atlas' own ({', '.join(ATLAS_MIXERS)})")
     return dataclasses.replace(ATLAS, scientific={**ATLAS.scientific, "mixer": ATLAS_MIXERS + tuple(mixers)})

@@ -391,17 +391,8 @@ def test_the_worked_example_installed_from_outside_runs_its_study_and_report(tmp
     assert {p["module"]: p["origin"] for p in run["plugins"]}["zoo_recall"] == "entry point"
 
 
-MY_ATLAS = '''from search_spaces.atlas import atlas_with
-from trainables.mixers.base import MIXERS, MultiHeadMixer
-from trainables.mixers.softmax import softmax_weights
-
-
-@MIXERS.register("relu_attn_outside")
-class ReluAttention(MultiHeadMixer):
-    def weights(self, q, k, allowed=None):
-        z = q @ k.transpose(-2, -1) / self.d_head**0.5
-        return softmax_weights(z.relu(), allowed)
-
+MY_ATLAS = '''import my_study  # a module of this folder: registers relu_attn_outside (OUTSIDE_STUDY)
+from search_spaces.atlas import atlas_with
 
 ATLAS = atlas_with("relu_attn_outside")
 '''
@@ -413,14 +404,16 @@ def test_your_mixer_joins_the_atlas_already_on_disk_and_only_its_trials_run(tmp_
     where = ("--scale", "smoke", "--storage", str(out), "--where", "task=mode")
     assert run_cli("run", "atlas", *where).returncode == 0
     before = rows(out / "atlas.smoke")
-    (tmp_path / "my_atlas.py").write_text(MY_ATLAS)
-    result = run_cli("run", "my_atlas.py:ATLAS", *where, "--report", cwd=tmp_path)
+    folder = _user_folder(tmp_path)
+    (folder / "my_atlas.py").write_text(MY_ATLAS)
+    result = run_cli("run", "my_atlas.py:ATLAS", *where, "--report", cwd=folder)
     assert result.returncode in (0, 3), result.stdout[-3000:] + result.stderr[-3000:]  # 3: a finding fails at smoke
     assert "20 finished before, 2 to run" in result.stdout  # 10 mixers x 2 rates were there; yours: 2 rates
     after = rows(out / "atlas.smoke")
     mine = after.filter(pl.col("mixer") == "relu_attn_outside")
     assert mine["trial_key"].n_unique() == 2 and set(mine["status"]) == {"ok"}
-    assert all(label.startswith("my_atlas.py sha256:") for label in mine["plugins"])
+    [label] = mine["plugins"].unique().to_list()
+    assert {part.split(" sha256:")[0] for part in label.split("; ")} == {"my_atlas.py", "my_study", "my_helpers"}
     assert after.filter(pl.col("mixer") != "relu_attn_outside").sort(before.columns).select(before.columns).equals(
         before.sort(before.columns))  # the atlas' own rows untouched
     assert "relu_attn_outside" in (out / "atlas.smoke" / "report" / "index.html").read_text()

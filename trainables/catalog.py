@@ -34,18 +34,21 @@ def families() -> Registry[Family]:
     return FAMILIES
 
 
+def _by_name() -> list[Family]:
+    """Every registered family, sorted by name: registration order depends on what was imported first."""
+    registry = families()
+    return [registry.get(name) for name in sorted(registry)]
+
+
 def family_for_task(task: str) -> Family:
     """The family that trains ``task``; ValueError listing every known task otherwise."""
-    registry = families()
-    for name in sorted(registry):
-        family = registry.get(name)
+    for family in _by_name():
         if task in family.tasks:
             return family
     raise ValueError(f"invalid task={task!r}; allowed: {', '.join(all_tasks())}")
 
 
 def all_tasks() -> list[str]:
-    """Every task name of every family, families by name (registration order depends on what was imported first), a
-    family's tasks in its own order, read now: a plugin may add some."""
-    registry = families()
-    return [t for name in sorted(registry) for t in registry.get(name).tasks]
+    """Every task name of every family, families by name, a family's tasks in its own order, read now: a plugin may
+    add some."""
+    return [task for family in _by_name() for task in family.tasks]
