@@ -1,11 +1,20 @@
-"""Declarative studies: one module per paper, plus the README's demo. `get_study` resolves names."""
+"""Declarative studies: one module per paper, plus the README's demo. `get_study` resolves names.
 
+The schema (:mod:`search_spaces.study`, :mod:`search_spaces.axes`, :mod:`search_spaces.finding`,
+:mod:`search_spaces.record`) imports nothing of the project; the studies themselves are imported on first use, so
+reading a ``study.json`` (analysis/) costs no study module.
+"""
+
+import functools
 import importlib
 import importlib.util
 import traceback
 from pathlib import Path
 
-from search_spaces.study import SCALES, Finding, IntRange, Linked, LogUniform, Plot, Study, StudyError, Uniform
+from search_spaces.axes import IntRange, Linked, LogUniform, Uniform
+from search_spaces.finding import Finding
+from search_spaces.schema import SCALES, StudyError
+from search_spaces.study import Plot, Study
 
 __all__ = ["SCALES", "Finding", "IntRange", "Linked", "LogUniform", "Plot", "Study", "StudyError",
            "Uniform", "all_studies", "get_study"]
@@ -22,6 +31,7 @@ STUDY_MODULES: tuple[str, ...] = (
 )
 
 
+@functools.cache
 def _registry() -> dict[str, Study]:
     studies: dict[str, Study] = {}
     every = [s for module in STUDY_MODULES for s in importlib.import_module(module).STUDIES]
@@ -33,12 +43,9 @@ def _registry() -> dict[str, Study]:
     return studies
 
 
-_STUDIES = _registry()
-
-
 def all_studies() -> dict[str, Study]:
     """Every study by name, aliases included (an alias maps to the study that holds its trials)."""
-    return dict(_STUDIES)
+    return dict(_registry())
 
 
 def get_study(name: str, scale: str = "paper") -> Study:
@@ -50,10 +57,10 @@ def get_study(name: str, scale: str = "paper") -> Study:
     """
     if ":" in name and name.split(":", 1)[0].endswith(".py"):
         study = _from_file(name)
-    elif name in _STUDIES:
-        study = _STUDIES[name]
+    elif name in _registry():
+        study = _registry()[name]
     else:
-        raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_STUDIES))} "
+        raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_registry()))} "
                          "(or path/to/file.py:VARIABLE)")
     load_plugins(study)
     return study.at_scale(scale)

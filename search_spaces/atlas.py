@@ -27,12 +27,11 @@ sepconv mixer keeps its default length 31.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from search_spaces import Finding, Linked, Plot, Study, StudyError
 from search_spaces.richter2020 import LEARNING_RATES
-from search_spaces.study import Finding, Linked, Plot, Study, StudyError
 from trainables.mixers import mixer_names
 
 #: Every mixer of trainables/mixers/ (one file each), sorted by name.
@@ -181,7 +180,7 @@ def atlas_with(*mixers: str) -> Study:
     if not mixers or set(mixers) & set(ATLAS_MIXERS) or len(set(mixers)) != len(mixers):
         raise StudyError(f"invalid mixers={mixers!r} of atlas_with; allowed: one or more distinct names of mixers "
                          f"of yours, none of the atlas' own ({', '.join(ATLAS_MIXERS)})")
-    return dataclasses.replace(ATLAS, scientific={**ATLAS.scientific, "mixer": ATLAS_MIXERS + tuple(mixers)})
+    return ATLAS.replace(scientific={**ATLAS.scientific, "mixer": ATLAS_MIXERS + tuple(mixers)})
 
 
 BUDGET_LEARNING_RATES = tuple(0.3**k for k in (3, 4, 5, 6))  # the atlas' cpu grid

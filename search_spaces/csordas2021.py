@@ -10,7 +10,7 @@ sections: ``analysis.papers.csordas2021``.
 
 from __future__ import annotations
 
-from search_spaces.study import IntRange, Linked, LogUniform, Plot, Study, Uniform
+from search_spaces import IntRange, Linked, LogUniform, Plot, Study, Uniform
 
 # NDR and the two gated rows first: a grid runs in this order, so a partial run has the headline rows.
 MODELS = ("NDR", "+ abs/rel + gate", "+ rel + gate", "LSTM", "Transformer", "+ rel", "+ geom. att.")

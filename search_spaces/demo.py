@@ -6,8 +6,8 @@ small learning-rate grid with three seeds each and checks the finding in its rep
 finish in under 10 minutes on a 2-core laptop (Ray start-up and the report included).
 """
 
+from search_spaces import Finding, Plot, Study
 from search_spaces.richter2020 import COMMON_DEVIATIONS
-from search_spaces.study import Finding, Plot, Study
 
 DEMO = Study(
     name="demo",

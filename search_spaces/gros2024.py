@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from search_spaces.study import Linked, Plot, Study
+from search_spaces import Linked, Plot, Study
 
 ATTENTION = ("dpa", "ea")
 SEEDS_16 = tuple(range(16))

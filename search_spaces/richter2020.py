@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from search_spaces import Finding, Linked, Plot, Study
 from search_spaces import richter2020_findings as observed
-from search_spaces.study import Finding, Linked, Plot, Study
 
 ARCHITECTURES = ("BERT", "MTE", "NAP", "NON", "sum", "max")
 HEADED = ("BERT", "MTE", "NAP", "NON")  # sum and max have no heads

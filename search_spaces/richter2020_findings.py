@@ -37,7 +37,7 @@ run), as the figures show them.
 
 from __future__ import annotations
 
-from search_spaces.study import Finding
+from search_spaces import Finding
 
 ALL = ("BERT", "MTE", "NAP", "NON", "sum", "max")
 PAPER = ("paper",)

@@ -14,8 +14,8 @@ in the cross-paper ``atlas`` study (search_spaces/atlas.py).
 
 from __future__ import annotations
 
+from search_spaces import Finding, Linked, Plot, Study
 from search_spaces.richter2020 import LEARNING_RATES
-from search_spaces.study import Finding, Linked, Plot, Study
 
 N_LAYERS = 4
 CONV, ATTENTION = "sepconv", "softmax"

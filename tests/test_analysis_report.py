@@ -16,7 +16,7 @@ from matplotlib.image import imread
 from analysis.data.meta import read_study_meta
 from analysis.data.reference import load_reference, load_reference_file
 from analysis.data.rows import scan_study
-from analysis.data.synthetic import write_synthetic_study
+from analysis.data.synthetic import synthetic_record, write_synthetic_study
 from analysis.report.build import build_report, write_report
 from analysis.stats.rgb import epochwise_rgb
 
@@ -60,7 +60,7 @@ def test_scan_study_reads_every_trial(study: Path) -> None:
     df = scan_study(study).collect()
     assert df.height == 2 * 3 * 3 * 2 * 4
     assert df.get_column("trial_key").n_unique() == 18
-    assert read_study_meta(study).n_trials == 18
+    assert read_study_meta(study).trial_count() == 18
 
 
 def test_write_report(study: Path, tmp_path: Path) -> None:
@@ -143,7 +143,9 @@ def test_measurement_study_gets_pooling_scale_figure(tmp_path: Path) -> None:
                 rows["output_norm"].append(scale * n * (1 + 0.01 * seed))
                 rows["status"].append("ok")
         pl.DataFrame(rows).write_parquet(study_dir / "trials" / f"{arch}.parquet")
-    meta = {"name": "fig1", "plot": {"panel": "architecture", "x": "seq_len"}}  # the rows say what to draw
+    meta = synthetic_record("fig1", {"architecture": ("BERT", "sum", "max"), "seq_len": (4, 16, 64, 256)},
+                            tasks=("pooling_scale",), metric="output_std",
+                            plot={"panel": "architecture", "x": "seq_len", "y": None})  # the rows say what to draw
     report = build_report(study_dir, tmp_path / "out", meta=meta)
     assert [p.name for p in report.figures] == ["pooling_scale.png"]
     _assert_real_png(report.figures[0])

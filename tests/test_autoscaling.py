@@ -88,11 +88,15 @@ def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
     richter, gros, ctl = (families().get(n) for n in ("richter2020", "gros2024", "csordas2021"))
     assert packing_device(0.25, "cpu") == "cuda" and packing_device(0.25, "cuda:0") == "cuda:0"
     assert packing_device(0.0, "cpu") == "cpu"
-    assert packs(richter, None, packing_device(0.25, "cpu")) and not packs(richter, None, "cpu")
-    assert packs(gros, None, "cpu") and not packs(gros, False, "cuda:0")
-    assert not packs(ctl, True, "cuda:0")  # its seeds cannot stack: the request is ignored
-    assert not packs(richter, False, "cuda:0") and packs(richter, True, "cpu")
-    assert packs(richter, False, "cpu", n_configs=2)  # packed learning rates: one model
+    from trainables.families import PackingWarning
+
+    assert packs(richter, "auto", packing_device(0.25, "cpu")) and not packs(richter, "auto", "cpu")
+    assert packs(gros, "auto", "cpu") and not packs(gros, "off", "cuda:0")
+    with pytest.warns(PackingWarning, match="--packing on cannot be honoured"):
+        assert not packs(ctl, "on", "cuda:0")  # its seeds cannot stack: said, never silently ignored
+    assert not packs(richter, "off", "cuda:0") and packs(richter, "on", "cpu")
+    with pytest.warns(PackingWarning, match="--packing off cannot be honoured"):
+        assert packs(richter, "off", "cpu", n_configs=2)  # packed learning rates: one model
 
 
 class _Chosen(Exception):
@@ -118,7 +122,7 @@ def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path
     with pytest.raises(_Chosen):
         run_trial(AUTOSCALE, StudyStorage(str(tmp_path), AUTOSCALE.directory),
                   {"architecture": "sum", "learning_rate": 0.03},
-                  packed=None, packing_device=packing_device(gpus, "cpu"))
+                  packing="auto", packing_device=packing_device(gpus, "cpu"))
     assert asked == [pack]
 
 
@@ -319,7 +323,7 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     local = {}
     for packed in (True, False):
         storage = StudyStorage(storage=str(study_dir.parent / f"local-{packed}"), directory=study.directory)
-        run_trial(study, storage, point, packed=packed, plugins=record())  # the study file: as the driver's
+        run_trial(study, storage, point, packing="on" if packed else "off", plugins=record())  # as the driver's
         local[packed] = pl.read_parquet(storage.trial_path(key)).drop(VOLATILE).sort("seed", "step")
     assert ours.equals(local[True].select(ours.columns)), "the cluster's trial did not train packed"
     assert not ours.equals(local[False].select(ours.columns))

@@ -72,3 +72,34 @@ def test_a_column_two_families_type_differently_is_relaxed_to_a_supertype(tmp_pa
     storage.write_trial("b" * 16, pa.Table.from_pylist([{"seed": 0, "grad_clip": 5.0, "val_accuracy": 0.25}]))
     frame = scan_study(tmp_path / "s").collect().sort("val_accuracy")
     assert frame["grad_clip"].to_list() == [5.0, 1.0]
+
+
+def test_packing_is_one_request_decided_in_one_place_and_said_when_it_cannot_be_honoured() -> None:
+    """Issue 42: the request is ``packing`` (auto, on, off; the old None/True/False still read); what a family can
+    do is ``packs_when``; ``packs`` decides, and warns where it cannot do what was asked."""
+    from trainables.families import PackingWarning, packing_request, packs
+
+    ctl, gros, richter = (family_for_task(t) for t in ("ctl", "nt", "mode"))
+    assert (ctl.packs_when, gros.packs_when, richter.packs_when) == ("never", "always", "gpu")
+    assert [packing_request(v) for v in (None, True, False, "auto", "on", "off")] == ["auto", "on", "off"] * 2
+    with pytest.raises(ValueError, match="invalid packing='yes'; allowed: auto, on, off"):
+        packing_request("yes")
+    assert packs(richter, "auto", "cuda") and not packs(richter, "auto", "cpu") and packs(richter, "on", "cpu")
+    assert packs(gros, "auto", "cpu") and not packs(gros, "off", "cpu")
+    with pytest.warns(PackingWarning, match="--packing on cannot be honoured for model family 'csordas2021': its "
+                                            "seeds never train as one stacked model"):
+        assert not packs(ctl, "on", "cuda")
+    with pytest.warns(PackingWarning, match="--packing off cannot be honoured for 3 packed learning rates"):
+        assert packs(richter, "off", "cpu", n_configs=3)
+
+
+def test_a_family_written_before_the_rename_still_registers(recwarn: pytest.WarningsRecorder) -> None:
+    """Yesterday's ``Family(..., packing="always")`` keeps working (a DeprecationWarning says the new name); a value
+    that is none of packs_when's is refused naming the field."""
+    from trainables.families import Family
+
+    old = Family(name="yesterday", tasks=("t",), config=TrainConfig, train=print, tiny=print, packing="always")
+    assert old.packs_when == "always"
+    assert any("Family(packs_when='always')" in str(w.message) for w in recwarn.list)
+    with pytest.raises(ValueError, match="invalid packs_when='sometimes' of model family 'x'; allowed: always, gpu"):
+        Family(name="x", tasks=("t",), config=TrainConfig, train=print, tiny=print, packs_when="sometimes")

@@ -3,10 +3,13 @@ could change the outcome, and FAIL as the one verdict the CLI exits 3 for."""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pytest
 
 from analysis.data.meta import parse_meta
+from analysis.data.synthetic import ARCHITECTURES, synthetic_record
 from analysis.stats.findings import (
     FAIL,
     FINDING_FAILED_EXIT,
@@ -22,8 +25,15 @@ BEST = {"val_accuracy": pl.DataFrame({"architecture": ["NAP", "max", "sum"], "g"
         "val_loss": pl.DataFrame({"architecture": ["NAP", "max"], "g": [0.2, 2.0]})}
 
 
+def _meta(findings: list[dict], scale: str = "paper", d_models: tuple = (16, 512)):
+    """A record of a grid of architecture x d_model x learning rate with ``findings``."""
+    return parse_meta(synthetic_record(scale=scale, findings=findings,
+                                       scientific={"architecture": ARCHITECTURES, "d_model": d_models},
+                                       nuisance={"learning_rate": (0.09, 1e-5)}))
+
+
 def _verdicts(findings: list[dict], scale: str = "paper", complete: set[str] | None = None) -> list:
-    meta = parse_meta({"scale": scale, "findings": findings})
+    meta = _meta(findings, scale)
     return evaluate_findings(meta, BEST, "architecture", "val_accuracy", complete, "1 unreadable")
 
 
@@ -46,7 +56,8 @@ def test_a_finding_below_its_scales_is_not_checked_not_failed() -> None:
     (v,) = _verdicts([{"description": "max fails", "below": {"max": 0.15}, "scales": ["paper", "cpu"]}], "smoke")
     assert v.status == NOT_CHECKED and not v.checks and failed([v]) == []
     assert v.reason == "not checked at this scale (smoke); checked at: paper, cpu"
-    (old,) = _verdicts([{"description": "max fails", "below": {"max": 0.15}}], "smoke")  # no scales: every scale
+    (old,) = _verdicts([{"description": "max fails", "below": {"max": 0.15}, "scales": ["paper", "cpu", "smoke"]}],
+                       "smoke")
     assert old.status == FAIL
 
 
@@ -91,7 +102,7 @@ GRID = {
 
 
 def _grid_verdicts(finding: dict, complete: set[str] | None = None) -> list:
-    meta = parse_meta({"scale": "paper", "findings": [finding]})
+    meta = _meta([finding])
     return evaluate_findings(meta, GRID, "architecture", "train_accuracy", complete, "2 pending")
 
 
@@ -142,11 +153,12 @@ def test_a_comparison_is_undecided_while_either_side_could_move_it() -> None:
     assert w.status == PASS
 
 
-def test_a_region_naming_no_column_of_the_grid_fails_and_says_why() -> None:
-    (v,) = _grid_verdicts({"description": "d", "where": {"seq_len": [256]}, "above": {"NAP": 0.5}})
-    assert v.status == FAIL and not v.checks
-    assert v.reason == ("finding where names column 'seq_len', not a column of the grid; allowed: architecture, "
-                        "d_model, learning_rate")
+def test_a_region_naming_no_column_of_the_study_is_refused_when_written() -> None:
+    from search_spaces import StudyError
+
+    with pytest.raises(StudyError, match=r"invalid where column of finding 'd' of study synthetic.study 'seq_len'; "
+                                         r"allowed: task, architecture, d_model, learning_rate"):
+        _grid_verdicts({"description": "d", "where": {"seq_len": [256]}, "above": {"NAP": 0.5}})
 
 
 @pytest.mark.parametrize(("finding", "reason"), [
@@ -158,23 +170,20 @@ def test_a_region_naming_no_column_of_the_grid_fails_and_says_why() -> None:
 ])
 def test_a_region_outside_this_scales_grid_is_not_checked_not_failed(finding: dict, reason: str) -> None:
     # the paper's grid has N = 4, a cpu grid of N = 16, 64, 256 has nothing there to judge: not "no data: fails"
-    meta = parse_meta({"scale": "cpu", "scientific": {"d_model": [16, 512]},
-                       "nuisance": {"learning_rate": [0.09, 1e-5]},
-                       "findings": [{"description": "d", "above": {"NAP": 0.5}, **finding}]})
+    meta = _meta([{"description": "d", "above": {"NAP": 0.5}, **finding}], "cpu")
     (v,) = evaluate_findings(meta, GRID, "architecture", "train_accuracy", None)
     assert v.status == NOT_CHECKED and not v.checks and failed([v]) == []
     assert v.reason == f"not checked at this scale (cpu): {reason}"
     # a region inside the grid whose cells have not run yet is still UNDECIDED, not NOT CHECKED
-    inside = parse_meta({"scale": "cpu", "scientific": {"d_model": [16, 512, 1024]},
-                         "findings": [{"description": "d", "where": {"d_model": [1024]}, "above": {"NAP": 0.5}}]})
+    inside = _meta([{"description": "d", "where": {"d_model": [1024]}, "above": {"NAP": 0.5}}], "cpu",
+                   d_models=(16, 512, 1024))
     (w,) = evaluate_findings(inside, GRID, "architecture", "train_accuracy", set(), "2 pending")
     assert w.status == UNDECIDED
 
 
 def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
-    meta = parse_meta({"scale": "paper", "findings": [
-        {"description": "a", "above": {"NAP": 0.5, "MTE": 0.5}},
-        {"description": "b", "ahead": {"MTE": ["BERT"]}}]})
+    meta = _meta([{"description": "a", "above": {"NAP": 0.5, "MTE": 0.5}},
+                  {"description": "b", "ahead": {"MTE": ["BERT"]}}])
     kept, gone = evaluate_findings(meta, GRID, "architecture", "train_accuracy", None, present={"NAP", "BERT"})
     assert kept.status == PARTIAL and [c.panel_value for c in kept.checks] == ["NAP"]  # never PASS for half a claim
     assert kept.reason == "checked on NAP only; not in the data, left out: MTE"
@@ -184,14 +193,17 @@ def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
 def test_old_study_json_findings_read_with_the_old_meaning_and_bad_fields_are_named() -> None:
     from analysis.data.meta import MetaError
 
-    (old,) = parse_meta({"findings": [{"description": "d", "metric": "val_accuracy", "below": {"max": 0.15},
-                                       "above": {}, "scales": ["paper", "cpu"]}]}).findings
-    assert (old.where, old.statistic, old.ahead, old.margin, old.versus_where, old.quote) == ({}, "best", {}, 0.0,
-                                                                                             None, "")
-    with pytest.raises(MetaError, match=r"invalid findings\[0\].statistic 'median'; allowed: best, worst, mean, "
-                                        r"share, spread"):
-        parse_meta({"findings": [{"description": "d", "statistic": "median"}]})
-    with pytest.raises(MetaError, match=r"invalid findings\[0\].where.learning_rate 0.1; allowed: a non-empty list"):
-        parse_meta({"findings": [{"description": "d", "where": {"learning_rate": 0.1}}]})
-    with pytest.raises(MetaError, match=r"unknown key 'low' in findings\[0\].where.learning_rate; allowed: min, max"):
-        parse_meta({"findings": [{"description": "d", "where": {"learning_rate": {"low": 0.1}}}]})
+    record = synthetic_record()
+    old = {**record, "findings": [{"description": "d", "metric": "val_accuracy", "below": {"max": 0.15},
+                                   "above": {}, "scales": None}]}
+    (finding,) = parse_meta(old).findings
+    assert (finding.where, finding.statistic, finding.ahead, finding.margin, finding.versus_where, finding.quote,
+            finding.scales) == ({}, "best", {}, 0.0, None, "", ("paper", "cpu", "smoke"))
+    for bad, message in (
+            ({"statistic": "median"}, "invalid statistic of finding 'd' 'median'; allowed: best, worst, mean, share, "
+                                      "spread"),
+            ({"where": {"learning_rate": 0.1}}, "invalid where.learning_rate 0.1; allowed: a non-empty tuple"),
+            ({"where": {"learning_rate": {"low": 0.1}}},
+             "invalid where.learning_rate {'low': 0.1}; allowed: {'min': number} and/or {'max': number}")):
+        with pytest.raises(MetaError, match=re.escape(message)):
+            parse_meta({**record, "findings": [{"description": "d", "below": {"max": 0.1}, **bad}]})

@@ -5,7 +5,6 @@ FAILs on the same numbers (so these tests can fail), and `study findings` prints
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import polars as pl
@@ -15,7 +14,7 @@ from click.testing import CliRunner
 from analysis.stats.findings import FAIL, NOT_CHECKED, PARTIAL, PASS
 from search_spaces import Finding, Study, get_study
 from study.cli import main
-from study.cli.findings import published_verdicts, swept_values
+from study.cli.findings import published_verdicts
 
 #: (study, scale) -> the verdict of each of its findings on its shipped published data, in order.
 EXPECTED = {
@@ -67,12 +66,12 @@ def test_the_published_numbers_are_the_papers() -> None:
 def _reversed(finding: Finding) -> Finding:
     """The claim turned round: at most <-> at least, and a comparison's two regions (or two sides) swapped."""
     if finding.versus_where is not None:
-        return dataclasses.replace(finding, where=finding.versus_where, versus_where=finding.where)
+        return finding.replace(where=finding.versus_where, versus_where=finding.where)
     ahead: dict[str, tuple[str, ...]] = {}
     for a, bs in finding.ahead.items():
         for b in bs:
             ahead[b] = (*ahead.get(b, ()), a)
-    return dataclasses.replace(finding, below=finding.above, above=finding.below, ahead=ahead)
+    return finding.replace(below=finding.above, above=finding.below, ahead=ahead)
 
 
 @pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5", "richter2020.fig7"])
@@ -80,15 +79,15 @@ def test_each_passing_finding_reversed_fails_on_the_same_numbers(name: str) -> N
     study = get_study(name)
     passing = [f for f, v in zip(study.findings, _verdicts(study), strict=True) if v.status == PASS]
     assert passing
-    wrong = dataclasses.replace(study, findings=tuple(_reversed(f) for f in passing))
+    wrong = study.replace(findings=tuple(_reversed(f) for f in passing))
     assert [v.status for v in _verdicts(wrong)] == [FAIL] * len(passing)
 
 
 def test_swapped_architectures_fail() -> None:
     study = get_study("richter2020.fig7")
     right = study.findings[0]
-    swapped = dataclasses.replace(right, below={"sum": 0.15}, above={"max": 0.5, "NAP": 0.5})
-    (v,) = _verdicts(dataclasses.replace(study, findings=(swapped,)))
+    swapped = right.replace(below={"sum": 0.15}, above={"max": 0.5, "NAP": 0.5})
+    (v,) = _verdicts(study.replace(findings=(swapped,)))
     assert v.status == FAIL
     assert [c.text() for c in v.checks] == ["sum: 95.9%, required <= 15.0%: fails",
                                             "max: 14.1%, required >= 50.0%: fails",
@@ -182,7 +181,7 @@ def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path)
 
     study = get_study(name)
     meta = study.to_json()
-    grid = {k: swept_values(study, k) for k in study.scientific}
+    grid = {k: study.axis_values(k) for k in study.scientific}
     grid["learning_rate"] = meta["nuisance"]["learning_rate"][::3]
     write_synthetic_study(tmp_path / "s", grid, seeds=(0,), n_evals=2, meta={**meta, "n_trials": None})
     ctx = ReportContext.open(tmp_path / "s", parse_meta({**meta, "n_trials": None}))

@@ -21,7 +21,8 @@ from tests.cli import rows, run_cli
 ])
 def test_figures_use_the_papers_settings(study, task: str, basis: int, delay: int, n_context: tuple) -> None:
     assert study.tasks == (task,) and study.seeds == tuple(range(16))
-    assert study.scientific == {"n_context": n_context, "attention": ("dpa", "ea")}
+    assert {k: a.grid_values() for k, a in study.scientific.items()} == {"n_context": n_context,
+                                                                        "attention": ("dpa", "ea")}
     f = study.fixed
     assert (f["basis"], f["delay"]) == (basis, delay)
     assert (f["learning_rate"], f["momentum"], f["beta"]) == (0.02, 0.8, 1.0)
@@ -36,11 +37,11 @@ def test_figures_use_the_papers_settings(study, task: str, basis: int, delay: in
 def test_figure_specific_values() -> None:
     assert FIG5.fixed["n_epochs"] == 2000  # "When training for 2000 epochs"
     assert (FIG6.fixed["lr_drop_epoch"], FIG6.fixed["lr_drop_factor"]) == (2500, 4.0)
-    assert FIG5.at_scale("cpu").scientific["n_context"] == (128,)
+    assert FIG5.at_scale("cpu").axis_values("n_context") == [128]
 
 
 def test_ladder_covers_the_grid() -> None:
-    assert LADDER.scientific["basis"] == (2, 4, 8, 16) and LADDER.scientific["delay"] == (1, 2, 3, 4, 5)
+    assert LADDER.axis_values("basis") == [2, 4, 8, 16] and LADDER.axis_values("delay") == [1, 2, 3, 4, 5]
     assert LADDER.trial_count() == 2 * 4 * 5 * 5
     assert get_study("gros2024.ladder", "cpu").trial_count() == 2 * 3 * 5 * 4
     for scale in ("paper", "cpu", "smoke"):
@@ -83,5 +84,5 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
     monkeypatch.setattr(family, "train_members", spy)
     study = get_study("gros2024.fig4", "smoke")
     run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"},
-              packed=None, packing_device=packing_device(0.0, "cpu"))
+              packing="auto", packing_device=packing_device(0.0, "cpu"))
     assert calls == [list(study.seeds)]

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from analysis.data.meta import read_study_meta
+from analysis.data.synthetic import synthetic_record
 from analysis.stats.importance import importances
 
 LRS = [0.3**k for k in range(1, 9)]
@@ -39,9 +40,8 @@ def _write(study_dir: Path, archs: tuple[str, ...] = ("A", "B"), lrs: list[float
                                      "status": "ok"})
     (study_dir / "trials").mkdir(parents=True)
     pl.DataFrame(rows).write_parquet(study_dir / "trials" / "all.parquet")
-    meta = {"name": "demo", "scale": "paper", "scientific": {"architecture": list(archs), "d_model": DS},
-            "nuisance": {"learning_rate": lrs}, "seeds": [0, 1], "n_trials": len(archs) * len(DS) * len(lrs),
-            "plot": {"panel": "architecture", "x": "d_model", "y": "learning_rate"}}
+    meta = synthetic_record("demo", {"architecture": tuple(archs), "d_model": tuple(DS)},
+                            nuisance={"learning_rate": tuple(lrs)}, seeds=(0, 1))
     (study_dir / "study.json").write_text(json.dumps(meta))
 
 

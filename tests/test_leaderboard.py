@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from analysis.data.synthetic import synthetic_record
 from analysis.papers.leaderboard import (
     definitions,
     hybrid_costs,
@@ -79,8 +80,8 @@ def test_margin_changes_share_and_band() -> None:
 
 def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path) -> None:
     page = Page(tmp_path)
-    meta = {"name": "atlas", "metric": "val_accuracy", "plot": {"panel": "mixer", "x": "d_model",
-                                                               "y": "learning_rate"}}
+    meta = synthetic_record("atlas", {"mixer": ("A", "B")}, plot={"panel": "mixer", "x": "d_model",
+                                                                  "y": "learning_rate"})
     lines = leaderboard_section(page, ReportContext.of(_atlas_rows(), meta, tmp_path))
     html = "\n".join(page.parts)
     for column, _ in definitions():
@@ -118,8 +119,8 @@ def test_a_column_whose_mechanisms_are_not_separated_says_it_does_not_rank(tmp_p
     plateau = versus.filter(pl.col("task") == "plateau")
     assert not plateau.get_column("ranks").any() and not plateau.get_column("separated").any()
     page = Page(tmp_path)
-    meta = {"name": "atlas", "metric": "val_accuracy", "plot": {"panel": "mixer", "x": "d_model",
-                                                               "y": "learning_rate"}}
+    meta = synthetic_record("atlas", {"mixer": ("A", "B")}, plot={"panel": "mixer", "x": "d_model",
+                                                                  "y": "learning_rate"})
     lines = leaderboard_section(page, ReportContext.of(_two_columns(), meta, tmp_path))
     html = "\n".join(page.parts)
     assert lines[1].startswith("  task=apart: ranks: A is above B")
@@ -152,7 +153,7 @@ def test_hybrid_costs_and_verdict() -> None:
 
 def test_hybrid_section_renders(tmp_path: Path) -> None:
     page = Page(tmp_path)
-    meta = {"name": "yun2020.hybrid", "metric": "val_accuracy"}
+    meta = synthetic_record("yun2020.hybrid", {"conv_layers": (0, 1, 2)}, plot={"panel": None, "x": None, "y": None})
     lines = hybrid_section(page, ReportContext.of(_hybrid_rows(), meta, tmp_path))
     assert (tmp_path / "hybrid_leaderboard.png").is_file()
     assert any("conv_layers=1 / cases: best 70.0%" in line and "900 params" in line for line in lines)

@@ -95,7 +95,7 @@ def _run(src: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
 def test_one_new_file_registers_trains_packed_and_runs_a_study_in_every_family(tmp_path: Path) -> None:
     src = _copy_tree(tmp_path)
     names = _run(src, tmp_path, "-c", "from trainables.mixers import MIXERS; from search_spaces.atlas import ATLAS; "
-                 "import json; print(json.dumps([MIXERS.names(), list(ATLAS.scientific['mixer'])]))")
+                 "import json; print(json.dumps([MIXERS.names(), ATLAS.axis_values('mixer')]))")
     assert names.returncode == 0, names.stderr[-2000:]
     registered, atlas = json.loads(names.stdout)
     assert "gated_mean" in registered and "gated_mean" in atlas

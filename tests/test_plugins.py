@@ -25,7 +25,6 @@ from tests.cli import ROOT, rows, run_cli
 
 #: The issue's scenario: a mixer defined in the study file itself (and a helper module beside it), used in a study.
 OUTSIDE_STUDY = '''"""A researcher's own file: a ReLU attention mixer and a study that uses it."""
-import dataclasses
 import json
 import os
 import sys
@@ -56,7 +55,7 @@ MINE = Study(name="t.outside", goal="a mixer of my own, defined in this very fil
                     "eval_every": 10, "eval_batches": 2, "batch_size": 4},
              tasks=("mode",), seeds=(0, 1), scales={"smoke": {}})
 # Trials long enough (a few seconds) that two run at once, one on each node of a two-node cluster.
-MINE_LONG = dataclasses.replace(MINE, name="t.outside_long", fixed={**MINE.fixed, "n_steps": 600, "eval_every": 300})
+MINE_LONG = MINE.replace(name="t.outside_long", fixed={**MINE.fixed, "n_steps": 600, "eval_every": 300})
 '''
 
 HELPERS = '''import torch
@@ -197,18 +196,37 @@ def test_a_bug_in_a_trial_fails_it_at_its_first_occurrence_with_its_traceback(tm
     assert failure["error"].strip().endswith("ValueError: a bug in my mixer's code")
 
 
-def test_infrastructure_faults_are_retried_and_bugs_are_not() -> None:
+def test_infrastructure_faults_are_retried_and_bugs_are_not(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
+    from study.trial import failures
     from study.trial.devices import DeviceError
     from study.trial.failures import is_infrastructure
 
+    monkeypatch.setattr(failures, "_BROKEN_CUDA", [])
     for fault in (MemoryError(), ConnectionError("storage"), TimeoutError(), OSError("disk"), DeviceError("no GPU"),
-                  torch.OutOfMemoryError("CUDA out of memory"), RuntimeError("CUDA error: illegal memory access")):
+                  torch.OutOfMemoryError("CUDA out of memory"),
+                  RuntimeError("CUDA error: an illegal memory access was encountered"),
+                  RuntimeError("CUDA error: unspecified launch failure"),
+                  RuntimeError("CUBLAS_STATUS_EXECUTION_FAILED")):
         assert is_infrastructure(fault), fault
+    assert_ = RuntimeError("CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
+                           "reported at some other API call, so the stacktrace below might be incorrect.")
     for bug in (TypeError("weights() takes 3 positional arguments but 4 were given"), ValueError("x"),
-                AssertionError(), KeyError("k"), RuntimeError("mat1 and mat2 shapes cannot be multiplied")):
+                AssertionError(), KeyError("k"), RuntimeError("mat1 and mat2 shapes cannot be multiplied"), assert_):
         assert not is_infrastructure(bug), bug
+    # After a device-side assert failed its trial once, the worker's CUDA context is broken: the next trial's CUDA
+    # error there is that, not its code's, and is retried (on a new worker: Tune replaces one whose trial raised).
+    reports: list[dict] = []
+
+    class Storage:
+        def write_failed(self, key: str, info: dict) -> None:
+            reports.append(info)
+
+    failures.fail_once(Storage(), "k", {}, assert_, node="n", report=reports.append)  # type: ignore[arg-type]
+    assert reports[-1]["failed"] == "RuntimeError: CUDA error: device-side assert triggered"
+    assert is_infrastructure(RuntimeError("CUDA error: device-side assert triggered"))
+    assert not is_infrastructure(ValueError("still a bug"))
 
 
 PREFLIGHT_FAILS = '''from search_spaces import Study
@@ -234,7 +252,7 @@ def test_a_component_that_fails_a_one_step_run_is_refused_before_ray_starts(tmp_
     assert result.returncode == 2, result.stdout + result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("Error: study t.wrong: the richter2020 family failed a one-step run at "
-                           "{mixer='wrong_shape_outside'} (before launch, on the CPU): RuntimeError: ")
+                           "{mixer='wrong_shape_outside'} (before launch, on the CPU): at wrong.py:8: RuntimeError: ")
     assert "ray:" not in result.stdout and not (tmp_path / "out").exists()  # Ray never started, nothing written
 
 
@@ -263,6 +281,97 @@ def test_a_mixer_written_before_masks_is_refused_where_a_task_needs_one_with_wha
     [line] = result.stderr.strip().splitlines()
     assert "invalid mixer='legacy_outside'" in line and "supports a key-padding mask" in line
     assert "weights(self, q, k) takes no `allowed`" in line and "weights(self, q, k, allowed=None)" in line
+
+
+#: A mixer whose weights take `allowed` keyword-only: it supports masks, and is called the way it declared it.
+KEYWORD_ONLY_STUDY = '''from search_spaces import Study
+from trainables.mixers.base import MIXERS, MultiHeadMixer
+from trainables.mixers.softmax import softmax_weights
+
+
+@MIXERS.register("keyword_only_outside")
+class KeywordOnly(MultiHeadMixer):
+    def weights(self, q, k, *, allowed=None):
+        return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, allowed)
+
+
+CTL = Study(name="t.keyword_only", goal="masks through a keyword-only allowed",
+            scientific={"mixer": ("keyword_only_outside",)},
+            fixed={"model": "Transformer", "d_model": 8, "n_heads": 2, "n_layers": 2, "n_steps": 20, "eval_every": 10,
+                   "eval_samples": 8, "batch_size": 4, "learning_rate": 0.001},
+            tasks=("ctl",), seeds=(0,), scales={"smoke": {}})
+'''
+
+PREFLIGHT_ONLY = ("import sys\nfrom search_spaces import get_study\nfrom study.run.preflight import preflight\n"
+                  "preflight(get_study(sys.argv[1], 'smoke'))\n")
+
+
+def test_a_mixer_whose_allowed_is_keyword_only_passes_preflight_on_a_task_with_masks(tmp_path: Path) -> None:
+    """The signature is read whatever the parameter's kind: the mixer supports masks, CTL accepts it, and its one-step
+    run (masks and all) passes preflight, run from the user's folder."""
+    (tmp_path / "kw.py").write_text(KEYWORD_ONLY_STUDY)
+    out = subprocess.run([sys.executable, "-c", PREFLIGHT_ONLY, "kw.py:CTL"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "preflight: 1 distinct configuration(s) trained one step" in out.stdout
+
+
+@pytest.mark.slow
+def test_a_mixer_whose_allowed_is_keyword_only_trains_on_ctl(tmp_path: Path) -> None:
+    (tmp_path / "kw.py").write_text(KEYWORD_ONLY_STUDY)
+    result = run_cli("run", "kw.py:CTL", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    df = rows(tmp_path / "out" / "t.keyword_only.smoke")
+    assert set(df["status"]) == {"ok"} and set(df["mixer"]) == {"keyword_only_outside"}
+
+
+NO_ALLOWED_STUDY = LEGACY_STUDY.replace("def weights(self, q, k):  # the interface before masks",
+                                        "def weights(self, q, k, *, scale=1.0):  # no allowed, of any kind")
+
+
+def test_a_mixer_truly_without_allowed_is_refused_with_the_signature_it_has(tmp_path: Path) -> None:
+    (tmp_path / "no_allowed.py").write_text(NO_ALLOWED_STUDY)
+    result = run_cli("run", "no_allowed.py:CTL", "--scale", "smoke", "--storage", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "invalid mixer='legacy_outside'" in line
+    assert "its weights(self, q, k, *, scale=1.0) takes no `allowed`" in line  # what the signature is, quoted
+    assert "weights(self, q, k, allowed=None)" in line and not (tmp_path / "out").exists()
+
+
+def test_weights_get_allowed_the_way_their_signature_declares_it() -> None:
+    import torch
+
+    from trainables.mixers.base import MultiHeadMixer
+    from trainables.mixers.softmax import SoftmaxAttention, softmax_weights
+
+    seen: dict[str, object] = {}
+
+    class KeywordOnly(MultiHeadMixer):
+        def weights(self, q, k, *, allowed=None):
+            seen["keyword_only"] = allowed
+            return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, allowed)
+
+    class NotThird(MultiHeadMixer):
+        def weights(self, q, k, temperature=1.0, allowed=None):  # positionally, allowed would land in temperature
+            seen["not_third"] = (temperature, allowed)
+            return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5 / temperature, allowed)
+
+    class AnyKeywords(MultiHeadMixer):
+        def weights(self, q, k, **options):
+            seen["kwargs"] = options
+            return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, options.get("allowed"))
+
+    assert [(c.allowed_by, c.supports_mask, c.legacy_weights) for c in (KeywordOnly, NotThird, AnyKeywords)] == [
+        ("keyword", True, False)] * 3
+    assert SoftmaxAttention.allowed_by == "positional"
+    x, mask = torch.randn(2, 5, 8), torch.tensor([[True] * 5, [True, True, True, False, False]])
+    torch.manual_seed(0)
+    reference = SoftmaxAttention(8, 2)(x, mask)
+    for cls in (KeywordOnly, NotThird, AnyKeywords):
+        torch.manual_seed(0)
+        assert torch.allclose(cls(8, 2)(x, mask), reference, atol=1e-6), cls  # the mask reached weights
+    assert seen["keyword_only"] is not None and seen["not_third"][0] == 1.0 and "allowed" in seen["kwargs"]
 
 
 @pytest.fixture
@@ -417,3 +526,133 @@ def test_your_mixer_joins_the_atlas_already_on_disk_and_only_its_trials_run(tmp_
     assert after.filter(pl.col("mixer") != "relu_attn_outside").sort(before.columns).select(before.columns).equals(
         before.sort(before.columns))  # the atlas' own rows untouched
     assert "relu_attn_outside" in (out / "atlas.smoke" / "report" / "index.html").read_text()
+
+
+#: Two modules of a user's folder: the mixer's class lives in one, another registers it; a family kept in a global.
+DEFINES = '''from trainables.mixers.base import MultiHeadMixer
+from trainables.mixers.softmax import softmax_weights
+
+
+class Defined(MultiHeadMixer):
+    def weights(self, q, k, allowed=None):
+        return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, allowed)
+'''
+REGISTERS = '''from defines import Defined
+from trainables.mixers.base import MIXERS
+
+MIXERS.add("defined_elsewhere", Defined)
+MIXERS.add("credited_here", type("Credited", (Defined,), {}), module=__name__)
+'''
+
+
+def test_what_a_plugin_registered_is_read_from_the_registrations_not_the_stack(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registration credits the module a class says it was defined in, or the one passed explicitly; a module
+    imported before it was loaded as a plugin still reports what it registered (no diff of one import)."""
+    import importlib
+
+    from trainables import plugins
+    from trainables.mixers import MIXERS
+
+    (tmp_path / "defines.py").write_text(DEFINES)
+    (tmp_path / "registers.py").write_text(REGISTERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module("registers")  # imported first, as a study file's sibling would be
+        assert plugins.load_module("registers").registered == ("mixer 'credited_here'",)
+        assert plugins.load_module("defines").registered == ("mixer 'defined_elsewhere'",)
+    finally:
+        for name in ("defined_elsewhere", "credited_here"):
+            MIXERS._items.pop(name, None)
+        for name in ("defines", "registers"):
+            plugins._LOADED.pop(name, None)
+            sys.modules.pop(name, None)
+    registry = (ROOT / "trainables" / "registry.py").read_text()
+    assert "_getframe" not in registry and "f_back" not in registry and "inspect.stack" not in registry
+
+
+def test_there_is_one_mixer_registry_and_it_is_filled_whichever_name_reads_it() -> None:
+    """trainables.mixers.base.MIXERS (what a user's mixer registers with) and trainables.mixers.MIXERS are one
+    object, and in a fresh process the first one lists every mixer file too."""
+    code = ("from trainables.mixers.base import MIXERS\n"
+            "import trainables.mixers as package\n"
+            "print(package.MIXERS is MIXERS, ','.join(MIXERS.names()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/",
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    from trainables.mixers import mixer_names
+
+    assert out.stdout.split() == ["True", ",".join(mixer_names())], out.stderr
+
+
+EDITED_LATER = 'VALUE = 1\n'
+
+
+def test_a_plugins_hash_is_taken_when_the_record_is_read_not_at_its_import(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin edited after its import (a notebook) is recorded as the code on disk at launch, which is what the
+    workers import; a worker whose import differs from that record refuses it."""
+    from trainables import plugins
+
+    (tmp_path / "edited_later.py").write_text(EDITED_LATER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        imported = plugins.load_module("edited_later")
+        (tmp_path / "edited_later.py").write_text("VALUE = 2  # edited in the notebook\n")
+        [now] = [p for p in plugins.record() if p["module"] == "edited_later"]
+        assert now["sha256"] != imported.sha256  # the record of a launch now: the edited file
+        assert [p.sha256 for p in plugins.user_plugins() if p.module == "edited_later"] == [now["sha256"]]
+        with pytest.raises(plugins.PluginError, match="'edited_later' .* differs here from the driver's"):
+            plugins.activate([now])  # this process imported the old code: as a worker, it refuses
+    finally:
+        plugins._LOADED.pop("edited_later", None)
+        sys.modules.pop("edited_later", None)
+
+
+KEYS = '''import sys
+from search_spaces import get_study
+from study.trial.identity import key_of
+study = get_study(sys.argv[1], "smoke")
+print(" ".join(sorted(key_of(study, {"mixer": m}) for m in ("kw_mixer", "softmax"))))
+'''
+KEY_MIXERS = '''from trainables.mixers.base import MIXERS, MultiHeadMixer
+from trainables.mixers.softmax import softmax_weights
+
+
+@MIXERS.register("kw_mixer")
+class KeywordOnly(MultiHeadMixer):
+    def weights(self, q, k, *, allowed=None):
+        return softmax_weights(q @ k.transpose(-2, -1) / self.d_head**0.5, allowed)
+'''
+KEY_STUDY = '''from search_spaces import Study
+
+S = Study(name="t.keys", goal="the same keys from anywhere", scientific={"mixer": ("kw_mixer", "softmax")},
+          fixed={"architecture": "MTE", "d_model": 8, "n_heads": 2, "seq_len": 8, "n_layers": 2, "n_steps": 20,
+                 "eval_every": 10, "eval_batches": 2, "batch_size": 4, "learning_rate": 0.003},
+          tasks=("mode",), seeds=(0,), scales={"smoke": {}}, plugins=("my_key_mixers",))
+'''
+
+
+def test_the_same_code_gives_the_same_trial_keys_from_any_working_directory(tmp_path: Path) -> None:
+    """A study file named by an absolute path, by ./file.py from its folder, or by a relative path from elsewhere:
+    the same keys (no path or working directory enters them); a study file's module counts by its file's name,
+    however it was imported; a study without plugins keeps the keys it always had."""
+    from study.trial.identity import trial_key
+
+    folder = tmp_path / "user"
+    folder.mkdir()
+    (folder / "my_key_mixers.py").write_text(KEY_MIXERS)
+    (folder / "my_study.py").write_text(KEY_STUDY)
+    (tmp_path / "keys.py").write_text(KEYS)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    keys = set()
+    spellings = ((tmp_path, str(folder / "my_study.py")), (folder, "./my_study.py"), (tmp_path, "user/my_study.py"))
+    for cwd, spec in spellings:
+        out = subprocess.run([sys.executable, str(tmp_path / "keys.py"), f"{spec}:S"], cwd=cwd, capture_output=True,
+                             text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        keys.add(out.stdout.strip())
+    assert len(keys) == 1 and len(keys.pop().split()) == 2
+    config = {"task": "mode", "mixer": "softmax"}
+    assert trial_key("s", config, (0,), ("_study_file_my_study",)) == trial_key("s", config, (0,), ("my_study",))
+    assert trial_key("s", config, (0,), ("b", "a", "a")) == trial_key("s", config, (0,), ("a", "b"))
+    assert trial_key("s", config, (0,)) == trial_key("s", config, (0,), ())  # no plugins: the keys of before

@@ -15,7 +15,7 @@ def test_a_subset_is_the_points_whose_axes_take_the_values() -> None:
     where = parse_where(study, ("architecture=NAP,max", "seq_len=16"))
     assert where == {"architecture": ("NAP", "max"), "seq_len": (16,)}
     subset = trial_points(study, where)
-    assert len(subset) == 2 * 1 * len(study.axes["learning_rate"]) and len(every) == study.trial_count()
+    assert len(subset) == 2 * 1 * len(study.axis_values("learning_rate")) and len(every) == study.trial_count()
     assert subset == {k: p for k, p in every.items() if p["architecture"] in ("NAP", "max") and p["seq_len"] == 16}
     # the same axis twice: either value; a value named twice: once
     assert parse_where(study, ("architecture=NAP", "architecture=max,NAP")) == {"architecture": ("NAP", "max")}
@@ -25,7 +25,7 @@ def test_numbers_match_as_study_show_prints_them() -> None:
     """Rates print to 3 significant digits (0.3^7 = 0.0002187 as 0.000219): that names the rate; a neighbour 10%
     away does not, and an integer axis takes its exact values only."""
     study = get_study("richter2020.fig4", "paper")
-    rates = study.axes["learning_rate"]
+    rates = study.axis_values("learning_rate")
     assert parse_where(study, ("learning_rate=0.000219",)) == {"learning_rate": (rates[6],)}
     assert parse_where(study, ("learning_rate=2.19e-4,0.3",)) == {"learning_rate": (rates[6], rates[0])}
     with pytest.raises(StudyError, match=r"'0.00024' matches none of axis learning_rate; allowed: 0.3, 0.09"):
@@ -41,7 +41,7 @@ def test_linked_axes_are_selected_by_their_label() -> None:
 
 
 def test_packed_learning_rates_run_when_any_of_their_rates_is_selected() -> None:
-    rates = RATES_PACKED.axes["learning_rate"]
+    rates = RATES_PACKED.axis_values("learning_rate")
     assert RATES_PACKED.learning_rates_per_trial > 1
     subset = trial_points(RATES_PACKED, parse_where(RATES_PACKED, (f"learning_rate={rates[-1]}",)))
     assert subset and all(rates[-1] in p["learning_rate"] for p in subset.values())

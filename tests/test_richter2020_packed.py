@@ -121,7 +121,10 @@ def test_family_packs_on_request_and_by_default_only_on_a_gpu(monkeypatch: pytes
     packed = train([cfg], [0, 1], packed=True).rows
     sequential = train([cfg], [0, 1], packed=False).rows
     train([cfg], [0, 1])  # CPU default: one seed after another
-    train([cfg, _tiny(n_steps=20, learning_rate=1e-4)], [0], packed=False)  # packed learning rates: always packed
+    from trainables.families import PackingWarning
+
+    with pytest.warns(PackingWarning, match="--packing off cannot be honoured for 2 packed learning rates"):
+        train([cfg, _tiny(n_steps=20, learning_rate=1e-4)], [0], packed=False)  # packed learning rates: always packed
     assert packs == ["auto", 1, 1, "auto"]
     assert_rows_equal(packed, sequential)
     assert {row["learning_rate"] for row in packed + sequential} == {cfg.learning_rate}
@@ -145,3 +148,18 @@ def test_packs_of_members_equal_one_pack() -> None:
     assert_rows_equal(train_members([cfg], SEEDS, pack="auto"), one)
     with pytest.raises(ValueError, match="pack"):
         train_members([cfg], SEEDS, pack=0)
+
+
+def test_a_pack_the_cpu_budget_turns_into_one_member_at_a_time_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packing asked for, but one member's activations exceed the CPU packing budget: the members train one after
+    another (as they must) and a PackingWarning names the budget, never silently."""
+    import trainables.richter2020.loop as loop
+    from trainables.families import PackingWarning
+
+    cfg = _tiny(n_steps=10)
+    monkeypatch.setattr(loop, "CPU_PACK_BYTES", loop.member_bytes(cfg) - 1)
+    assert loop.members_per_pack(cfg, "cpu") == 1
+    with pytest.warns(PackingWarning, match=r"these 2 members train one after another on cpu: one member's largest "
+                                            r"activation \(0\.\d MiB.*exceeds the CPU packing budget of 0 MiB"):
+        rows = train_members([cfg], [0, 1], pack="auto")
+    assert {r["seed"] for r in rows} == {0, 1}

@@ -95,7 +95,7 @@ def test_a_study_on_s3_storage_runs_resumes_and_reports(s3_env: dict[str, str], 
 def test_a_missing_bucket_is_a_one_line_error(s3_env: dict[str, str]) -> None:
     result = _cli(s3_env, "run", "demo", "--scale", "smoke", "--storage", "s3://no-such-bucket/x")
     assert result.returncode == 2
-    assert "Error: invalid --storage 's3://no-such-bucket/x': " in result.stderr
+    assert "Error: invalid --storage 's3://no-such-bucket/x': no such bucket: s3://no-such-bucket/x" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -258,16 +258,14 @@ def test_report_exit_status_says_whether_a_checked_finding_failed(tmp_path: Path
     user's: the demo with a claim its rows refute), not the ones study.json recorded at run time."""
     from click.testing import CliRunner
 
-    from analysis.stats.findings import FINDING_FAILED_EXIT
     from study.cli import main
-    from study.cli.common import FINDING_FAILED_EXIT as CLI_EXIT
+    from study.cli.common import FINDING_FAILED_EXIT
 
-    assert CLI_EXIT == FINDING_FAILED_EXIT == 3
+    assert FINDING_FAILED_EXIT == 3
     study_file = tmp_path / "claims.py"
-    study_file.write_text("import dataclasses\n"
-                          "from search_spaces import Finding\n"
+    study_file.write_text("from search_spaces import Finding\n"
                           "from search_spaces.demo import DEMO\n"
-                          "STUDY = dataclasses.replace(DEMO, findings=(Finding(description='NAP cannot learn', "
+                          "STUDY = DEMO.replace(findings=(Finding(description='NAP cannot learn', "
                           "below={'NAP': 0.1}, scales=('paper', 'cpu')),))\n")
     name = f"{study_file}:STUDY"
     _study_with_findings(tmp_path, "demo", "paper", [])  # recorded before the claim was added
@@ -300,3 +298,57 @@ def test_a_ray_that_cannot_start_is_not_blamed_on_the_storage(monkeypatch: pytes
         start_ray(None, print)
     assert str(error.value) == ("could not start a local Ray: [Errno 13] Permission denied: "
                                 "'/site/ray/core/src/ray/gcs/gcs_server'")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["csordas2021.table1", "--scale", "smoke", "--packing", "on"],
+     "Error: study csordas2021.table1: --packing on cannot be honoured for model family 'csordas2021': its seeds "
+     "never train as one stacked model (packs_when='never'); they train one after another; allowed: --packing auto "
+     "or off"),
+    ([f"{STUDIES}:RATES_PACKED", "--packing", "off"],
+     "Error: study test.rates_packed: --packing off cannot be honoured for 2 packed learning rates of model family "
+     "'richter2020': they train as one stacked model"),
+])
+def test_a_packing_request_no_trial_can_honour_is_refused_before_launch(args: list[str], message: str,
+                                                                        tmp_path: Path) -> None:
+    result = run_cli("run", *args, "--storage", str(tmp_path / "out"), timeout=120, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.strip()]
+    assert line.startswith(message), line
+    assert "ray:" not in result.stdout and not (tmp_path / "out").exists()
+
+
+def test_cpu_trials_that_the_packing_budget_unpacks_are_counted_before_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packed learning rates always pack; on the CPU, members over the Richter family's packing budget train one
+    at a time: said in a warning line before launch (and by a PackingWarning in each such trial)."""
+    import trainables.richter2020.loop as loop
+    from search_spaces import get_study
+    from study.run.packing import check_packing
+
+    study = get_study(f"{STUDIES}:RATES_PACKED", "paper")
+    lines: list[str] = []
+    check_packing(study, "auto", echo=lines.append)
+    assert lines == []  # tiny models: every pack fits
+    monkeypatch.setattr(loop, "CPU_PACK_BYTES", 1)
+    check_packing(study, "auto", echo=lines.append)
+    assert lines == ["warning: --packing auto: 2 of 2 trials train their members one after another on the CPU, e.g. "
+                     "{architecture='NAP', learning_rate=[0.01, 0.003]}: one member's largest activation exceeds its "
+                     "family's CPU packing budget (a PackingWarning in each such trial says how much)"]
+    check_packing(study, "auto", gpus_per_trial=0.25, echo=lines.append)  # on GPUs there is no such budget
+    assert len(lines) == 1
+
+
+def test_a_packing_request_some_trials_cannot_honour_is_a_warning_naming_them() -> None:
+    """The atlas with --packing on: its CTL column never packs (said, with how many trials), the rest pack."""
+    from search_spaces import get_study
+    from study.run.packing import check_packing
+
+    lines: list[str] = []
+    check_packing(get_study("atlas", "smoke"), "on", gpus_per_trial=0.25, echo=lines.append)
+    assert lines == ["warning: --packing on cannot be honoured for model family 'csordas2021': its seeds never train "
+                     "as one stacked model (packs_when='never'); they train one after another: 20 of the run's 100 "
+                     "trials (the others pack as asked)"]
+    lines.clear()
+    check_packing(get_study("atlas", "smoke"), "on", gpus_per_trial=0.25, where={"task": ("mode",)},
+                  echo=lines.append)
+    assert lines == []  # the column that cannot pack is not in this run

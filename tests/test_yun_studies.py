@@ -19,14 +19,14 @@ def test_atlas_holds_every_registered_mixer() -> None:
     from trainables.mixers import MIXERS
 
     assert ATLAS_MIXERS == tuple(sorted(MIXERS.names()))  # read from the files, without importing torch
-    assert ATLAS.scientific["mixer"] == ATLAS_MIXERS
+    assert ATLAS.axis_values("mixer") == list(ATLAS_MIXERS)
 
 
 @pytest.mark.parametrize("scale", ["paper", "cpu", "smoke"])
 def test_atlas_with_your_mixer_keeps_the_atlas_trials_and_adds_yours(scale: str) -> None:
     atlas, mine = ATLAS.at_scale(scale), atlas_with("mine_a", "mine_b").at_scale(scale)
     assert mine.directory == atlas.directory and mine.findings == atlas.findings
-    assert mine.axes["mixer"] == (*ATLAS_MIXERS, "mine_a", "mine_b")
+    assert mine.axis_values("mixer") == [*ATLAS_MIXERS, "mine_a", "mine_b"]
     assert mine.trial_count() == atlas.trial_count() * (len(ATLAS_MIXERS) + 2) // len(ATLAS_MIXERS)
     ours = {key for key, point in trial_points(mine).items() if point["mixer"] in ATLAS_MIXERS}
     assert ours == set(trial_points(atlas))  # the atlas' trials on disk count as done
@@ -110,14 +110,14 @@ def test_hybrid_scales() -> None:
     assert cpu.fixed["n_steps"] in BUDGET.scientific["budget"].options
     assert {k: cpu.fixed[k] for k in ("d_model", "seq_len", "batch_size", "n_heads")} == {
         k: BUDGET.fixed[k] for k in ("d_model", "seq_len", "batch_size", "n_heads")}
-    assert cpu.nuisance["learning_rate"] == BUDGET.nuisance["learning_rate"]
+    assert cpu.axis_values("learning_rate") == BUDGET.axis_values("learning_rate")
     assert cpu.fixed["n_steps"] % cpu.fixed["eval_every"] == 0
     # The longer run differs from the cpu scale only in its budget (also one yun2020.budget measured), k and rates.
     long = HYBRID_LONG.at_scale("cpu")
     assert {k: v for k, v in long.fixed.items() if k not in ("n_steps", "eval_every")} == {
         k: v for k, v in cpu.fixed.items() if k not in ("n_steps", "eval_every")}
     assert long.fixed["n_steps"] in BUDGET.scientific["budget"].options and long.fixed["n_steps"] > cpu.fixed["n_steps"]
-    assert set(long.nuisance["learning_rate"]) < set(cpu.nuisance["learning_rate"])
+    assert set(long.axis_values("learning_rate")) < set(cpu.axis_values("learning_rate"))
     assert list(long.scientific["conv_layers"].options) == [0, 1, 2] and long.trial_count() == 2 * 3 * 3
     assert get_study("yun2020.hybrid", "smoke").trial_count() == 2 * 3 * 2
 

@@ -15,13 +15,15 @@ from trainables.registry import Registry
 FAMILIES: Registry[Family] = Registry("model family")
 
 
-def register_family(family: Family) -> Family:
-    """Register ``family`` under its name (a duplicate name is a ValueError naming both); returns it."""
+def register_family(family: Family, *, module: str | None = None) -> Family:
+    """Register ``family`` under its name (a duplicate name is a ValueError naming both); returns it. ``module``:
+    the module to credit it to in the plugin record (default: the module whose global holds it, as
+    ``FAMILY = register_family(Family(...))`` does: trainables.plugins)."""
     clash = [t for name in FAMILIES for t in FAMILIES.get(name).tasks if t in family.tasks]
     if clash:
         raise ValueError(f"invalid tasks of model family {family.name!r}: {', '.join(map(repr, clash))} already "
                          "belong to another family; allowed: task names of its own")
-    FAMILIES.add(family.name, family)
+    FAMILIES.add(family.name, family, module=module)
     return family
 
 

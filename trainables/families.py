@@ -14,23 +14,37 @@ of the plugin group in pyproject.toml. A family of your own is a module of yours
 * ``train(configs, seeds, *, device, on_eval, packed)``: trains every seed of the configuration (``configs``
   holds one config, or one per packed learning rate when ``packs_learning_rates``) and returns a
   :class:`trainables.rows.TrialResult`: one row per (seed, evaluation), written by
-  :class:`trainables.rows.SeedRows`, plus optional artifact tables. Whether the seeds train as one stacked
-  model is :func:`packs`'s answer, the one place that decides it;
+  :class:`trainables.rows.SeedRows`, plus optional artifact tables. ``packed`` is the decision (True: the seeds
+  train as one stacked model), made by :func:`packs`, the one place that reads the study's request;
 * ``tiny(config)``: the same configuration with the smallest budget that still builds the model, trains one step
   on a tiny batch and evaluates once (e.g. ``n_steps=1``, a batch of 2): preflight trains it on the CPU before Ray
   starts, so that a component that fails does so in one line before launch (study.run.preflight).
+
+**Packing, one name per concept.** The request is ``packing``: ``auto`` (the family's default), ``on`` or ``off``
+(``study run --packing``, study.json's ``run.packing``, ``run_trial(packing=...)``). What a family can do is its
+``packs_when``: ``always``, on a ``gpu``, or ``never``. The decision is ``packed`` (a bool, the argument of ``train``).
+A request that cannot be honoured is never silently replaced: :func:`packs` says so with a :class:`PackingWarning`
+naming the reason, and `study run` refuses it before launch where the study alone shows it (study.run.packing).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, Literal
 
 from trainables.rows import TrialResult
 
 TrainFn = Callable[..., TrialResult]
 TinyFn = Callable[[Any], Any]
+#: What a study may ask (``study run --packing``): the family's default, or stacked seeds, or one seed at a time.
+PACKING = ("auto", "on", "off")
+PACKS_WHEN = ("always", "gpu", "never")
+
+
+class PackingWarning(UserWarning):
+    """A packing request that a trial cannot honour, and why (the trial trains the way it can)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,9 +59,15 @@ class Family:
         train: ``train(configs, seeds, *, device, on_eval, packed) -> TrialResult``.
         tiny: ``tiny(config) -> config``: the smallest run of that configuration (preflight's check).
         packs_learning_rates: whether ``configs`` may hold several learning rates trained as one model.
-        packing: when a trial's seeds train as one stacked model unless the study says otherwise (:func:`packs`):
-            ``always``, on a ``gpu`` (where small models are launch-bound), or ``never`` (seeds that cannot be
-            stacked; an explicit request is then ignored).
+        packs_when: when a trial's seeds train as one stacked model (:func:`packs`): ``always`` and on a ``gpu``
+            (where small models are launch-bound) say what ``--packing auto`` does, ``on`` / ``off`` override it;
+            ``never``: seeds that cannot be stacked, whatever the request (``--packing on`` is refused). Named for
+            what it is, not ``packing``: that is the study's request.
+        members_per_pack: optional ``(config, device) -> int | None``: how many members one stacked model holds on
+            a device (None: all); a family that caps it (a CPU memory budget) says so here, so that a request to
+            pack that the cap turns into one member at a time is said before launch (study.run.packing).
+        packing: the name of ``packs_when`` before it was renamed: still accepted when a family is made (a
+            DeprecationWarning), not a field (``family.packing`` reads None).
     """
 
     name: str
@@ -56,20 +76,58 @@ class Family:
     train: TrainFn
     tiny: TinyFn
     packs_learning_rates: bool = False
-    packing: Literal["always", "gpu", "never"] = "never"
+    packs_when: Literal["always", "gpu", "never"] = "never"
+    members_per_pack: Callable[[Any, str], int | None] | None = None
+    packing: InitVar[str | None] = None
+
+    def __post_init__(self, packing: str | None) -> None:
+        if packing is not None:  # a family written before the rename: Family(..., packing="gpu")
+            warnings.warn(f"Family(packing={packing!r}) of model family {self.name!r} is now "
+                          f"Family(packs_when={packing!r}) (`packing` names the study's request)", DeprecationWarning,
+                          stacklevel=3)
+            object.__setattr__(self, "packs_when", packing)
+        if self.packs_when not in PACKS_WHEN:
+            raise ValueError(f"invalid packs_when={self.packs_when!r} of model family {self.name!r}; allowed: "
+                             f"{', '.join(PACKS_WHEN)}")
 
 
-def packs(family: Family, packed: bool | None, device: str, *, n_configs: int = 1) -> bool:
+def packing_request(packing: str | bool | None) -> str:
+    """A packing request as ``auto``, ``on`` or ``off``; the spellings before the rename (None, True, False) too."""
+    if packing is None or isinstance(packing, bool):
+        return {None: "auto", True: "on", False: "off"}[packing]
+    if packing not in PACKING:
+        raise ValueError(f"invalid packing={packing!r}; allowed: {', '.join(PACKING)}")
+    return packing
+
+
+def packs(family: Family, packing: str | bool | None, device: str, *, n_configs: int = 1) -> bool:
     """Whether a trial of ``family`` trains its seeds (and packed learning rates) as one stacked model.
 
-    ``packed``: the study's choice (None: the family's default). ``device``: where the trial trains, or where
-    it stands in for (a GPU trial on simulated GPUs decides as on a GPU: :func:`study.trial.devices.packing_device`).
-    ``n_configs`` > 1 (packed learning rates) always train as one model: that is what they are for.
+    ``packing``: the study's request (``auto``: the family's ``packs_when``; :func:`packing_request`). ``device``:
+    where the trial trains, or where it stands in for (a GPU trial on simulated GPUs decides as on a GPU:
+    :func:`study.trial.devices.packing_device`). ``n_configs`` > 1 (packed learning rates) always train as one
+    model: that is what they are for. A request this cannot honour gives a :class:`PackingWarning` naming why.
     """
-    if family.packing == "never":
+    why = refusal(family, packing, n_configs=n_configs)
+    if why:
+        warnings.warn(why, PackingWarning, stacklevel=2)
+    if family.packs_when == "never":
         return False
     if n_configs > 1:
         return True
-    if packed is not None:
-        return packed
-    return family.packing == "always" or not str(device).startswith("cpu")
+    request = packing_request(packing)
+    if request != "auto":
+        return request == "on"
+    return family.packs_when == "always" or not str(device).startswith("cpu")
+
+
+def refusal(family: Family, packing: str | bool | None, *, n_configs: int = 1) -> str | None:
+    """Why a trial of ``family`` cannot do what ``packing`` asks, in words (None: it can)."""
+    request = packing_request(packing)
+    if request == "on" and family.packs_when == "never":
+        return (f"--packing on cannot be honoured for model family {family.name!r}: its seeds never train as one "
+                "stacked model (packs_when='never'); they train one after another")
+    if request == "off" and n_configs > 1 and family.packs_when != "never":
+        return (f"--packing off cannot be honoured for {n_configs} packed learning rates of model family "
+                f"{family.name!r}: they train as one stacked model (what the study's learning_rates_per_trial asks)")
+    return None

@@ -12,7 +12,10 @@ A plugin is a module whose import registers what it defines (``@MIXERS.register`
   is, and every module of that folder it imports.
 
 Each loaded plugin is recorded (:class:`Plugin`: where it came from, its distribution's version, a hash of its
-source, what it registered). The driver ships its record to the workers (:func:`runtime_env`: the code through Ray's
+source, what it registered). The hash the driver records is taken when it reads the record (:func:`record`,
+:func:`user_plugins`, :func:`runtime_env`: at a study's launch), not at the module's first import: a plugin edited in
+a notebook after its import is recorded as the code the workers import at launch, and a worker whose copy differs
+refuses it (:func:`activate`). The driver ships its record to the workers (:func:`runtime_env`: the code through Ray's
 ``py_modules``, the record in an environment variable, a worker setup hook that imports it), and a worker imports
 exactly those modules and checks each hash against the driver's (:func:`activate`) before a trial runs.
 """
@@ -27,11 +30,11 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from trainables import errors
 from trainables.registry import REGISTRATIONS
 
 GROUP = "attention_studies.plugins"
@@ -57,7 +60,8 @@ class Plugin:
         path: its source: a ``.py`` file, or a package's folder.
         sha256: of its source (a package: every ``.py`` file under its folder, by relative path).
         version: the version of the installed distribution it belongs to (None: not installed).
-        registered: what importing it registered, e.g. ``mixer 'relu_attn'``.
+        registered: what it registered, e.g. ``mixer 'relu_attn'``: every registration crediting it or one of its
+            submodules (trainables.registry.Registration: a class's own module, or an object among its globals).
         ship: what travels to remote workers through Ray's ``py_modules`` (its top-level module or package);
             None for this project's own code, which every node has installed.
     """
@@ -89,13 +93,22 @@ _LOADED: dict[str, Plugin] = {}
 
 
 def loaded() -> list[Plugin]:
-    """Every plugin this process has imported, in the order it imported them."""
-    return list(_LOADED.values())
+    """Every plugin this process has imported, in the order it imported them, each hashed now (its source as it is
+    on disk at this moment: what a study launched now ships to its workers)."""
+    return [dataclasses.replace(p, sha256=_hash_now(p)) for p in _LOADED.values()]
+
+
+def _hash_now(plugin: Plugin) -> str:
+    """The plugin's source hashed now; its import-time hash when the source is gone (nothing newer to record)."""
+    try:
+        return _hash(Path(plugin.path))
+    except OSError:
+        return plugin.sha256
 
 
 def user_plugins() -> list[Plugin]:
-    """The loaded plugins that are not part of this project: what rows and study.json record."""
-    return [p for p in _LOADED.values() if not p.project]
+    """The loaded plugins that are not part of this project, hashed now: what rows and study.json record."""
+    return [p for p in loaded() if not p.project]
 
 
 def rows_label(plugins: list[dict[str, Any]]) -> str | None:
@@ -123,7 +136,7 @@ def load_module(name: str, *, origin: str = "study", version: str | None = None)
     try:
         module = importlib.import_module(name)
     except Exception as error:  # noqa: BLE001 - any failure of the user's module becomes one line naming it
-        raise PluginError(f"invalid plugin module {name!r} ({origin}): {_where(error)}") from None
+        raise PluginError(f"invalid plugin module {name!r} ({origin}): {errors.one_line(error, at=True)}") from None
     return _record(module, origin, version=version or _distribution_version(name))
 
 
@@ -160,16 +173,26 @@ def load_study_file(path: Path) -> Any:
 
 
 def _record(module: Any, origin: str, *, version: str | None = None) -> Plugin:
-    """Record an imported module as a plugin: its source, hash, and what its code registered (whenever it was
-    imported: the registry log names the registering module)."""
+    """Record an imported module as a plugin: its source, hash, and what it registered (:func:`_registered`)."""
     name = module.__name__
     source = _source(module)
-    registered = tuple(f"{kind} {item!r}" for kind, item, by in REGISTRATIONS
-                       if by == name or by.startswith(f"{name}."))
     plugin = Plugin(module=name, origin=origin, path=str(source), sha256=_hash(source), version=version,
-                    registered=registered, ship=_shipped_path(name, module))
+                    registered=_registered(name), ship=_shipped_path(name, module))
     _LOADED[name] = plugin
+    if not plugin.project:
+        errors.YOUR_PACKAGES.add(name.split(".")[0])  # its frames are your code even where it is installed
     return plugin
+
+
+def _registered(name: str) -> tuple[str, ...]:
+    """What module ``name`` (with its submodules) registered, whenever it was imported: the registrations that
+    credit it (a class or function defined there, or an explicit ``module=``), and those of objects without a module
+    of their own that one of its globals holds (``FAMILY = register_family(Family(...))``). No stack walking."""
+    mine = [m for key, m in list(sys.modules.items()) if (key == name or key.startswith(f"{name}.")) and m is not None]
+    held = {id(value) for m in mine for value in list(vars(m).values())}
+    return tuple(f"{r.kind} {r.name!r}" for r in REGISTRATIONS
+                 if (r.module is not None and (r.module == name or r.module.startswith(f"{name}.")))
+                 or (r.module is None and id(r.obj) in held))
 
 
 def _source(module: Any) -> Path:
@@ -309,10 +332,3 @@ def _load_shipped_study_file(spec: dict[str, Any]) -> Any:
     module_spec.loader.exec_module(module)
     return module
 
-
-def _where(error: BaseException) -> str:
-    """``ModuleNotFoundError: No module named 'x'`` (the error's last line, with the file and line it came from)."""
-    frames = traceback.extract_tb(error.__traceback__)
-    at = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
-    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {message}{at}" if message else f"{type(error).__name__}{at}"

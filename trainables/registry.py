@@ -6,23 +6,37 @@ stable name; the name is what appears in configs and Parquet columns.
 
 from __future__ import annotations
 
-import sys
+import inspect
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-#: Every registration of this process in order: (kind, name, the module whose code registered it). Plugin loading
-#: (:mod:`trainables.plugins`) reads it to say what each of your modules registered.
-REGISTRATIONS: list[tuple[str, str, str]] = []
+
+@dataclass(frozen=True)
+class Registration:
+    """One registration: what registered (``kind``, ``name``, the object) and the module it names as its own.
+
+    ``module``: the one passed to :meth:`Registry.add` / :meth:`Registry.register`, else what the object says of
+    itself (a class's or function's ``__module__``), else None (an instance: :mod:`trainables.plugins` then finds
+    it among a module's globals, as ``FAMILY = register_family(Family(...))`` keeps it).
+    """
+
+    kind: str
+    name: str
+    obj: object
+    module: str | None
 
 
-def _registering_module() -> str:
-    """The module whose code called :meth:`Registry.add` (through ``register`` or a helper of this floor)."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__") in ("trainables.registry", "trainables.catalog"):
-        frame = frame.f_back
-    return frame.f_globals.get("__name__", "?") if frame is not None else "?"
+#: Every registration of this process in order. Plugin loading (:mod:`trainables.plugins`) reads it to say what each
+#: of your modules registered; nothing here looks at who called (no stack walking).
+REGISTRATIONS: list[Registration] = []
+
+
+def module_of(obj: object) -> str | None:
+    """The module a class or function says it was defined in (None for other objects)."""
+    return getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isroutine(obj) else None
 
 
 class Registry(Generic[T]):
@@ -30,44 +44,61 @@ class Registry(Generic[T]):
 
     Args:
         kind: what is registered, used in error messages (``"architecture"`` -> ``unknown architecture 'x'``).
+        fill: called once, before the registry is first read, to import what registers the project's own entries
+            (the mixers' files): every reader sees a filled registry, whichever name it imported. Adding does not
+            fill (an addition runs while a module is being imported, which the fill may import again).
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, fill: Callable[[], None] | None = None) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._fill = fill
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator registering the decorated object under ``name``; a duplicate name raises ValueError."""
+    def _filled(self) -> dict[str, T]:
+        if self._fill is not None:
+            fill, self._fill = self._fill, None  # cleared first: the modules it imports register here
+            try:
+                fill()
+            except BaseException:
+                self._fill = fill
+                raise
+        return self._items
+
+    def register(self, name: str, *, module: str | None = None) -> Callable[[T], T]:
+        """Decorator registering the decorated object under ``name``; a duplicate name raises ValueError.
+        ``module``: the module to credit it to (default: the object's own ``__module__``)."""
 
         def decorator(obj: T) -> T:
-            self.add(name, obj)
+            self.add(name, obj, module=module)
             return obj
 
         return decorator
 
-    def add(self, name: str, obj: T) -> None:
-        """Register ``obj`` under ``name`` (non-decorator form); a duplicate name raises ValueError."""
+    def add(self, name: str, obj: T, *, module: str | None = None) -> None:
+        """Register ``obj`` under ``name`` (non-decorator form); a duplicate name raises ValueError. ``module``: the
+        module to credit it to (default: a class's or function's own ``__module__``; :class:`Registration`)."""
         if name in self._items:
             raise ValueError(f"duplicate {self.kind} name {name!r}; already registered: {self._items[name]!r}")
         self._items[name] = obj
-        REGISTRATIONS.append((self.kind, name, _registering_module()))
+        REGISTRATIONS.append(Registration(self.kind, name, obj, module or module_of(obj)))
 
     def get(self, name: str) -> T:
         """Return the object registered as ``name``, or raise ValueError listing the valid names."""
+        items = self._filled()
         try:
-            return self._items[name]
+            return items[name]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown {self.kind} {name!r}; valid: {', '.join(self._items)}") from None
+            raise ValueError(f"unknown {self.kind} {name!r}; valid: {', '.join(items)}") from None
 
     def names(self) -> list[str]:
         """All registered names in registration order."""
-        return list(self._items)
+        return list(self._filled())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return name in self._filled()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(self._filled())
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._filled())

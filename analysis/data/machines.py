@@ -7,10 +7,9 @@ from one machine repeat bit for bit there; float32 numbers from two machines agr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import polars as pl
+
+from search_spaces.record import RunRecord
 
 NOT_RECORDED = "not recorded (results written before rows recorded their machine)"
 PUBLISHED = "the authors' runs (TensorFlow; machine not recorded)"
@@ -26,13 +25,13 @@ def machine_counts(lf: pl.LazyFrame) -> dict[str, int]:
     return dict(zip(counts["machine"].to_list(), counts["n"].to_list(), strict=True))
 
 
-def run_settings_text(run: Mapping[str, Any]) -> str:
+def run_settings_text(run: RunRecord | None) -> str:
     """study.json's ``run`` in one line (its driver machine and the settings that decide the numbers)."""
-    if not run:
+    if run is None:
         return "latest run: not recorded"
-    settings = (f"threads per trial {run.get('threads_per_trial', '?')}, precision {run.get('precision', '?')}, "
-                f"GPUs per trial {run.get('gpus_per_trial', 0):g}, packing {run.get('packing', '?')}")
-    return f"latest run: driver on {run.get('machine_text', '?')}; {settings}"
+    settings = (f"threads per trial {run.threads_per_trial}, precision {run.precision}, "
+                f"GPUs per trial {run.gpus_per_trial:g}, packing {run.packing}")
+    return f"latest run: driver on {run.machine_text or '?'}; {settings}"
 
 
 def machines_line(label_a: str, a: list[str], label_b: str, b: list[str]) -> str:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import polars as pl
 
+from search_spaces.record import StudyRecord
+
 REFERENCE_DIR: Path = Path(__file__).parent / "reference_data"
 
 #: Optimiser steps per evaluation in the released results (32 "epochs" x 100 steps) by default.
@@ -155,3 +157,15 @@ def _mapped(path: Path, study: str | None) -> tuple[pl.LazyFrame, Swept]:
         .select("study", "trial_key", pl.exclude("study", "trial_key"))
     )
     return mapped, swept
+
+
+def published_record(name: str, lf: pl.LazyFrame, column: str) -> StudyRecord:
+    """The record of published results as a study of their own: an architecture x ``column`` x learning-rate grid
+    of the values the data holds (what `study compare` reads of a published side)."""
+    values = lf.select(pl.col("task").first(), *(pl.col(c).unique().sort().implode()
+                                                 for c in ("architecture", column, "learning_rate"))).collect().row(0)
+    task, architectures, xs, rates = values
+    return StudyRecord(name=f"published:{name}", goal=f"the published results {name}", tasks=(task,),
+                       scientific={"architecture": tuple(architectures), column: tuple(xs)},
+                       nuisance={"learning_rate": tuple(rates)}, seeds=tuple(range(5)),
+                       plot={"panel": "architecture", "x": column, "y": "learning_rate"}, source=f"published:{name}")

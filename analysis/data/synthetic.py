@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from search_spaces.record import StudyRecord
+
 #: Fixed hyperparameters written into every row unless the grid varies them.
 DEFAULT_FIXED: dict[str, Any] = {
     "task": "cases",
@@ -156,22 +158,22 @@ def _trial_columns(full: Mapping[str, Any], key: str, name: str, rng: np.random.
 
 def _definition(name: str, grid: Mapping[str, Sequence[Any]], seeds: Sequence[int], n_trials: int) -> dict[str, Any]:
     """The study.json of a synthetic study (before the caller's ``meta`` is merged in)."""
-    return {
-        "name": name,
-        "scale": "synthetic",
-        "goal": "synthetic study for tests and benchmarks",
-        "tasks": [DEFAULT_FIXED["task"]],
-        "scientific": {k: list(v) for k, v in grid.items() if k != "learning_rate"},
-        "nuisance": {"learning_rate": list(grid["learning_rate"])} if "learning_rate" in grid else {},
-        "fixed": {k: v for k, v in DEFAULT_FIXED.items() if k not in grid},
-        "seeds": list(seeds),
-        "sampler": "grid",
-        "n_trials": n_trials,
-        "metric": "val_accuracy",
-        "mode": "max",
-        "plot": {"panel": "architecture", "x": "d_model", "y": "learning_rate"},
-        "reference": None,
-        "deviations": [],
-        "findings": [],
-        "versions": {"attention_studies": "0.1.0"},
-    }
+    return synthetic_record(
+        name, {k: tuple(v) for k, v in grid.items() if k != "learning_rate"},
+        nuisance={"learning_rate": tuple(grid["learning_rate"])} if "learning_rate" in grid else {},
+        fixed={k: v for k, v in DEFAULT_FIXED.items() if k not in grid and k != "task"}, seeds=tuple(seeds),
+        versions={"attention_studies": "0.1.0"})
+
+
+#: The panel values a synthetic record's architecture axis takes unless the caller names its own.
+ARCHITECTURES = ("BERT", "MTE", "NAP", "NON", "sum", "max")
+
+
+def synthetic_record(name: str = "synthetic.study", scientific: Mapping[str, Any] | None = None,
+                     **fields: Any) -> dict[str, Any]:
+    """A valid ``study.json`` (:class:`search_spaces.record.StudyRecord`) of a study that trains nothing: the given
+    fields over defaults (task ``cases``, an ``architecture`` axis of :data:`ARCHITECTURES`)."""
+    axes = dict(scientific if scientific is not None else {"architecture": ARCHITECTURES})
+    fields.setdefault("tasks", (DEFAULT_FIXED["task"],) if "task" not in axes else ())
+    return StudyRecord(name=name, goal="synthetic study for tests and benchmarks", scientific=axes,
+                       **fields).to_json()

@@ -23,12 +23,12 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis.data.meta import StudyMeta
 from analysis.data.rows import scan_artifacts
 from analysis.render.plots import mean_with_band, panel_color
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
 from analysis.stats.rgb import learning_curves
+from search_spaces.record import StudyRecord
 
 #: The project's fixed colours of DPA (softmax) and EA, the same as in every other figure.
 COLORS = {"dpa": panel_color("DPA"), "ea": panel_color("EA")}
@@ -40,7 +40,7 @@ MAX_CURVE_PANELS = 8
 _MIX = ("val_accuracy_nt", "val_accuracy_nt_s")
 
 
-def _config_columns(meta: StudyMeta, columns: Sequence[str]) -> list[str]:
+def _config_columns(meta: StudyRecord, columns: Sequence[str]) -> list[str]:
     """The scientific axes other than ``attention`` (the configuration a curve belongs to)."""
     return [c for c in meta.scientific if c != "attention" and c in columns]
 

@@ -40,12 +40,12 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from analysis.data.meta import StudyMeta
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
 from analysis.stats.order import format_value
 from analysis.stats.rgb import epochwise_rgb, seed_best_stats
 from analysis.stats.separation import DOES_NOT_RANK, separation, separation_text
+from search_spaces.record import StudyRecord
 
 MARGIN = 0.05  # 5 percentage points of accuracy
 
@@ -222,7 +222,7 @@ def _board_html(board: pl.DataFrame, entity: str, lr: str, size: str | None) -> 
     ).drop("lr_band_low", "lr_band_high")
 
 
-def _plot(meta: StudyMeta) -> tuple[str, str, str]:
+def _plot(meta: StudyRecord) -> tuple[str, str, str]:
     return meta.plot.panel or "mixer", meta.plot.x or "d_model", meta.plot.y or "learning_rate"
 
 

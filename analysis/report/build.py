@@ -1,6 +1,6 @@
 """A study's report: PNG figures and one self-contained ``index.html`` (images embedded, no network).
 
-The report is composed: :func:`build_report` parses ``study.json`` once (:class:`analysis.data.meta.StudyMeta`),
+The report is composed: :func:`build_report` parses ``study.json`` once (:class:`analysis.data.meta.StudyRecord`),
 opens the trial files (recording unreadable ones), and runs a list of sections registered by name
 (:mod:`analysis.report.sections`): the built-in ones the rows call for, then those the study asks for. Sections
 read statistics computed once (:mod:`analysis.stats.training_stats`, :mod:`analysis.stats.coverage`) and only draw and
@@ -20,17 +20,18 @@ from typing import Any
 
 from analysis.data.location import Location
 from analysis.data.machines import machine_counts, run_settings_text
-from analysis.data.meta import StudyMeta, parse_meta, read_study_meta
+from analysis.data.meta import parse_meta, read_study_meta
 from analysis.render.page import Page
 from analysis.report.header import header_html
 from analysis.report.sections import ReportContext, applies, get_section
 from analysis.report.summary import glance_html, summary_lines
 from analysis.stats.findings import Verdict
+from search_spaces.record import StudyRecord
 
 #: The built-in sections in page order; each is drawn when the rows call for it (``section(applies=...)``): the
 #: training sections for rows of trained models, ``pooling_scale`` for rows of pooling measurements (Fig. 1).
 BUILT_IN: tuple[str, ...] = ("progress", "grids", "robustness", "learning_curves", "paper_table", "importance",
-                             "findings", "pooling_scale")
+                             "findings", "budget", "pooling_scale")
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Report:
 
 
 def build_report(
-    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
+    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyRecord | None = None
 ) -> Report:
     """Write the report of the study in ``study_dir`` to ``out_dir``; see :func:`write_report`.
 
@@ -81,7 +82,7 @@ def build_report(
     return Report(index_html=index, figures=page.figures, summary=summary, verdicts=list(ctx.verdicts))
 
 
-def _machines(page: Page, lf: Any, meta: StudyMeta) -> list[str]:
+def _machines(page: Page, lf: Any, meta: StudyRecord) -> list[str]:
     """The machines that trained the trials (rows' ``machine``) and the latest run's settings; summary lines."""
     counts = machine_counts(lf)
     page.h(2, "Machines")
@@ -94,7 +95,7 @@ def _machines(page: Page, lf: Any, meta: StudyMeta) -> list[str]:
 
 
 def write_report(
-    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyMeta | None = None
+    study_dir: str | Path | Location, out_dir: str | Path, *, meta: Mapping[str, Any] | StudyRecord | None = None
 ) -> Path:
     """Write the report of the study in ``study_dir`` (PNGs, ``index.html``, ``summary.txt``).
 

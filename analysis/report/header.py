@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import html
 
-from analysis.data.meta import StudyMeta
 from analysis.render.page import Page
 from analysis.stats.order import format_value
+from search_spaces.record import StudyRecord
 
 
 def _chips(items: list[tuple[str, object]]) -> str:
@@ -18,7 +18,7 @@ def _chips(items: list[tuple[str, object]]) -> str:
         f"<span class='chip'>{html.escape(k)}: {html.escape(str(v))}</span>" for k, v in items) + "</div>"
 
 
-def _search_space_html(meta: StudyMeta) -> str:
+def _search_space_html(meta: StudyRecord) -> str:
     rows = []
     for kind, axes in (("scientific", meta.scientific), ("nuisance", meta.nuisance)):
         for name, values in axes.items():
@@ -39,7 +39,7 @@ def _search_space_html(meta: StudyMeta) -> str:
     )
 
 
-def header_html(page: Page, meta: StudyMeta, name: str) -> tuple[int, int]:
+def header_html(page: Page, meta: StudyRecord, name: str) -> tuple[int, int]:
     """Title, goal, chips, deviations and search space; returns the (table of contents, glance) slots."""
     page.h(1, f"Study report: {name}")
     page.raw(f"<div class='goal'><b>Goal.</b> {html.escape(meta.goal or '(no goal stated)')}</div>")

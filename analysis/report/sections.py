@@ -25,11 +25,12 @@ from typing import Any
 import polars as pl
 
 from analysis.data.location import Location
-from analysis.data.meta import StudyMeta, parse_meta
+from analysis.data.meta import parse_meta
 from analysis.data.rows import TrialScan, open_trials
 from analysis.stats.coverage import Coverage, model_status, study_coverage
 from analysis.stats.published import PublishedGrid, published_grid
 from analysis.stats.training_stats import TrainingStats, training_stats
+from search_spaces.record import StudyRecord
 
 #: The packages whose modules register sections (named, not imported: the papers' sections import this module).
 SECTION_PACKAGES: tuple[str, ...] = ("analysis.report", "analysis.papers")
@@ -39,21 +40,21 @@ SECTION_PACKAGES: tuple[str, ...] = ("analysis.report", "analysis.papers")
 class ReportContext:
     """What every section of one report reads; statistics are computed on first use and shared."""
 
-    meta: StudyMeta
+    meta: StudyRecord
     location: Location  # the study directory: a local path or a URI, read in place
     scan: TrialScan
     #: Filled by the findings section: the verdicts the CLI turns into an exit status.
     verdicts: list[Any] = field(default_factory=list)
 
     @classmethod
-    def open(cls, study_dir: Path | str | Location, meta: StudyMeta) -> ReportContext:
+    def open(cls, study_dir: Path | str | Location, meta: StudyRecord) -> ReportContext:
         """The context of the study in ``study_dir`` (its table and trial files scanned, unreadable ones
         recorded)."""
         location = Location.of(study_dir)
         return cls(meta=meta, location=location, scan=open_trials(location))
 
     @classmethod
-    def of(cls, lf: pl.LazyFrame, meta: StudyMeta | Mapping[str, Any], study_dir: Path) -> ReportContext:
+    def of(cls, lf: pl.LazyFrame, meta: StudyRecord | Mapping[str, Any], study_dir: Path) -> ReportContext:
         """A context over given rows (tests, notebooks): no files, nothing unreadable."""
         return cls(meta=parse_meta(meta, "meta"), location=Location.of(study_dir), scan=TrialScan(lf, (), ()))
 

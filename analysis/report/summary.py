@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section, trained
-from analysis.stats.coverage import complete_panels
-from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, Verdict, evaluate_findings
+from analysis.stats.coverage import expected_cells
+from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, FindingData, Verdict, evaluate_findings
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
 
@@ -25,15 +25,16 @@ _VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NO
 
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
-    """The findings' verdicts on this study's numbers (UNDECIDED where missing cells could change them)."""
+    """The findings' verdicts on this study's numbers, with their intervals (analysis.stats.findings)."""
+    return evaluate_findings(ctx.meta, finding_data(ctx))
+
+
+def finding_data(ctx: ReportContext) -> FindingData:
+    """What the study's findings are checked on: its cells, the grid's cells not run yet, its seeds."""
     stats = ctx.training
-    complete: set[str] | None = None  # the whole study: every bound decided
-    if stats.empty:
-        complete = set()
-    elif not ctx.coverage.complete:
-        complete = complete_panels(stats.select_rgb, ctx.meta, stats.axes.panel, stats.axes.by, ctx.coverage)
-    return evaluate_findings(ctx.meta, stats.finding_rgb, stats.axes.panel, stats.metrics.select, complete,
-                             ctx.coverage.missing_text(), noise=None if stats.empty else stats.seed_noise())
+    return FindingData(cells={} if stats.empty else stats.finding_cells(), panel=stats.axes.panel,
+                       select_metric=stats.metrics.select, expected=expected_cells(ctx.meta, stats.axes.by),
+                       max_seeds=len(ctx.meta.seeds), missing_note=ctx.coverage.missing_text())
 
 
 def _verdict_html(v: Verdict) -> str:
@@ -53,11 +54,14 @@ def findings_section(page: Page, ctx: ReportContext) -> list[str]:
     page.h(2, "Findings")
     page.p("A finding bounds a statistic of a metric's G (mean over seeds, maximised over training) per panel "
            "value: by default the best cell of the grid, else the one named beside the panel value (worst, mean, "
-           "or the share of cells reaching a level, over a region of the grid). 'required <=' is at most, '>=' at "
-           "least (or more than another panel value's number plus a margin: a lead must exceed twice the seed noise "
-           "of the difference, the margin named). NOT CHECKED: the study's scale is too small to show it. "
-           "UNDECIDED: cells are missing that could change the outcome. PARTIAL: the bounds checked hold, but the data "
-           "lacks some of the panel values the finding names (they are named).", "note")
+           "or the share of cells reaching a level, over a region of the grid). Each number has its interval from "
+           "seed variation [low, high] and the seeds behind it; the line under a finding says the confidence, over "
+           "how many intervals and looks it is simultaneous, and the seed noise. 'required <=' is at most, '>=' at "
+           "least (or more than another panel value's number plus a margin: the lead's interval must clear the "
+           "margin). PASS / FAIL: every interval clears its bound / one lies wholly on the wrong side. UNDECIDED: an "
+           "interval holds a bound (more seeds, or cells not run yet, could decide it). NOT CHECKED: the study's "
+           "scale is too small to show it. PARTIAL: the bounds checked hold, but the data lacks some of the panel "
+           "values the finding names (they are named).", "note")
     page.raw("".join(_verdict_html(v) for v in ctx.verdicts))
     return []
 

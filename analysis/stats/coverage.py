@@ -2,28 +2,27 @@
 
 A statistic over a grid silently changes when a trial is missing (the best G of a panel is a max over its
 cells), so every count here is shown beside the numbers, and :meth:`Coverage.note` says which numbers were
-computed without which trials. :func:`complete_panels` tells the findings which panel values have every
-cell of the grid with every seed (for the others a bound can only be decided one way).
+computed without which trials. :func:`expected_cells` tells the findings which cells the grid will have
+(a cell not run yet spans its metric's range: a bound it could flip stays undecided).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import prod
 
 import polars as pl
 
 from analysis.data.location import Location, key_of
-from analysis.data.meta import StudyMeta
 from analysis.data.rows import failed_keys
+from search_spaces.record import StudyRecord
 
 
 @dataclass(frozen=True)
 class Coverage:
     """Trial and model counts of a study directory (trials: one configuration with all its seeds)."""
 
-    expected: int | None  # study.json n_trials (None: not stated)
+    expected: int | None  # the trials the study runs (StudyRecord.trial_count; None: not stated)
     readable: int  # trials in the table or in a readable pending file
     unreadable: tuple[str, ...]  # pending trial files whose Parquet footer cannot be read
     failed: tuple[str, ...]  # trial keys in failed/*.json without a trial file
@@ -78,37 +77,26 @@ def model_counts(counts: pl.DataFrame) -> dict[str, int]:
     }
 
 
-def study_coverage(location: Location, meta: StudyMeta, readable: Sequence[str], unreadable: Sequence[str],
+def study_coverage(location: Location, meta: StudyRecord, readable: Sequence[str], unreadable: Sequence[str],
                    counts: pl.DataFrame) -> Coverage:
     """The :class:`Coverage` of the study at ``location`` from its readable trial keys, unreadable pending files
     and the per-model status frame ``counts``."""
     present = {*readable, *(key_of(p) for p in unreadable)}
     failed = tuple(k for k in failed_keys(location) if k not in present)
-    return Coverage(expected=meta.n_trials, readable=len(readable), unreadable=tuple(unreadable), failed=failed,
+    return Coverage(expected=meta.trial_count(), readable=len(readable), unreadable=tuple(unreadable), failed=failed,
                     **model_counts(counts))
 
 
-def complete_panels(rgb: pl.DataFrame, meta: StudyMeta, panel: str, by: Sequence[str],
-                    coverage: Coverage) -> set[str]:
-    """Panel values (as strings) whose every grid cell has data from every seed.
-
-    Without a full grid sampler (or when ``panel`` is not an axis) a panel counts as complete only when the
-    whole study is. ``rgb`` is an RGB frame over ``by`` with ``n_seeds``.
-    """
-    values = {str(v) for v in rgb.get_column(panel).unique().to_list()} if rgb.height else set()
-    if coverage.complete:
-        return values
-    sizes = [meta.axis_values(c) for c in by if c != panel]
-    if meta.sampler != "grid" or panel not in meta.axes or any(v is None for v in sizes):
-        return set()
-    cells = prod(len(v) for v in sizes if v is not None)
-    seeds = len(meta.seeds)
-    full = (
-        rgb.group_by(panel)
-        .agg(pl.len().alias("cells"), (pl.col("n_seeds") >= seeds).all().alias("all_seeds"))
-        .filter((pl.col("cells") >= cells) & pl.col("all_seeds"))
-    )
-    return {str(v) for v in full.get_column(panel).to_list()}
+def expected_cells(meta: StudyRecord, by: Sequence[str]) -> pl.DataFrame | None:
+    """Every cell (configuration over ``by``) a grid study will have at its scale; None when the study is no full
+    grid over these columns (a sampler's study, or a column that is no axis)."""
+    values = {c: meta.axis_values(c) for c in by}
+    if meta.sampler != "grid" or any(v is None for v in values.values()):
+        return None
+    frame = pl.DataFrame({by[0]: values[by[0]]}, strict=False)
+    for column in by[1:]:
+        frame = frame.join(pl.DataFrame({column: values[column]}, strict=False), how="cross")
+    return frame
 
 
 def model_status(lf: pl.LazyFrame) -> pl.LazyFrame:

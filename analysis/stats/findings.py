@@ -1,53 +1,60 @@
-"""A study's findings checked against its numbers: PASS, FAIL, UNDECIDED or NOT CHECKED, with the bound quoted.
+"""A study's findings checked against its numbers: PASS, FAIL, UNDECIDED, PARTIAL or NOT CHECKED, each number with
+its interval, the confidence and the seeds behind it.
 
-Each finding (``study.json["findings"]``) computes one number per panel value - a statistic (best G by
-default) of a metric over a region of the grid (the whole grid by default; :mod:`analysis.stats.finding_values`)
-- and bounds it: ``below`` means *at most* the threshold, ``above`` *at least*, ``ahead`` at least another
-panel value's number plus ``margin``. The verdict says exactly what was tested (``max: 16.1%, required <=
-15.0%``). Five things keep it honest:
+Each finding (:class:`search_spaces.finding.Finding`) computes one number per panel value - a statistic (best G by
+default) of a metric over a region of the grid - and bounds it: ``below`` means *at most* the threshold, ``above``
+*at least*, ``ahead`` at least another panel value's number plus ``margin``. Every number has an interval from seed
+variation (:mod:`analysis.stats.finding_intervals`, :mod:`analysis.stats.seed_noise`). A bound is decided only where
+the interval clears it:
 
-* **scales** - a finding whose ``scales`` do not include the study's scale is NOT CHECKED (a smoke run
-  trains too little to show anything), never FAIL;
-* **missing cells** - a best over the grid can only rise with more accuracy cells, a worst only fall, a mean
-  or share either way. With an incomplete panel a bound that a missing cell could still flip is UNDECIDED;
-  the outcomes no missing cell can change are certain;
-* **absent panel values** - checked on data that has only some panel values (the release ships BERT alone
-  for Fig. 3), bounds on the others are left out and named, and a finding whose checked bounds hold is
-  PARTIAL, never PASS (an "only NAP and max ..." is not tested without the others); with no bound left it is
-  NOT CHECKED;
-* **a lead is more than seed noise** - an ``ahead`` with ``margin >= 0`` is a strict claim ("more", "better",
-  "the largest"): it must hold by at least twice the standard error of the difference of the two numbers,
-  derived from the seeds of the cells that make them (:func:`noise_margin`), or by ``margin`` when that is
-  larger; the verdict names the margin it used. A tie or a noise-level lead fails. A negative margin
-  ("similar: within 2 points") is used as it is;
-* **exit codes** - :data:`FINDING_FAILED_EXIT` is what ``study report`` / ``study run --report`` / ``study
-  findings`` exit with when a checked finding fails (distinct from 1, an error).
+* **holds** - the whole interval satisfies the bound; **fails** - the whole interval violates it; else
+  **undecided**. PASS needs every bound to hold, FAIL one bound to fail; anything else is UNDECIDED, with the
+  intervals. A strict lead (``ahead`` with ``margin >= 0``: "more", "better") holds when the lower end of the lead
+  exceeds the margin and fails when its upper end does not; a negative margin ("within 2 points") is a bound as it is;
+* **confidence** - every interval a finding reads (each cell's, or a mean's) is taken at ``1 - alpha / (m x looks)``
+  with ``alpha = 1 - confidence`` (the study's, default 95%), ``m`` the intervals the finding reads and ``looks`` the
+  times the study decides on its findings (1 for a fixed budget; an adaptive budget's rounds): Bonferroni over both,
+  so the chance that any decided verdict of the finding is wrong stays below ``alpha`` however many cells and rounds;
+* **cells not run** - a cell the grid has but the rows lack spans the metric's range: a bound it could flip stays
+  undecided, what it cannot change is decided;
+* **scales** - a finding whose ``scales`` do not include the study's scale, or whose region this scale's grid has
+  no cell in, is NOT CHECKED, never FAIL;
+* **absent panel values** - on data with only some panel values (the release ships BERT alone for Fig. 3), bounds on
+  the others are left out and named; what holds is PARTIAL, never PASS; with no bound left it is NOT CHECKED;
+* **exit codes** - a FAIL is what makes ``study report`` / ``study run --report`` / ``study findings`` exit with
+  ``study.cli.common.FINDING_FAILED_EXIT`` (3; 1 is an error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
-from analysis.data.meta import FindingSpec, StudyMeta
-from analysis.stats.finding_noise import noise_margin
-from analysis.stats.finding_values import (
-    PanelValue,
-    cell_values,
-    in_region,
-    outside_grid,
-    panel_statistic,
-    region_text,
-    spread_values,
-)
-
-#: Exit status of ``study report``, ``study run --report`` and ``study findings`` when a checked finding fails.
-FINDING_FAILED_EXIT = 3
+from analysis.stats.finding_cells import cell_table, in_region, outside_grid, region_text, with_expected
+from analysis.stats.finding_intervals import Estimate, estimate, intervals_used
+from analysis.stats.seed_noise import NoiseModel
+from search_spaces.finding import Finding
+from search_spaces.record import StudyRecord
 
 PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
-_SIGN = {"below": "<=", "above": ">=", "ahead": ">="}
+_SIGN = {"below": "<=", "above": ">="}
+
+
+def _percent(x: float | None) -> str:
+    return "no data" if x is None else f"{100 * x:.1f}%"
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _span(e: Estimate, points: bool = False) -> str:
+    """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference)."""
+    show = _points if points else (lambda x: f"{100 * x:.1f}")
+    return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
 
 
 @dataclass(frozen=True)
@@ -57,60 +64,190 @@ class Check:
     panel_value: str
     relation: str  # "below" (at most), "above" (at least) or "ahead" (at least another's number + margin)
     threshold: float | None
-    value: float | None
+    estimate: Estimate  # the panel value's number (ahead: the lead over ``versus``)
     state: str  # "holds", "fails" or "undecided"
     subject: str = ""  # the panel value with the statistic and region, when not the best over the whole grid
     versus: str = ""  # ahead: the panel value compared with
-    against: str = ""  # ahead: ``BERT 72.1% + 5.0 pp``
+    against: str = ""  # ahead: ``BERT 72.1% (5 seeds) + 5.0 pp``
+    mine: Estimate | None = field(default=None, compare=False)  # ahead: the panel value's own number
+
+    @property
+    def value(self) -> float | None:
+        """The panel value's number on the data."""
+        return (self.mine or self.estimate).value
 
     def text(self) -> str:
-        """``max: 16.1%, required <= 15.0%: fails`` - the number and exactly the bound tested."""
-        bound = _percent(self.threshold)
-        if self.against:
-            bound = f"{self.against} = {bound}" if self.threshold is not None else self.against
-        return f"{self.subject or self.panel_value}: {_percent(self.value)}, required {_SIGN[self.relation]} " \
-               f"{bound}: {self.state}"
-
-
-def _percent(x: float | None) -> str:
-    return "no data" if x is None else f"{100 * x:.1f}%"
+        """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
+        and exactly the bound tested."""
+        own = self.mine or self.estimate
+        number = _percent(own.value)
+        if own.value is not None or own.cells:
+            number += f" {_span(own)} ({own.seeds_text()})"
+        if self.relation != "ahead":
+            return f"{self.subject or self.panel_value}: {number}, required {_SIGN[self.relation]} " \
+                   f"{_percent(self.threshold)}: {self.state}"
+        bound = f"{self.against} = {_percent(self.threshold)}" if self.threshold is not None else self.against
+        lead = self.estimate
+        shown = "" if lead.value is None else f"; lead {_points(lead.value)} pp {_span(lead, points=True)}"
+        return f"{self.subject or self.panel_value}: {number}, required >= {bound}{shown}: {self.state}"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """A finding's outcome and the checks behind it (no checks when NOT CHECKED)."""
 
-    finding: FindingSpec
+    finding: Finding
     metric: str
     status: str
     checks: tuple[Check, ...] = ()
     reason: str = ""
+    #: how the intervals were taken: ``95% confidence, simultaneous over 48 intervals and 1 look; seed noise ...``
+    basis: str = ""
 
     def lines(self) -> list[str]:
-        """Summary lines: the verdict and description, then one line per bound (or the reason)."""
+        """Summary lines: the verdict and description, then one line per bound, the reason and the basis."""
         head = f"  {self.status}: {self.finding.description}"
-        detail = [f"      {c.text()}" for c in self.checks] if self.checks else []
-        if self.reason:
-            detail.append(f"      {self.reason}")
+        detail = [f"      {c.text()}" for c in self.checks]
+        detail += [f"      {text}" for text in (self.reason, self.basis) if text]
         return [head, *detail]
 
+    def contention(self) -> pl.DataFrame | None:
+        """The cells whose further seeds could decide this finding (None: none can, or it is decided)."""
+        if self.status != UNDECIDED:
+            return None
+        found = [c.estimate.contention(None if c.relation == "ahead" else c.threshold)
+                 for c in self.checks if c.state == "undecided"]
+        frames = [f for f in found if f is not None and f.height]
+        return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
 
-def _state(holds: bool, value: PanelValue, rises_help: bool) -> str:
-    """holds / fails / undecided: decided unless a missing cell could move the number across the bound.
 
-    ``rises_help``: a higher number helps the bound (``above``, ``ahead``); for ``below`` a lower one does.
-    No number at all fails when nothing is missing, else is undecided.
+@dataclass(frozen=True)
+class FindingData:
+    """What findings are checked on.
+
+    Attributes:
+        cells: metric column (or combination) -> per grid cell its configuration columns, ``g`` (G) and, where
+            known, ``r`` / ``b`` (worst / best seed), ``sd`` (seed noise) and ``n`` or ``n_seeds`` (seeds).
+        panel: the panel column the findings name values of.
+        select_metric: the metric of a finding that names none.
+        expected: every cell the grid will have (configuration columns); None: the cells there are are all.
+        max_seeds: the most seeds a cell gets (the study's).
+        missing_note: what is missing (e.g. ``1 unreadable``), quoted where cells not run leave a verdict open.
+        present: the panel values the data has at all (published results of some architectures only): bounds on
+            others are left out and named; None: every panel value counts (a missing one has no data).
     """
-    if value.value is None:
-        return "undecided" if value.may_rise or value.may_fall else "fails"
-    could_help = value.may_rise if rises_help else value.may_fall
-    could_hurt = value.may_fall if rises_help else value.may_rise
-    if holds:
-        return "undecided" if could_hurt else "holds"
-    return "undecided" if could_help else "fails"
+
+    cells: Mapping[str, pl.DataFrame]
+    panel: str
+    select_metric: str
+    expected: pl.DataFrame | None = None
+    max_seeds: int = 1
+    missing_note: str = ""
+    present: set[str] | None = None
 
 
-def _subject(finding: FindingSpec, panel_value: str, region: Mapping) -> str:
+def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = None) -> list[Verdict]:
+    """The :class:`Verdict` of every finding of ``meta`` at look ``look`` of the study's
+    (:attr:`search_spaces.study.Study.looks`; None: the last)."""
+    look = meta.looks if look is None else look
+    return [_evaluate(finding, meta, data, (look, meta.looks)) for finding in meta.findings]
+
+
+def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tuple[int, int]) -> Verdict:
+    metric = finding.metric_of(data.select_metric)
+    if not finding.checked_at(meta.scale):
+        reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales)}"
+        return Verdict(finding, metric, NOT_CHECKED, reason=reason)
+    for region in (finding.where, finding.versus_where or {}):
+        empty = outside_grid(region, meta.axis_values)  # nothing there to judge at this scale: no FAIL
+        if empty:
+            return Verdict(finding, metric, NOT_CHECKED, reason=f"not checked at this scale ({meta.scale}): {empty}")
+    table = cell_table(data.cells, metric)
+    if table is None:
+        return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
+                                                     f"{', '.join(sorted(data.cells))})")
+    try:
+        checks, basis = _checks(finding, metric, with_expected(table, data.expected), data, (meta.confidence, *looks))
+    except ValueError as error:  # a region naming a column the data does not have
+        return Verdict(finding, metric, FAIL, reason=str(error))
+    absent = sorted({k for c in checks for k in _named(c) if data.present is not None and k not in data.present})
+    kept = tuple(c for c in checks if not set(_named(c)) & set(absent))
+    if absent and not kept:
+        return Verdict(finding, metric, NOT_CHECKED,
+                       reason=f"the data has none of the panel values it names ({', '.join(absent)})")
+    left_out = f"not in the data, left out: {', '.join(absent)}" if absent else ""
+    verdict = _verdict(finding, metric, kept, data.missing_note, left_out, basis)
+    if absent and verdict.status == PASS:  # what holds is only part of the claim: never PASS
+        checked = sorted({k for c in kept for k in _named(c)})
+        return Verdict(finding, metric, PARTIAL, kept, f"checked on {', '.join(checked)} only; {left_out}", basis)
+    return verdict
+
+
+@dataclass(frozen=True)
+class _Side:
+    """A panel value's cells of one region, and the statistic over them."""
+
+    value: str
+    region: Mapping[str, Any]
+    cells: pl.DataFrame
+
+
+def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingData,
+            budget: tuple[float, int, int]) -> tuple[list[Check], str]:
+    """Every bound of ``finding`` on ``table``, and the words saying how its intervals were taken (``budget``: the
+    confidence, this look, the looks)."""
+    confidence, look, looks = budget
+    versus_region = finding.where if finding.versus_where is None else finding.versus_where
+    sides: dict[tuple[str, str], _Side] = {}
+
+    def side(value: str, region: Mapping[str, Any]) -> _Side:
+        key = (value, repr(sorted(region.items())))
+        if key not in sides:
+            cells = in_region(table, region).filter(pl.col(data.panel).cast(pl.String) == value)
+            sides[key] = _Side(value, region, cells)
+        return sides[key]
+
+    bounds = [(r, k, t) for r in ("below", "above") for k, t in getattr(finding, r).items()]
+    pairs = [(a, b) for a, bs in finding.ahead.items() for b in bs]
+    for _, key, _ in bounds:
+        side(key, finding.where)
+    for a, b in pairs:
+        side(a, finding.where), side(b, versus_region)
+    intervals = sum(intervals_used(finding.statistic, s.cells.height) for s in sides.values())
+    alpha = spent(1.0 - confidence, look, looks) / max(intervals, 1)
+    run = table.filter(pl.col("n") > 0)
+    noise = NoiseModel.fit(*(run.get_column(c).to_numpy() for c in ("g", "sd", "n")))
+    numbers = {k: estimate(s.cells, finding.statistic, finding.level, metric, noise, alpha, data.max_seeds)
+               for k, s in sides.items()}
+
+    def number(value: str, region: Mapping[str, Any]) -> Estimate:
+        return numbers[(value, repr(sorted(region.items())))]
+
+    checks = [_bound_check(finding, r, k, t, number(k, finding.where)) for r, k, t in bounds]
+    checks += [_ahead_check(finding, a, b, number(a, finding.where), number(b, versus_region), versus_region)
+               for a, b in pairs]
+    return checks, _basis(confidence, intervals, (look, looks), noise)
+
+
+#: The power of the error-spending function over an adaptive budget's looks: look r of R spends
+#: alpha ((r / R)^2 - ((r - 1) / R)^2), less on the first looks (two seeds decide only what is far from a bound)
+#: and most on the last (where the data is the full grid's wherever it matters).
+SPENDING_POWER = 2
+
+
+def spent(alpha: float, look: int, looks: int) -> float:
+    """The share of the error budget ``alpha`` that look ``look`` of ``looks`` spends (all of it with one look)."""
+    return alpha * ((look / looks) ** SPENDING_POWER - ((look - 1) / looks) ** SPENDING_POWER)
+
+
+def _basis(confidence: float, intervals: int, looks: tuple[int, int], noise: NoiseModel) -> str:
+    look, total = looks
+    when = "one look" if total == 1 else f"look {look} of {total} (an error budget spent over the looks)"
+    return (f"{100 * confidence:g}% confidence, simultaneous over {intervals} interval{'s' if intervals != 1 else ''}"
+            f" and {when}; {noise.text()}")
+
+
+def _subject(finding: Finding, panel_value: str, region: Mapping) -> str:
     if finding.statistic == "best" and not region:
         return panel_value
     stat = {"share": f"share of cells with G >= {100 * finding.level:.0f}%",
@@ -120,132 +257,38 @@ def _subject(finding: FindingSpec, panel_value: str, region: Mapping) -> str:
     return f"{panel_value} ({stat}{' at ' + where if where else ''})"
 
 
-def _values(frames: Mapping[str, pl.DataFrame], finding: FindingSpec, metric: str, panel: str,
-            region: Mapping, complete: set[str] | None) -> dict[str, PanelValue]:
-    cells = spread_values(frames, metric, finding.level) if finding.statistic == "spread" else \
-        cell_values(frames, metric)
-    if cells is None:
-        return {}
-    return panel_statistic(in_region(cells, region), panel, finding.statistic, finding.level, metric, complete)
+def _state(holds: bool, fails: bool) -> str:
+    return "holds" if holds else "fails" if fails else "undecided"
 
 
-@dataclass(frozen=True)
-class _Data:
-    """What a finding is checked on: the G frames, the seed noise (:func:`noise_margin`), the panel column and the
-    panel values whose every cell has data (None: all)."""
-
-    frames: Mapping[str, pl.DataFrame]
-    noise: Mapping[str, pl.DataFrame] | None
-    panel: str
-    complete: set[str] | None
-
-
-def _checks(finding: FindingSpec, metric: str, data: _Data) -> list[Check]:
-    """Every bound of ``finding`` on the data (panel values without data: ``no data``)."""
-    frames, panel, complete = data.frames, data.panel, data.complete
-    mine = _values(frames, finding, metric, panel, finding.where, complete)
-    versus_region = finding.where if finding.versus_where is None else finding.versus_where
-    theirs = mine if finding.versus_where is None else _values(frames, finding, metric, panel, versus_region,
-                                                               complete)
-
-    def get(values: dict[str, PanelValue], key: str) -> PanelValue:
-        done = complete is None or key in complete
-        return values.get(key, PanelValue(None, not done, not done))
-
-    checks = []
-    for relation in ("below", "above"):
-        for key, threshold in getattr(finding, relation).items():
-            v = get(mine, key)
-            holds = v.value is not None and (v.value <= threshold if relation == "below" else v.value >= threshold)
-            checks.append(Check(key, relation, threshold, v.value, _state(holds, v, relation == "above"),
-                                _subject(finding, key, finding.where)))
-    for a, bs in finding.ahead.items():
-        for b in bs:
-            margin, why = finding.margin, ""
-            if finding.margin >= 0 and data.noise is not None:  # a strict claim: more than seed noise
-                noise = noise_margin(frames, data.noise, finding, metric, panel, (a, finding.where),
-                                     (b, versus_region))
-                if noise is not None and noise > margin:
-                    margin, why = noise, " (2 x the seed noise of the difference)"
-                elif noise is None and finding.statistic != "spread":  # a spread is the seeds' noise itself
-                    why = " (no seed noise: one seed)"
-            checks.append(_ahead_check(finding, a, b, get(mine, a), get(theirs, b), versus_region, margin, why))
-    return checks
+def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e: Estimate) -> Check:
+    """At most (``below``) or at least (``above``) ``threshold``, decided where the interval clears it; a panel
+    value without any cell (not in the data, nothing expected) fails."""
+    if e.cells == 0:
+        return Check(key, relation, threshold, e, "fails", _subject(finding, key, finding.where))
+    if relation == "below":
+        state = _state(e.high <= threshold, e.low > threshold)
+    else:
+        state = _state(e.low >= threshold, e.high < threshold)
+    return Check(key, relation, threshold, e, state, _subject(finding, key, finding.where))
 
 
-def _ahead_check(finding: FindingSpec, a: str, b: str, va: PanelValue, vb: PanelValue, versus_region: Mapping,
-                 margin: float, why: str) -> Check:
-    """A's number >= B's + ``margin``; decided unless a missing cell of A or B could flip it."""
-    shown = f" {'+' if margin >= 0 else '-'} {100 * abs(margin):.1f} pp{why}" if margin or why else ""
-    against = f"{_subject(finding, b, versus_region)} {_percent(vb.value)}{shown}"
+def _ahead_check(finding: Finding, a: str, b: str, mine: Estimate, theirs: Estimate, versus_region: Mapping) -> Check:
+    """A's number >= B's + ``margin`` (strictly more for a margin >= 0: a lead), decided on the interval of the lead."""
+    margin = finding.margin
+    shown = f" {'+' if margin >= 0 else '-'} {100 * abs(margin):.1f} pp" if margin else ""
+    seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
+    against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value)}{seeds}{shown}"
     subject = _subject(finding, a, finding.where)
-    if vb.value is None or va.value is None:
-        state = _state(False, va if va.value is None else vb, True)
-        return Check(a, "ahead", None, va.value, state, subject, b, against)
-    threshold = vb.value + margin
-    diff = PanelValue(va.value - vb.value, va.may_rise or vb.may_fall, va.may_fall or vb.may_rise)
-    holds = va.value > threshold if finding.margin >= 0 else va.value >= threshold  # a lead exceeds its margin
-    return Check(a, "ahead", threshold, va.value, _state(holds, diff, True), subject, b, against)
-
-
-def evaluate_findings(meta: StudyMeta, frames: Mapping[str, pl.DataFrame], panel: str, select_metric: str,
-                      complete: set[str] | None, missing_note: str = "",
-                      present: set[str] | None = None, noise: Mapping[str, pl.DataFrame] | None = None
-                      ) -> list[Verdict]:
-    """The :class:`Verdict` of every finding of ``meta``.
-
-    Args:
-        frames: metric column -> RGB frame per configuration (grid cell), with ``g`` (G) and the cell's columns.
-        noise: metric column -> per configuration ``sd`` (over seeds of each seed's best) and ``n`` (seeds):
-            what a strict lead must exceed (``TrainingStats.seed_noise``); None: no seed noise is known.
-        panel: the panel column the findings name values of.
-        select_metric: the metric of a finding that names none.
-        complete: the panel values (as strings) whose every grid cell has data with every seed; None when the
-            whole study is complete (then a panel value without data fails).
-        missing_note: what is missing (e.g. ``1 unreadable``), quoted in an UNDECIDED verdict.
-        present: the panel values the data has at all (published results of some architectures only): bounds
-            on others are left out and named; None: every panel value counts (a missing one has no data).
-    """
-    data = _Data(frames, noise, panel, complete)
-    return [_evaluate(finding, meta, finding.metric or select_metric, data, missing_note, present)
-            for finding in meta.findings]
-
-
-def _evaluate(finding: FindingSpec, meta: StudyMeta, metric: str, data: _Data, missing_note: str,
-              present: set[str] | None) -> Verdict:
-    frames = data.frames
-    if not finding.checked_at(meta.scale):
-        reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales or ())}"
-        return Verdict(finding, metric, NOT_CHECKED, reason=reason)
-    for region in (finding.where, finding.versus_where or {}):
-        empty = outside_grid(region, lambda c: _swept(meta, c))  # nothing there to judge at this scale: no FAIL
-        if empty:
-            return Verdict(finding, metric, NOT_CHECKED, reason=f"not checked at this scale ({meta.scale}): {empty}")
-    if cell_values(frames, metric) is None:
-        return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
-                                                     f"{', '.join(sorted(frames))})")
-    try:
-        checks = _checks(finding, metric, data)
-    except ValueError as error:  # a region naming a column the grid does not have: the encoding is wrong
-        return Verdict(finding, metric, FAIL, reason=str(error))
-    absent = sorted({k for c in checks for k in _named(c) if present is not None and k not in present})
-    kept = tuple(c for c in checks if not set(_named(c)) & set(absent))
-    if absent and not kept:
-        return Verdict(finding, metric, NOT_CHECKED,
-                       reason=f"the data has none of the panel values it names ({', '.join(absent)})")
-    verdict = _verdict(finding, metric, kept, missing_note, f"not in the data, left out: {', '.join(absent)}"
-                       if absent else "")
-    if absent and verdict.status == PASS:  # what holds is only part of the claim: never PASS
-        checked = sorted({k for c in kept for k in _named(c)})
-        return Verdict(finding, metric, PARTIAL, kept, f"checked on {', '.join(checked)} only; not in the data, "
-                                                       f"left out: {', '.join(absent)}")
-    return verdict
-
-
-def _swept(meta: StudyMeta, column: str) -> list | None:
-    """The values a plain axis takes, which are the column's values (a Linked axis's labels need not be)."""
-    axis = meta.axes.get(column)
-    return axis if isinstance(axis, list) and not any(isinstance(v, list | dict) for v in axis) else None
+    lead = mine.minus(theirs)
+    threshold = None if theirs.value is None else theirs.value + margin
+    if mine.cells == 0 or theirs.cells == 0:
+        return Check(a, "ahead", threshold, lead, "fails", subject, b, against, mine)
+    if margin >= 0:  # "more": the lead must exceed the margin
+        state = _state(lead.low > margin, lead.high <= margin)
+    else:
+        state = _state(lead.low >= margin, lead.high < margin)
+    return Check(a, "ahead", threshold, lead, state, subject, b, against, mine)
 
 
 def _named(check: Check) -> list[str]:
@@ -253,20 +296,22 @@ def _named(check: Check) -> list[str]:
     return [check.panel_value, *([check.versus] if check.versus else [])]
 
 
-def _verdict(finding: FindingSpec, metric: str, checks: tuple[Check, ...], missing_note: str,
-             note: str = "") -> Verdict:
+def _verdict(finding: Finding, metric: str, checks: tuple[Check, ...], missing_note: str, note: str,
+             basis: str) -> Verdict:
     if not checks:
         return Verdict(finding, metric, FAIL, reason="the finding names no panel value to check")
     states = {c.state for c in checks}
     if "fails" in states:
-        return Verdict(finding, metric, FAIL, checks, note)
+        return Verdict(finding, metric, FAIL, checks, note, basis)
     if "undecided" in states:
-        why = f"not decided: the grid is incomplete ({missing_note})" if missing_note else \
-            "not decided: the grid is incomplete"
-        return Verdict(finding, metric, UNDECIDED, checks, f"{why}; {note}" if note else why)
-    return Verdict(finding, metric, PASS, checks, note)
+        not_run = any(c.estimate.seeds[0] == 0 for c in checks if c.state == "undecided")
+        why = "not decided: an interval holds the bound"
+        if not_run:
+            why += f"; cells not run yet could move it ({missing_note or 'the grid is incomplete'})"
+        return Verdict(finding, metric, UNDECIDED, checks, f"{why}; {note}" if note else why, basis)
+    return Verdict(finding, metric, PASS, checks, note, basis)
 
 
 def failed(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """The verdicts that are FAIL (what makes the CLI exit with :data:`FINDING_FAILED_EXIT`)."""
+    """The verdicts that are FAIL (what makes the CLI exit with ``study.cli.common.FINDING_FAILED_EXIT``)."""
     return [v for v in verdicts if v.status == FAIL]

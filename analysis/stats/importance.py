@@ -20,9 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis.data.meta import StudyMeta
 from analysis.stats.order import order_panels
 from analysis.stats.rgb import epochwise_rgb
+from search_spaces.record import StudyRecord
 
 EVALUATORS: tuple[str, ...] = ("ped-anova", "fanova", "mean-decrease-impurity")
 #: Fewer configurations than this per panel value give no importance (PED-ANOVA compares the best ones
@@ -63,7 +63,7 @@ def _distribution(values: Sequence[Any]) -> Any:
     return FloatDistribution(float(low), float(high), log=log)
 
 
-def param_names(meta: StudyMeta, columns: Sequence[str], panel: str) -> list[str]:
+def param_names(meta: StudyRecord, columns: Sequence[str], panel: str) -> list[str]:
     """The study's axes (other than the panel) that are columns of the results."""
     return [n for n in meta.axes if n != panel and n in columns]
 
@@ -119,7 +119,7 @@ def _one_panel(frame: pl.DataFrame, params: Sequence[str], evaluator: str, direc
     return {"n": usable.height, "reason": "", "importances": dict(result)}
 
 
-def importances(lf: pl.LazyFrame, meta: StudyMeta, *, panel: str, metric: str | None = None,
+def importances(lf: pl.LazyFrame, meta: StudyRecord, *, panel: str, metric: str | None = None,
                 evaluator: str = "ped-anova") -> pl.DataFrame:
     """Per panel value and hyperparameter: Optuna's importance (normalised per panel value to sum 1).
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis.data.meta import StudyMeta, parse_meta
+from analysis.data.meta import parse_meta
 from analysis.stats.coverage import model_status
-from analysis.stats.finding_values import is_combination, metric_columns, per_step
+from analysis.stats.finding_cells import is_combination, per_row, per_step
 from analysis.stats.order import format_value, in_paper_order
 from analysis.stats.paper_tables import paper_table, per_x_table
 from analysis.stats.rgb import (
@@ -32,6 +32,8 @@ from analysis.stats.rgb import (
     seed_best_stats_from_seed_best,
     step_stats,
 )
+from search_spaces.finding import metric_columns
+from search_spaces.record import StudyRecord
 
 ACCURACY_METRICS: tuple[str, ...] = ("train_accuracy", "val_accuracy")
 #: At most this many facets (values of extra varying hyperparameters) get their own grids.
@@ -63,7 +65,7 @@ class Axes:
         return [self.panel, *self.varying]
 
 
-def plot_axes(meta: StudyMeta | Mapping[str, Any], columns: Sequence[str]) -> tuple[str, str, str]:
+def plot_axes(meta: StudyRecord | Mapping[str, Any], columns: Sequence[str]) -> tuple[str, str, str]:
     """(panel, x, y): ``study.json["plot"]``, else sensible defaults among ``columns``.
 
     Raises:
@@ -94,7 +96,7 @@ class Metrics:
     combos: tuple[str, ...] = ()  # findings' combinations of columns, taken per evaluation (finding_values.per_step)
 
 
-def choose_metrics(meta: StudyMeta, columns: Sequence[str]) -> Metrics:
+def choose_metrics(meta: StudyRecord, columns: Sequence[str]) -> Metrics:
     """The grid metrics, the selecting metric and the findings' extra metrics present in ``columns``."""
     grids = [m for m in ACCURACY_METRICS if m in columns]
     if meta.mode == "max" and meta.metric in columns and meta.metric not in grids:
@@ -172,13 +174,16 @@ class TrainingStats:
         columns as taken per evaluation, its G only)."""
         return {**self.rgb, **self.rgb_min, **self.combo_g}
 
-    def seed_noise(self) -> dict[str, pl.DataFrame]:
-        """Metric -> per configuration the standard deviation over seeds of each seed's best over training
-        (``sd``) and the number of seeds (``n``): the seed noise findings' strict comparisons are measured against."""
+    def finding_cells(self) -> dict[str, pl.DataFrame]:
+        """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``, ``b``,
+        ``n_seeds`` and ``sd``, the standard deviation over seeds of each seed's best over training (a seed that
+        never had a finite value counts as 0; a combination of columns: each seed's combination, per evaluation)."""
         by = self.axes.by
-        metrics = [c for c in self.per_seed.columns if c not in (*by, "seed", "diverged")]
-        frame = self.per_seed.group_by(by).agg(*(pl.col(m).std().alias(m) for m in metrics), pl.len().alias("n"))
-        return {m: frame.select(*by, pl.col(m).fill_null(0.0).alias("sd"), "n") for m in metrics}
+        measured = [c for c in self.per_seed.columns if c not in (*by, "seed", "diverged")]
+        finite = [pl.when(pl.col(m).is_finite()).then(pl.col(m)).otherwise(0.0).alias(m) for m in measured]
+        noise = self.per_seed.with_columns(finite).group_by(by).agg(pl.col(m).std().fill_null(0.0) for m in measured)
+        return {metric: frame.join(noise.select(*by, pl.col(metric).alias("sd")), on=by, how="left", nulls_equal=True)
+                if metric in measured else frame for metric, frame in self.finding_rgb.items()}
 
     @property
     def select_rgb(self) -> pl.DataFrame:
@@ -283,8 +288,9 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
     """Aggregate one pass's rows (one collect_all) and keep what the report reads from them."""
     by, base = axes.by, rows.filter(pl.col("status") != "failed")
     maxed = [*metrics.grids, *metrics.extra_max]
+    seeds = base.with_columns(per_row(m) for m in metrics.combos)  # each seed's combination, for its noise
     queries = [step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), by, "max"),
-               seed_best(base, maxed, by, "max"), model_status(rows)]
+               seed_best(seeds, [*maxed, *metrics.combos], by, "max"), model_status(rows)]
     if metrics.extra_min:
         queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
     steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
@@ -323,7 +329,7 @@ def _joined(frames: dict[str, list[pl.DataFrame]], sort_by: Sequence[str]) -> di
     return {k: pl.concat(parts).sort(list(sort_by), nulls_last=False) for k, parts in frames.items()}
 
 
-def training_stats(lf: pl.LazyFrame, meta: StudyMeta) -> TrainingStats:
+def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
     """Every statistic of the report of a training study (see :class:`TrainingStats`)."""
     columns = lf.collect_schema().names()
     panel, x, y = plot_axes(meta, columns)

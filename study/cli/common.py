@@ -11,7 +11,7 @@ from search_spaces import SCALES, Study, StudyError, get_study
 from study.results.storage import StorageError, StudyStorage
 
 DEFAULT_STORAGE = "results"
-#: Exit status when a finding that was checked fails (analysis.stats.findings.FINDING_FAILED_EXIT; 1 is an error).
+#: Exit status when a finding that was checked fails (1 is an error, 2 bad input).
 FINDING_FAILED_EXIT = 3
 #: Without GPUs, a study whose paper scale trains more models than this needs an explicit --scale paper.
 MAX_IMPLICIT_CPU_MODELS = 100
@@ -33,29 +33,29 @@ def load_study(name: str, scale: str) -> Study:
 
 
 def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> StudyStorage:
-    """The study's storage; unless ``must_exist`` is False (run creates it), unusable storage is an error."""
+    """The study's storage; unless ``must_exist`` is False (run creates it), unusable storage is an error (an
+    invalid URI always is: bad input, one line, exit status 2)."""
     target = StudyStorage(storage=storage, directory=study.directory)
-    if must_exist:
-        try:
-            target.check_readable()
-        except StorageError as error:
-            raise InputError(str(error)) from None
+    try:
+        target.check_readable() if must_exist else target.check_uri()
+    except StorageError as error:
+        raise InputError(str(error)) from None
     return target
 
 
-def current_meta(study: Study, target: StudyStorage):  # -> analysis.data.meta.StudyMeta (imported lazily)
+def current_meta(study: Study, target: StudyStorage):  # -> analysis.data.meta.StudyRecord (imported lazily)
     """The results' recorded study.json with the study's findings as its definition states them now: a finding
     added or re-argued after the run is checked on the rows already there (`study report` and `study findings`
     alike; a report built from a bare directory keeps what study.json recorded)."""
-    import dataclasses
-
-    from analysis.data.meta import MetaError, parse_meta, read_study_meta
+    from analysis.data.meta import MetaError, read_study_meta
 
     try:
         recorded = read_study_meta(target.location)
+        return recorded.replace(findings=study.findings)
     except (MetaError, FileNotFoundError) as error:
         raise click.ClickException(str(error)) from None
-    return dataclasses.replace(recorded, findings=parse_meta(study.to_json()).findings)
+    except StudyError as error:  # today's findings name something the recorded study does not have
+        raise InputError(f"study {study.name}'s findings do not fit its results' record: {error}") from None
 
 
 class OneLineErrors(click.Group):

@@ -27,10 +27,11 @@ import polars as pl
 from analysis.data.location import Location
 from analysis.data.machines import PUBLISHED as PUBLISHED_MACHINE
 from analysis.data.machines import machine_counts, machines_line
-from analysis.data.meta import PlotSpec, StudyMeta
 from search_spaces import SCALES, StudyError, get_study
+from search_spaces.record import StudyRecord
 from study.cli.common import InputError, scale_option, storage_option
-from study.results.storage import StorageError, StudyStorage, first_line
+from study.results.storage import StorageError, StudyStorage
+from trainables.errors import one_line
 
 PUBLISHED = "published"
 
@@ -45,13 +46,13 @@ class Side:
 
     label: str
     lf: pl.LazyFrame
-    meta: StudyMeta
+    meta: StudyRecord
     note: str = ""  # e.g. "1 unreadable trial file left out: ..."
     machines: tuple[str, ...] = ()  # where its numbers came from (analysis.data.machines)
 
 
 def _published(spec: str, other: Side | None) -> Side:
-    from analysis.data.reference import available_references, open_reference
+    from analysis.data.reference import available_references, open_reference, published_record
 
     name = spec.partition(":")[2] or ((other.meta.reference if other else None) or "")
     if not name:
@@ -62,9 +63,8 @@ def _published(spec: str, other: Side | None) -> Side:
         lf, column = open_reference(name)
     except (FileNotFoundError, ValueError) as err:
         raise CompareError(str(err)) from None
-    meta = StudyMeta(name=f"published:{name}", scale="paper",
-                     plot=PlotSpec(panel="architecture", x=column, y="learning_rate"), source=f"published:{name}")
-    return Side(label=f"published:{name}", lf=lf, meta=meta, machines=(PUBLISHED_MACHINE,))
+    return Side(label=f"published:{name}", lf=lf, meta=published_record(name, lf, column),
+                machines=(PUBLISHED_MACHINE,))
 
 
 def resolve_side(spec: str, *, storage: str, scale: str, other: Side | None = None) -> Side:
@@ -155,7 +155,7 @@ def comparison_text(
         df = compare_sides(lf_a, lf_b, panel=panel, x=x, y=y, metrics=chosen, threshold=threshold, common=False)
         paired = {m: paired_differences(lf_a, lf_b, panel=panel, x=x, y=y, metric=m) for m in chosen}
     except (ValueError, pl.exceptions.PolarsError) as err:
-        raise CompareError(first_line(err)) from None
+        raise CompareError(one_line(err, typed=False)) from None
     text = format_comparison(df, panel, a.label, b.label, threshold)
     text += "".join("\n\n" + format_paired(df_m, panel, m) for m, df_m in paired.items())
     text += "\n" + machines_line(a.label, list(a.machines), b.label, list(b.machines))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 
 import click
+import polars as pl
 
-from search_spaces import Linked, Study
-from search_spaces.study import axis_values
+from search_spaces import Study
 from study.cli.common import (
     FINDING_FAILED_EXIT,
     InputError,
@@ -42,29 +42,24 @@ def published_name(study: Study, data: str) -> str:
     return study.reference
 
 
-def swept_values(study: Study, column: str) -> list | None:
-    """The values axis ``column`` takes in the study's grid (a Linked axis: its labels, typed); None if continuous."""
-    axis = study.axes.get(column)
-    return list(axis_values(axis)) if isinstance(axis, Linked | tuple) else None
-
-
-def published_verdicts(study: Study, data: str) -> tuple[str, list]:
-    """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
-    from analysis.data.meta import parse_meta
+def published_rows(study: Study, data: str):  # -> (name, polars LazyFrame, StudyRecord, TrainingStats)
+    """The published rows of ``data`` on the study's grid at its scale, the study's record over them (its seeds the
+    data's, in their order) and their statistics; InputError when they cannot be read or share no cell."""
     from analysis.data.reference import open_reference
     from analysis.stats.compare import approx_in
-    from analysis.stats.findings import evaluate_findings
     from analysis.stats.training_stats import training_stats
+    from search_spaces.record import StudyRecord
 
     name = published_name(study, data)
     try:
         lf, _ = open_reference(name)
     except (FileNotFoundError, ValueError, OSError) as error:
         raise InputError(f"invalid --data {data!r}: {error}") from None
-    meta = parse_meta(study.to_json(), f"study {study.name}")
     columns = lf.collect_schema().names()
-    grid = {c: swept_values(study, c) for c in study.axes if c in columns and swept_values(study, c)}
+    grid = {c: study.axis_values(c) for c in study.axes if c in columns and study.axis_values(c)}
     lf = lf.filter(*(approx_in(c, v) for c, v in grid.items())) if grid else lf
+    seeds = tuple(sorted(lf.select(pl.col("seed").unique()).collect().get_column("seed").to_list()))
+    meta = StudyRecord.of(study.replace(seeds=seeds or study.seeds, initial_seeds=None))
     try:
         stats = training_stats(lf, meta)
     except ValueError as error:
@@ -72,13 +67,38 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     if stats.empty:
         raise InputError(f"invalid --data {data!r}: it shares no cell with the grid of {study.name} at scale "
                          f"{study.scale}")
+    return name, lf, meta, stats
+
+
+def published_verdicts(study: Study, data: str) -> tuple[str, list]:
+    """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
+    from analysis.stats.findings import evaluate_findings
+    from analysis.stats.replay import published_data
+
+    name, _, meta, stats = published_rows(study, data)
     panel = stats.axes.panel
     present = {str(v) for v in stats.select_rgb.get_column(panel).unique().to_list()}
-    cells = stats.select_rgb.height
-    head = (f"{study.name} (scale {study.scale}): findings on the published data {name}, {cells} cells of "
-            f"{panel} {', '.join(sorted(present))}")
-    return head, evaluate_findings(meta, stats.finding_rgb, panel, stats.metrics.select, None, "", present,
-                                   noise=stats.seed_noise())
+    head = (f"{study.name} (scale {study.scale}): findings on the published data {name}, {stats.select_rgb.height} "
+            f"cells of {panel} {', '.join(sorted(present))} x {len(meta.seeds)} seeds")
+    return head, evaluate_findings(meta.replace(budget="fixed"), published_data(stats, len(meta.seeds)))
+
+
+def published_replay(study: Study, data: str) -> tuple[str, list, list[str]]:
+    """(a header line, the adaptive budget's verdicts, its looks and the ``budget:`` line) replayed over the published
+    per-seed rows (analysis.stats.replay)."""
+    from analysis.stats.replay import replay
+
+    name, lf, meta, stats = published_rows(study, data)
+    result = replay(meta, lf)
+    adaptive = meta.replace(budget="adaptive")
+    head = (f"{study.name} (scale {study.scale}): the adaptive budget replayed on the published data {name}, "
+            f"{stats.select_rgb.height} cells x {len(meta.seeds)} seeds (seeds in their order; every cell starts with "
+            f"{len(adaptive.starting_seeds)}, {adaptive.looks} looks)")
+    looks = [f"look {look.index}: {sum(v.status == 'UNDECIDED' for v in look.verdicts)} finding(s) undecided, "
+             f"{len(look.requests)} cell(s) get one more seed" for look in result.outcome.looks]
+    decided = [f"decided at look {at}" if at else "never decided" for at in result.outcome.decided_at()]
+    summary = [f"  {v.finding.description[:70]}: {at}" for v, at in zip(result.adaptive, decided, strict=True)]
+    return head, result.adaptive, [*looks, *summary, result.line()]
 
 
 def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
@@ -104,8 +124,12 @@ def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
 @click.option("--data", default=None, metavar="published[:PATH]",
               help="Check on published data instead of the study's results: its shipped reference, or "
                    "published:<paper>/<file> / published:<path>.parquet.")
-def findings(name: str, scale: str, storage: str, data: str | None) -> None:
-    """Each finding's verdict (PASS / FAIL / UNDECIDED / NOT CHECKED) with the numbers it tested.
+@click.option("--budget", type=click.Choice(["fixed", "adaptive"]), default=None,
+              help="With --data: replay the adaptive budget over the published per-seed rows (which models it would "
+                   "train, which verdicts it would reach), ending with a 'budget:' line.")
+def findings(name: str, scale: str, storage: str, data: str | None, budget: str | None) -> None:
+    """Each finding's verdict (PASS / FAIL / UNDECIDED / PARTIAL / NOT CHECKED) with the numbers it tested, their
+    intervals from seed variation, the confidence and the seeds behind them.
 
     Exits 3 when a checked finding fails.
     """
@@ -115,11 +139,20 @@ def findings(name: str, scale: str, storage: str, data: str | None) -> None:
     if not study.findings:
         click.echo(f"{study.name} states no findings")
         return
-    head, verdicts = published_verdicts(study, data) if data is not None else run_verdicts(study, storage)
+    if budget == "adaptive" and data is None:
+        raise InputError("invalid --budget 'adaptive' without --data; allowed: --budget adaptive with --data "
+                         "published[:PATH] (a study run adaptively shows its budget in `study findings NAME`)")
+    tail: list[str] = []
+    if data is not None and budget == "adaptive":
+        head, verdicts, tail = published_replay(study, data)
+    else:
+        head, verdicts = published_verdicts(study, data) if data is not None else run_verdicts(study, storage)
     click.echo(head)
     for verdict in verdicts:
         for line in verdict.lines():
             click.echo(line)
+    for line in tail:
+        click.echo(line)
     bad = failed(verdicts)
     if bad:
         click.echo(f"{len(bad)} finding(s) checked and failed: exit status {FINDING_FAILED_EXIT}")

@@ -23,7 +23,8 @@ from study.cli.common import (
     study_storage,
 )
 from study.cli.report import write_report
-from study.results.storage import first_line
+from study.results.storage import storage_fault
+from trainables.errors import one_line
 
 
 def _models(study: Study) -> str:
@@ -65,7 +66,8 @@ def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_tr
               help="GPUs per trial; fractions share a GPU (0.25: four trials per GPU).")
 @click.option("--address", default=None, help="Ray cluster address (e.g. auto); default: a local Ray.")
 @click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
-              help="Train a configuration's seeds as one packed model (auto: on GPUs, where it pays).")
+              help="Train a configuration's seeds as one stacked model (auto: each family's default, e.g. on GPUs "
+                   "where it pays); a request a family cannot honour is refused or warned about (docs/cli.md).")
 @click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
               help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
                    "numbers on any CPU, docs/reproducibility.md); recorded in every row.")
@@ -95,6 +97,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     ray_environment(address)  # before Ray is imported
     from study.run.cluster import ClusterError, Resources
     from study.run.lock import StudyLock, StudyLocked
+    from study.run.packing import check_packing
     from study.run.points import parse_where
     from study.run.preflight import preflight
     from study.run.runner import run_study
@@ -111,8 +114,10 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         # Before the lock creates the study's directory: a rejected study leaves nothing behind.
         preflight(study, click.echo)
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
-                              max_concurrent=max_concurrent, packed={"auto": None, "on": True, "off": False}[packing],
+                              max_concurrent=max_concurrent, packing=packing,
                               precision=precision, simulated_gpus=simulated_gpus)
+        check_packing(study, packing, gpus_per_trial=gpus_per_trial, simulated_gpus=simulated_gpus, where=subset,
+                      echo=click.echo)
         with StudyLock(target):
             specs = [resolve(spec, study, target) for spec in specs]
             for spec in specs:
@@ -123,8 +128,11 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         raise click.ClickException(str(error)) from None
     except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target
         raise InputError(str(error)) from None
-    except OSError as error:  # storage that cannot be reached or written (missing bucket, permissions)
-        raise InputError(f"invalid --storage {storage!r}: {first_line(error)}") from None
+    except OSError as error:  # storage that cannot be made, written or reached: says which; else not the input's
+        fault = storage_fault(storage, error)
+        if fault is None:
+            raise click.ClickException(one_line(error)) from None
+        raise InputError(str(fault)) from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
     failed_findings = write_report(study, target, None) if report else 0

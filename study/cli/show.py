@@ -10,17 +10,6 @@ from study.cli.common import InputError, load_study, scale_option
 from trainables.plugins import user_plugins
 
 
-def _axis_text(axis: object) -> str:
-    from search_spaces.study import Linked
-    from study.run.points import show_value
-
-    if isinstance(axis, Linked):
-        return "linked: " + "; ".join(f"{k} -> {dict(v)}" for k, v in axis.options.items())
-    if isinstance(axis, tuple):
-        return ", ".join(map(show_value, axis))
-    return repr(axis)
-
-
 @click.command()
 @click.argument("name")
 @scale_option
@@ -42,7 +31,7 @@ def show(name: str, scale: str) -> None:
                    f"{', '.join(plugin.registered) or 'registers nothing'}")
     for title, axes in (("scientific", study.scientific), ("nuisance", study.nuisance)):
         for key, axis in axes.items():
-            click.echo(f"  {title:<10} {key}: {_axis_text(axis)}")
+            click.echo(f"  {title:<10} {key}: {axis.describe()}")
     for key, value in study.fixed.items():
         click.echo(f"  {'fixed':<10} {key}: {value}")
     if study.label_names:

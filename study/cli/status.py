@@ -8,6 +8,7 @@ import time
 import click
 
 from study.cli.common import load_study, scale_option, storage_option, study_storage
+from trainables.errors import one_line
 
 
 @click.command()
@@ -45,8 +46,7 @@ def status(name: str, scale: str, storage: str) -> None:
         click.echo(f"  {progress['line']}")
     for key in sorted(failed):
         info = target.read_json(f"failed/{key}.json") or {}
-        last = (info.get("error") or "").strip().splitlines()[-1:] or ["unknown error"]
-        click.echo(f"  failed {key}: {last[0]}")
+        click.echo(f"  failed {key}: {one_line(info.get('error') or '') or 'unknown error'}")
     if unreadable or failed:
         click.echo(f"  INCOMPLETE: a report now would leave out {len(unreadable) + len(failed)} of {total} trials "
                    "and say so beside every number")

@@ -8,6 +8,7 @@ study/results/table.py's job (the driver's alone).
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import json
@@ -26,13 +27,63 @@ import pyarrow.parquet as pq
 from analysis.data.columns import current_columns
 from analysis.data.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
 from analysis.data.location import Location, key_of
+from trainables.errors import one_line
 
 #: Trials :meth:`StudyStorage.read_trials` takes from the table in one scan (bounds the rows held at once).
 READ_BATCH = 2_000
 
 
 class StorageError(OSError):
-    """Storage that cannot be used (missing, not a directory, not readable, unreachable); names it and why."""
+    """Storage that cannot be used, in one line that names it and says what is wrong (:func:`storage_fault`)."""
+
+
+#: What an OSError's errno says about the results root (the words after ``invalid --storage '...': ``).
+_IN_THE_WAY = "not a directory (a file is in the way)"
+_FAULTS = {errno.ENOENT: "no such directory (and none could be made there)", errno.ENOTDIR: _IN_THE_WAY,
+           errno.EEXIST: _IN_THE_WAY, errno.EACCES: "not writable (permission denied)",
+           errno.EPERM: "not writable (operation not permitted)", errno.EROFS: "not writable (read-only file system)",
+           errno.ENOSPC: "full (no space left on device)", errno.EDQUOT: "full (disk quota exceeded)"}
+#: The same for object storage, whose errors carry no errno: words of the provider's message -> what they mean.
+_DENIED = "not writable (permission denied)"
+_REMOTE_FAULTS = (("no such bucket", "no such bucket"), ("nosuchbucket", "no such bucket"),
+                  ("bucket does not exist", "no such bucket"), ("not found", "no such bucket or path"),
+                  ("access denied", _DENIED), ("accessdenied", _DENIED), ("forbidden", _DENIED))
+
+
+def storage_fault(storage: str, error: BaseException, *, certain: bool = False) -> StorageError | None:
+    """What ``error`` says about the results root ``storage`` (a ``--storage`` value), as a StorageError of one
+    line: ``invalid --storage 'x': <what>: <path>`` where what is no such directory, not a directory, not writable
+    (permission denied, read-only), full (no space left), an invalid URI, or unreachable (the provider's words).
+    None when the error is not about the storage: an OSError whose file lies outside it (another component's),
+    unless ``certain`` (it came from reaching the storage itself)."""
+    if not isinstance(error, OSError):
+        if isinstance(error, ValueError):  # pyarrow's ArrowInvalid for a URI it cannot resolve
+            return StorageError(f"invalid --storage {storage!r}: invalid URI ({one_line(error, typed=False)})")
+        return None
+    if isinstance(error, StorageError):
+        return error
+    remote = "://" in storage and not storage.startswith("file://")
+    files = [f for f in (error.filename, error.filename2) if isinstance(f, str | os.PathLike)]
+    if remote:
+        whole = str(error)  # a provider's details may follow a first line that says little (deltalake's)
+        bucket = storage.split("://", 1)[1].split("/", 1)[0]
+        if bucket not in whole and not certain:
+            return None  # not about the storage's bucket: another component's
+        what = next((meaning for words, meaning in _REMOTE_FAULTS if words in whole.lower().replace("_", " ")), None)
+        return StorageError(f"invalid --storage {storage!r}: " + (f"{what}: {storage}" if what else
+                                                                   f"unreachable ({one_line(error, typed=False)})"))
+    root = Path(storage.removeprefix("file://")).expanduser().resolve()
+    mine = [f for f in files if _within(Path(f), root)]
+    if not mine and (files or error.errno not in _FAULTS) and not certain:
+        return None  # about another file (a plugin, torch's cache ...): not the storage's fault
+    what = _FAULTS.get(error.errno) or one_line(error, typed=False)
+    return StorageError(f"invalid --storage {storage!r}: {what}: {mine[0] if mine else root}")
+
+
+def _within(path: Path, root: Path) -> bool:
+    """Whether ``path`` is the root, lies under it, or is one of its parents (which the root's creation makes)."""
+    path = path.expanduser().resolve()
+    return path.is_relative_to(root) or root.is_relative_to(path)
 
 
 def _resolve(storage: str) -> tuple[pafs.FileSystem, str, bool]:
@@ -83,30 +134,38 @@ class StudyStorage:
         """The study directory for readers (analysis): read in place, local or remote."""
         return Location.of(self.uri)
 
+    def check_uri(self) -> None:
+        """Fail unless the storage resolves to a filesystem: StorageError ``invalid --storage '...': invalid URI
+        (...)`` for a scheme pyarrow does not know, or what the provider said (a bucket it cannot find)."""
+        try:
+            _ = self._fs  # resolved once (cached): what every later access uses
+        except (OSError, ValueError) as error:
+            raise storage_fault(self.storage, error, certain=True) from None
+
     def check_readable(self) -> None:
         """Fail unless the storage root exists and can be listed (every command reads it first).
 
         Raises:
-            StorageError: ``invalid --storage '...': <why>`` (no such directory, not a directory, permission
-                denied, or the error of the remote filesystem).
+            StorageError: ``invalid --storage '...': <why>`` (no such directory, not a directory, not readable,
+                an invalid URI, or what the remote filesystem said: :func:`storage_fault`).
         """
         try:
             fs, root, local = self._fs
         except (OSError, ValueError) as error:  # a URI pyarrow cannot resolve (unknown scheme, no bucket)
-            raise StorageError(f"invalid --storage {self.storage!r}: {first_line(error)}") from None
+            raise storage_fault(self.storage, error, certain=True) from None
         if local:
             path = Path(root)
-            why = ("no such directory" if not path.exists() else "not a directory" if not path.is_dir()
-                   else "permission denied" if not os.access(path, os.R_OK | os.X_OK) else "")
+            why = ("no such directory" if not path.exists() else "not a directory (a file)" if not path.is_dir()
+                   else "not readable (permission denied)" if not os.access(path, os.R_OK | os.X_OK) else "")
             if why:
-                raise StorageError(f"invalid --storage {self.storage!r}: {why} ({path})")
+                raise StorageError(f"invalid --storage {self.storage!r}: {why}: {path}")
             return
         try:
             info = fs.get_file_info(root)
         except OSError as error:
-            raise StorageError(f"invalid --storage {self.storage!r}: {first_line(error)}") from None
+            raise storage_fault(self.storage, error, certain=True) from None
         if info.type == pafs.FileType.File:
-            raise StorageError(f"invalid --storage {self.storage!r}: not a directory")
+            raise StorageError(f"invalid --storage {self.storage!r}: not a directory (a file)")
 
     def _write_atomic(self, relative: str, data: bytes) -> None:
         fs, _, _ = self._fs
@@ -235,12 +294,6 @@ class StudyStorage:
         if not self.is_local:
             raise ValueError(f"storage {self.storage!r} is not local")
         return Path(self.root)
-
-
-def first_line(error: BaseException) -> str:
-    """The first line of an error's message (its type's name when it has none): for one-line CLI errors."""
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 def ensure_local_dir(storage: StudyStorage) -> Path | None:

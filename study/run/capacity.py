@@ -87,7 +87,7 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
     import yaml
 
     from search_spaces.study import StudyError
-    from study.results.storage import first_line
+    from trainables.errors import one_line
 
     location = Path(os.path.expanduser(path or os.environ.get(AUTOSCALER_CONFIG_ENV) or DEFAULT_AUTOSCALER_CONFIG))
     if not location.is_file():
@@ -98,8 +98,8 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
             raise ValueError("not a mapping")
         return Autoscaler.from_config(config, str(location))
     except (yaml.YAMLError, ValueError, TypeError, AttributeError) as error:
-        raise StudyError(f"invalid autoscaler config {location}: {first_line(error)}; allowed: a Ray cluster YAML "
-                         f"(available_node_types with resources)") from None
+        raise StudyError(f"invalid autoscaler config {location}: {one_line(error, typed=False)}; allowed: a Ray "
+                         "cluster YAML (available_node_types with resources)") from None
 
 
 @dataclasses.dataclass(frozen=True)

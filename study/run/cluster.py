@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import ray
 
 from search_spaces.study import StudyError
-from study.results.storage import first_line
 from study.trial.trainable import PRECISIONS
+from trainables.errors import one_line
+from trainables.families import PACKING
 
 if TYPE_CHECKING:
     from study.run.capacity import Autoscaler
@@ -30,7 +31,7 @@ class Resources:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
-    packed: bool | None = None  # seeds as one packed model; None: the family's default (trainables.families.packs)
+    packing: str = "auto"  # seeds as one stacked model: auto (the family's default), on, off (trainables.families)
     precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trial.trainable.precision_context); in every row
     simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.trial.devices)
 
@@ -43,9 +44,17 @@ class Resources:
             raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
         if self.max_concurrent is not None and self.max_concurrent < 1:
             raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
+        if self.packing not in PACKING:
+            raise StudyError(f"invalid --packing {self.packing!r}; allowed: {', '.join(PACKING)}")
         if self.simulated_gpus and self.gpus_per_trial <= 0:
             raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
                              "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
+
+    @property
+    def packed(self) -> bool | None:
+        """``packing`` in its spelling before the rename (None: auto, True: on, False: off), for callers not yet
+        moved to ``packing``."""
+        return {"auto": None, "on": True, "off": False}[self.packing]
 
 
 class ClusterError(StudyError):
@@ -83,10 +92,11 @@ def start_ray(address: str | None, echo: Echo) -> None:
             ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
                      runtime_env=env)
     except ConnectionError as error:  # `auto` with no cluster recorded on this machine, a refused connection
-        raise AddressError(f"invalid --address {address!r}: {first_line(error)}; allowed: {_ADDRESSES}") from None
+        why = one_line(error, typed=False)
+        raise AddressError(f"invalid --address {address!r}: {why}; allowed: {_ADDRESSES}") from None
     except OSError as error:  # a broken Ray install, an unreachable cluster: not the storage's fault
         where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
-        raise ClusterError(f"could not {where}: {first_line(error)}") from None
+        raise ClusterError(f"could not {where}: {one_line(error, typed=False)}") from None
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")

@@ -16,7 +16,7 @@ from typing import Any
 
 from ray import tune
 
-from search_spaces.study import IntRange, Linked, LogUniform, Study, Uniform
+from search_spaces.study import Study
 from study.results.storage import StudyStorage, ensure_local_dir
 from study.trial.identity import key_of
 from study.trial.trainable import objective
@@ -26,20 +26,7 @@ JOURNAL = "optuna.journal"
 
 def optuna_space(study: Study) -> dict[str, Any]:
     """The study's axes as Optuna distributions (a Linked axis: its option names)."""
-    import optuna
-
-    space: dict[str, Any] = {}
-    for name, axis in study.axes.items():
-        if isinstance(axis, LogUniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high, log=True)
-        elif isinstance(axis, Uniform):
-            space[name] = optuna.distributions.FloatDistribution(axis.low, axis.high)
-        elif isinstance(axis, IntRange):
-            space[name] = optuna.distributions.IntDistribution(axis.low, axis.high, log=axis.log)
-        else:
-            choices = tuple(axis.options) if isinstance(axis, Linked) else axis
-            space[name] = optuna.distributions.CategoricalDistribution(choices)
-    return space
+    return {name: axis.optuna() for name, axis in study.axes.items()}
 
 
 def journal_storage(storage: StudyStorage) -> Any | None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from search_spaces import Study, StudyError
-from search_spaces.study import axis_values
+from search_spaces.axes import show_value
 from study.trial.identity import trial_key
 
 REL_TOLERANCE = 5e-3  # 3 significant digits, as `study show` prints rates such as 0.000219 (0.3^7)
@@ -53,7 +53,7 @@ def parse_where(study: Study, texts: tuple[str, ...]) -> dict[str, tuple[Any, ..
             raise StudyError(f"invalid --where {text!r}: {name} is not an axis of study {study.name}; "
                              f"allowed: {', '.join(axes)}")
         axis = axes[name]
-        options = axis_values(axis)
+        options = axis.grid_values()
         chosen = list(where.get(name, ()))
         for part in (p.strip() for p in values.split(",")):
             found = [o for o in options if _matches(part, o)]
@@ -75,11 +75,6 @@ def selects(where: Mapping[str, tuple[Any, ...]], point: Mapping[str, Any]) -> b
         if not any(v in values for v in taken):
             return False
     return True
-
-
-def show_value(value: Any) -> str:
-    """An axis value as `study show` prints it: floats to 3 significant digits (0.3^3 as 0.027)."""
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def describe(where: Mapping[str, tuple[Any, ...]]) -> str:

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from search_spaces.study import Linked, Study, StudyError
-from study.trial.failures import last_line
+from search_spaces.study import Study, StudyError
 from study.trial.trainable import member_configs, split_config
+from trainables.errors import one_line
 
 
 def validate(study: Study) -> None:
@@ -46,8 +46,8 @@ def _points(study: Study) -> list[dict[str, Any]]:
     their first value): unknown names and bad choices show either way."""
     if study.sampler == "grid":
         return [{n: c[n] for n in study.axes} for c in study.grid()]
-    corner = {n: _first_value(a) for n, a in study.axes.items()}
-    return [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in _categories(a)]
+    corner = {n: a.checked_values()[0] for n, a in study.axes.items()}
+    return [corner] + [{**corner, n: v} for n, a in study.axes.items() for v in a.checked_values()]
 
 
 def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
@@ -76,7 +76,7 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
             _check_rows(result.rows, study.metric)
         except Exception as error:  # noqa: BLE001 - any failure of a component becomes one line naming it
             raise StudyError(f"study {study.name}: the {family.name} family failed a one-step run at "
-                             f"{_point_text(point)} (before launch, on the CPU): {last_line(error)}") from None
+                             f"{_point_text(point)} (before launch, on the CPU): {one_line(error, at=True)}") from None
     echo(f"preflight: {len(seen)} distinct configuration(s) trained one step on a tiny batch on the CPU "
          f"({time.time() - started:.1f} s)")
     return len(seen)
@@ -94,20 +94,6 @@ def _check_rows(rows: list[dict[str, Any]], metric: str) -> None:
 
 def _point_text(point: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + "}"
-
-
-def _categories(axis: Any) -> tuple[Any, ...]:
-    if isinstance(axis, Linked):
-        return tuple(axis.options)
-    return axis if isinstance(axis, tuple) else ()
-
-
-def _first_value(axis: Any) -> Any:
-    if isinstance(axis, tuple):
-        return axis[0]
-    if isinstance(axis, Linked):
-        return next(iter(axis.options))
-    return axis.low
 
 
 _CHECKED: set[str] = set()

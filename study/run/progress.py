@@ -30,6 +30,7 @@ from ray import tune
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.identity import key_of
+from trainables.errors import one_line
 
 PROGRESS_FILE = "progress.json"
 BAR_WIDTH = 24
@@ -267,8 +268,7 @@ class StudyProgress(tune.Callback):
                 error = handle.read()[-4000:]
         self.storage.write_failed(key, {"trial_key": key, "point": point, "error": error,
                                         "tune_trial_id": trial.trial_id, "time": time.time()})
-        last_line = error.strip().splitlines()[-1] if error.strip() else "unknown error"
-        self._say(f"trial {key} failed after retries: {last_line}")
+        self._say(f"trial {key} failed after retries: {one_line(error) or 'unknown error'}")
         self._write(force=True)
 
     def close(self) -> None:

@@ -148,13 +148,14 @@ class RunSettings:
     """How the recorded trials ran (study.json's ``run``; older studies: the defaults of `study run`)."""
 
     threads: int = 1
-    packed: bool | None = None
+    packing: str = "auto"  # the run's request, as study.json's run.packing records it (auto, on, off)
 
     @classmethod
     def of(cls, storage: StudyStorage) -> RunSettings:
         run = recorded_run(storage.location)
-        packing = {"on": True, "off": False}.get(run.get("packing", "auto"))
-        return cls(threads=int(run.get("threads_per_trial", 1)), packed=packing)
+        if run is None:
+            return cls()
+        return cls(threads=run.threads_per_trial, packing=run.packing)
 
 
 def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str, Any], settings: RunSettings,
@@ -176,7 +177,7 @@ def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str,
     precision = str(old[0].get("precision", "fp32"))
     with torch_setting(torch.get_num_threads, torch.set_num_threads, settings.threads):
         here = machine_text()
-        run_trial(study, scratch, point, packed=settings.packed, precision=precision)
+        run_trial(study, scratch, point, packing=settings.packing, precision=precision)
     again = scratch.read_trial(key)
     new = again.to_pylist() if again is not None else []
     result, same = compare_rows(old, new, precision), recorded == here

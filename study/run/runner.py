@@ -11,6 +11,7 @@ from typing import Any
 
 from ray import tune
 
+from search_spaces.record import RunRecord, StudyRecord
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.run.cluster import Echo, Resources, check_resources, start_ray
@@ -27,7 +28,7 @@ from trainables import plugins
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
 
 
-def run_record(resources: Resources) -> dict[str, Any]:
+def run_record(resources: Resources) -> RunRecord:
     """What study.json records of the latest run: the driver's machine (study.trial.identity.machine), the
     settings that decide the numbers and, when there are any, the plugins of yours it loaded (module, origin, version,
     sha256, what each registered: trainables.plugins). Trials on other nodes record their own machine in every row."""
@@ -38,7 +39,7 @@ def run_record(resources: Resources) -> dict[str, Any]:
            "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
     if plugins.user_plugins():
         run["plugins"] = [p.to_json() for p in plugins.user_plugins()]
-    return run
+    return RunRecord(**run)
 
 
 def changed_plugins(storage: StudyStorage) -> list[str]:
@@ -46,7 +47,8 @@ def changed_plugins(storage: StudyStorage) -> list[str]:
     from analysis.data.meta import MetaError, recorded_run
 
     try:
-        before = {p["module"]: p for p in recorded_run(storage.location).get("plugins", [])}
+        run = recorded_run(storage.location)
+        before = {p["module"]: p for p in (run.plugins if run is not None else ())}
     except (MetaError, OSError):
         return []
     now = {p.module: p for p in plugins.user_plugins()}
@@ -109,7 +111,8 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
         echo(f"warning: plugin code changed since this study's last run: {', '.join(changed)}; its {n_done} finished "
              "trials keep the rows the old code made (their `plugins` column says which); a fresh --storage runs "
              "them all with the new code")
-    storage.write_json("study.json", {**study.to_json(), "versions": software_versions(), "run": run_record(resources)})
+    record = StudyRecord.of(study, versions=software_versions(), run=run_record(resources))
+    storage.write_json("study.json", record.to_json())
     remaining = total - n_done
     echo(f"study {study.name} (scale {study.scale}): {total} trials x {len(study.seeds)} seeds; "
          f"{n_done} finished before, {remaining} to run; results in {storage.uri}")

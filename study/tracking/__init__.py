@@ -18,6 +18,7 @@ from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.tracking.series import TrialSeries
 from study.tracking.spec import TRACKERS, TrackError, TrackSpec, parse_track
+from trainables.errors import one_line
 
 __all__ = ["TRACKERS", "TrackError", "TrackSpec", "TrialTracking", "parse_track", "resolve"]
 
@@ -50,7 +51,7 @@ class TrialTracking:
         except Exception as error:  # noqa: BLE001 - a view must not cost the record: say it, drop the tracker
             if self.strict:
                 raise
-            print(f"warning: tracker {kind} dropped for this trial: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"warning: tracker {kind} dropped for this trial: {one_line(error, at=True)}", file=sys.stderr)
             self.sinks.pop(kind, None)
             return None
 

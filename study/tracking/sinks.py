@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces.study import Study
-from study.results.storage import StudyStorage, first_line
+from study.results.storage import StudyStorage
 from study.tracking.spec import TrackError, TrackSpec
+from trainables.errors import one_line
 
 MLFLOW_DB = "mlflow.db"  # default MLflow store: <storage>/<study>/mlflow.db (SQLite)
 TENSORBOARD_DIR = "tensorboard"  # default TensorBoard root: <storage>/<study>/tensorboard/<trial_key>/
@@ -51,7 +52,7 @@ def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str) -
         try:
             mlflow_experiment(target, study, str(storage.local_path() / "mlartifacts") if storage.is_local else None)
         except Exception as error:  # noqa: BLE001 - any store error is a target that cannot be used
-            raise TrackError(f"invalid {option} mlflow={target!r}: {first_line(error)}") from None
+            raise TrackError(f"invalid {option} mlflow={target!r}: {one_line(error, typed=False)}") from None
         return TrackSpec("mlflow", target)
     if spec.kind == "tensorboard":
         root = Path(spec.target).resolve() if spec.target else (
@@ -59,7 +60,7 @@ def resolve(spec: TrackSpec, study: Study, storage: StudyStorage, option: str) -
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise TrackError(f"invalid {option} tensorboard={str(root)!r}: {first_line(error)}") from None
+            raise TrackError(f"invalid {option} tensorboard={str(root)!r}: {one_line(error, typed=False)}") from None
         return TrackSpec("tensorboard", str(root))
     where = os.environ.get("WANDB_DIR") or str(_local_default(storage, "wandb", option, "PROJECT with WANDB_DIR set"))
     Path(where).mkdir(parents=True, exist_ok=True)

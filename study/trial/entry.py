@@ -15,9 +15,11 @@ from study.trial.identity import key_of
 
 
 def trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpus: float,
-                cpus: float, packed: bool | None, precision: str, simulated_gpus: bool = False,
-                track: tuple[Any, ...] = (), plugins: tuple[dict[str, Any], ...] = ()) -> None:
-    """What a Ray worker runs for one trial; ``plugins``: the driver's (trainables.plugins.record)."""
+                cpus: float, packing: str | None = None, precision: str = "fp32", simulated_gpus: bool = False,
+                track: tuple[Any, ...] = (), plugins: tuple[dict[str, Any], ...] = (),
+                packed: bool | None = None) -> None:
+    """What a Ray worker runs for one trial; ``plugins``: the driver's (trainables.plugins.record); ``packing``:
+    the study's request, ``auto``, ``on`` or ``off`` (``packed``: None, True or False, its spelling before)."""
     import torch
 
     from study.trial.devices import packing_device, trial_device
@@ -33,8 +35,8 @@ def trial_entry(config: dict[str, Any], study: Study, storage: StudyStorage, gpu
         # No silent CPU fallback: a GPU trial without CUDA fails here with one line (study.trial.devices.DeviceError).
         device = trial_device(gpus, simulated_gpus=simulated_gpus, where=where)
         run_trial(study, storage, point, device=device, report=tune.report, node_id=context.get_node_id(),
-                  packed=packed, packing_device=packing_device(gpus, device), precision=precision, track=track,
-                  plugins=plugins)
+                  packing=packing or "auto", packed=packed, packing_device=packing_device(gpus, device),
+                  precision=precision, track=track, plugins=plugins)
     except Exception as error:
         if is_infrastructure(error):
             raise  # Ray Tune retries it (study.run.tuner.MAX_FAILURES)

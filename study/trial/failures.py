@@ -8,6 +8,16 @@ as done and failed (study.run.progress counts it). Infrastructure faults are lef
 driver), and :func:`is_infrastructure` names the ones that do: out of memory, I/O and connection errors (storage
 that did not answer), and a node that lacks the GPU the trial asked for (study.trial.devices.DeviceError: another
 node may have it).
+
+CUDA errors (torch raises them as RuntimeError ``CUDA error: ...``) are the device's, retried, with one exception: a
+**device-side assert** (``device-side assert triggered``) is a kernel's check of its inputs failing, e.g. an index past
+an embedding or a target past the classes: the model's bug, the same on every attempt, so it fails once. An illegal
+memory access, a launch failure or a misaligned address stay the infrastructure's: this project's models run torch's
+own kernels only, where these come from the driver, the hardware or a process sharing the GPU, and another attempt
+may pass. Either kind leaves the process's CUDA context broken (every later CUDA call repeats the error): a retried
+error ends its worker (Tune replaces a worker whose trial raised), and after a device-side assert the worker, whose
+trial ended normally, may be handed the next trial: a CUDA error there is the broken context's, not that trial's code,
+and is retried (on a new worker).
 """
 
 from __future__ import annotations
@@ -21,9 +31,14 @@ from typing import Any
 
 from study.results.storage import StudyStorage
 from study.trial.devices import DeviceError
+from trainables.errors import one_line
 
 #: What a RuntimeError says when a device ran out of memory or failed (torch raises these as RuntimeError).
 _DEVICE_FAULTS = ("out of memory", "CUDA error", "CUBLAS_STATUS", "cuDNN error", "NCCL error")
+#: What a CUDA error says when a kernel's own check of its inputs failed: the model's bug (module docstring).
+_DEVICE_BUGS = ("device-side assert triggered",)
+#: Set once a trial of this process failed with a device-side assert: its CUDA context is broken for good.
+_BROKEN_CUDA: list[str] = []
 
 
 def is_infrastructure(error: BaseException) -> bool:
@@ -37,12 +52,14 @@ def is_infrastructure(error: BaseException) -> bool:
             return True
     except (ImportError, AttributeError):
         pass
-    return isinstance(error, RuntimeError) and any(fault in str(error) for fault in _DEVICE_FAULTS)
+    if not isinstance(error, RuntimeError) or not any(fault in str(error) for fault in _DEVICE_FAULTS):
+        return False
+    return bool(_BROKEN_CUDA) or not is_device_bug(error)
 
 
-def last_line(error: BaseException) -> str:
-    """``TypeError: weights() takes 3 positional arguments but 4 were given``: the error as one line."""
-    return "".join(traceback.format_exception_only(error)).strip().splitlines()[-1].strip()
+def is_device_bug(error: BaseException) -> bool:
+    """Whether a CUDA error is a device-side assert: a kernel refused the model's inputs (module docstring)."""
+    return isinstance(error, RuntimeError) and any(bug in str(error) for bug in _DEVICE_BUGS)
 
 
 def fail_once(storage: StudyStorage, key: str, point: dict[str, Any], error: BaseException, *, node: str,
@@ -50,7 +67,9 @@ def fail_once(storage: StudyStorage, key: str, point: dict[str, Any], error: Bas
     """End the trial as failed without a retry: its record (whole traceback) in ``failed/<key>.json``, and a last
     report that says so (``failed``: the error's line) to the driver."""
     text = "".join(traceback.format_exception(error))
+    if is_device_bug(error):
+        _BROKEN_CUDA.append(one_line(error))  # the next trial of this worker must not be blamed for it
     storage.write_failed(key, {"trial_key": key, "point": point, "error": text, "retried": False,
                                "why": "an error in the trial's code: every attempt would fail the same way",
                                "node": node, "hostname": socket.gethostname(), "time": time.time()})
-    report({"objective": math.nan, "seed": -1, "step": -1, "failed": last_line(error)})
+    report({"objective": math.nan, "seed": -1, "step": -1, "failed": one_line(error)})

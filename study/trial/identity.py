@@ -19,11 +19,23 @@ if TYPE_CHECKING:
 def trial_key(study_name: str, config: dict[str, Any], seeds: tuple[int, ...] | list[int],
               plugins: Sequence[str] = ()) -> str:
     """16 hex characters naming (study, configuration, seeds, and the plugin modules the study names): a re-run
-    finds and skips the trial. A study without plugins hashes as before they existed (its keys never change)."""
+    finds and skips the trial. A study without plugins hashes as before they existed (its keys never change).
+
+    A plugin counts by what it is, not by how this process reached it: its names are taken once each, in sorted
+    order, and a study file's module by its file's name (:func:`plugin_identity`); no path, working directory or
+    hash enters the key."""
     content: dict[str, Any] = {"study": study_name, "config": config, "seeds": list(seeds)}
     if plugins:
-        content["plugins"] = sorted(plugins)
+        content["plugins"] = sorted({plugin_identity(p) for p in plugins})
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def plugin_identity(module: str) -> str:
+    """The name a plugin module has in a trial key: its import name; a study file run as
+    ``_study_file_<stem>`` (trainables.plugins) is the module ``<stem>`` that its folder's other files import."""
+    from trainables.plugins import STUDY_FILE_PREFIX
+
+    return module.removeprefix(STUDY_FILE_PREFIX)
 
 
 def key_of(study: Study, point: Mapping[str, Any]) -> str:

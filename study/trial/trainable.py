@@ -20,6 +20,7 @@ import pyarrow as pa
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.identity import code_version, key_of, machine_text
+from trainables.families import packing_request
 from trainables.plugins import rows_label
 
 Report = Callable[[dict[str, Any]], None]
@@ -98,10 +99,10 @@ def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
 
 
 def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
-                packing: tuple[bool | None, str], precision: str,
+                packing: tuple[str, str], precision: str,
                 on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """``packing``: (the study's choice, the device whose default it falls back to), for
-    :func:`trainables.families.packs`."""
+    """``packing``: (the study's request ``auto``/``on``/``off``, the device whose default ``auto`` falls back to),
+    for :func:`trainables.families.packs`, which decides ``packed``."""
     from trainables.families import packs
 
     hyper, labels = split_config(study, point)
@@ -169,14 +170,15 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
 
 
 def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
-              report: Report | None = None, node_id: str = "local", packed: bool | None = None,
+              report: Report | None = None, node_id: str = "local", packing: str = "auto",
               precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None,
-              plugins: Sequence[dict[str, Any]] = ()) -> float:
+              plugins: Sequence[dict[str, Any]] = (), packed: bool | None = None) -> float:
     """Train one configuration for all seeds (its family's ``train``) and write its rows; returns the objective.
 
-    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packed`
-    chooses how a configuration's seeds train (None: the family's default on `packing_device`, else ``device``:
-    :func:`trainables.families.packs`);
+    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packing`
+    asks how a configuration's seeds train: ``auto`` (the family's default on `packing_device`, else ``device``),
+    ``on`` or ``off`` (:func:`trainables.families.packs` decides, and warns where it cannot honour it); `packed`
+    (None, True, False) is its spelling before the rename, still accepted;
     `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
     `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
     `plugins` (the driver's trainables.plugins.record): the plugins of yours that made the rows, recorded in their
@@ -192,8 +194,9 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     started = time.time()
     with contextlib.ExitStack() as stack:
         on_row = _open_tracking(stack, track, study, key, point)
-        packing = packed, packing_device or device
-        rows, artifacts = _train_rows(study, point, device, report, packing, precision, on_row)
+        request = packing_request(packed if packed is not None else packing)
+        rows, artifacts = _train_rows(study, point, device, report, (request, packing_device or device), precision,
+                                      on_row)
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     made_by = {"plugins": label} if (label := rows_label(list(plugins))) else {}

@@ -16,7 +16,7 @@ def train(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "
           on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
     """All seeds of one configuration, one after another.
 
-    ``packed`` is accepted and ignored (``packing="never"``, :func:`trainables.families.packs`): these models
+    ``packed`` is accepted and ignored (``packs_when="never"``, :func:`trainables.families.packs`): these models
     are large (d = 128-256, 11-14 layer applications, batches of 512) and not launch-bound, and their
     variable-length, length-bucketed batches differ per seed, so seeds do not stack into one model.
     """
@@ -40,4 +40,4 @@ def tiny(cfg: CTLConfig) -> CTLConfig:
 
 
 FAMILY = register_family(Family(name="csordas2021", tasks=TASKS, config=CTLConfig, train=train, tiny=tiny,
-                                packing="never"))
+                                packs_when="never"))

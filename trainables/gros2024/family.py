@@ -17,7 +17,7 @@ def train(configs: Sequence[GrosConfig], seeds: Sequence[int], *, device: str = 
           on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
     """All seeds of one configuration: one stacked model (default), or one model per seed (``packed=False``).
 
-    The stacked form is the default on every device (:func:`trainables.families.packs`, ``packing="always"``):
+    The stacked form is the default on every device (:func:`trainables.families.packs`, ``packs_when="always"``):
     these models are tiny, so one stacked step costs about what one seed's step costs (measured:
     docs/gros2024.md). Artifact ``attention``: final attention matrices
     of the first ``snapshot_seeds`` seeds on a probe series.
@@ -44,4 +44,4 @@ def tiny(cfg: GrosConfig) -> GrosConfig:
 
 
 FAMILY = register_family(Family(name="gros2024", tasks=GROS_TASKS, config=GrosConfig, train=train, tiny=tiny,
-                                packing="always"))
+                                packs_when="always"))

@@ -4,41 +4,18 @@ Adding a mixer is adding its file (see ``docs/mixers.md``): every module of this
 registry is first used, the atlas enumerates the files, and the mixer trains solo and packed in every family
 that takes one (its maths is written over leading batch dimensions, ``trainables.stacked``).
 
-Importing this package does not import torch: :func:`mixer_names` reads the file names, and ``MIXERS`` (the
-filled registry) is loaded on first access.
+There is one registry, :data:`trainables.mixers.base.MIXERS`; ``trainables.mixers.MIXERS`` is that same object, and
+either is filled with every mixer file on its first use (read or registration). Importing this package does not
+import torch: :func:`mixer_names` reads the file names, and ``MIXERS`` (with torch) is imported on first access.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import inspect
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).parent
-_NOT_MIXERS = {"base"}
-
-
-def mixer_names() -> tuple[str, ...]:
-    """Every mixer's name, from the file names alone (sorted; no torch import)."""
-    return tuple(sorted(p.stem for p in _HERE.glob("*.py") if not p.stem.startswith("_") and p.stem not in _NOT_MIXERS))
-
-
-@functools.cache
-def _load() -> Any:
-    """Import every mixer file; each must register exactly the mixer its file is named after."""
-    from trainables.mixers.base import MIXERS
-
-    for name in mixer_names():
-        before = set(MIXERS.names())
-        importlib.import_module(f"{__name__}.{name}")
-        added = set(MIXERS.names()) - before
-        if added - {name} or (name not in MIXERS):
-            raise ValueError(f"invalid mixer file trainables/mixers/{name}.py: it registers {sorted(added)}; "
-                             f"allowed: exactly the mixer named after the file, {name!r}")
-    return MIXERS
+from trainables.mixers._files import mixer_names
 
 
 def build_mixer(name: str, d_model: int, n_heads: int, *, hidden_norm: bool, attention_gelu: bool,
@@ -48,17 +25,20 @@ def build_mixer(name: str, d_model: int, n_heads: int, *, hidden_norm: bool, att
     Mixer-specific settings (the bilinear projection's fixed length, the convolution's filter length) travel
     this way so that every other mixer keeps the common ``Mixer(d_model, n_heads, ...)`` interface.
     """
-    cls = _load().get(name)
+    from trainables.mixers.base import MIXERS
+
+    cls = MIXERS.get(name)
     accepted = inspect.signature(cls).parameters
     extra = {k: v for k, v in (options or {}).items() if k in accepted}
     return cls(d_model, n_heads, hidden_norm=hidden_norm, attention_gelu=attention_gelu, dropout=dropout, **extra)
 
 
 def __getattr__(attribute: str) -> Any:
-    if attribute == "MIXERS":  # the filled registry, loaded on first use (PEP 562)
-        registry = _load()
-        globals()["MIXERS"] = registry
-        return registry
+    if attribute == "MIXERS":  # the one registry, trainables.mixers.base's, imported on first use (PEP 562)
+        from trainables.mixers.base import MIXERS
+
+        globals()["MIXERS"] = MIXERS
+        return MIXERS
     raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 

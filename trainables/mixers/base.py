@@ -18,10 +18,14 @@ The defaults (``mask=None, causal=False``) run the very code that ran before mas
 passes neither gets the same bits. A mixer declares what it supports (``supports_mask``, ``supports_causal``);
 :meth:`Mixer.require` refuses the rest with an error naming the mixer.
 
-**Written before masks.** A :class:`MultiHeadMixer` whose ``weights(self, q, k)`` takes no ``allowed`` (the interface
-before masks) still works where a task needs neither (the Richter tasks: it is called as ``weights(q, k)``); it
-supports neither a mask nor causality, so a task that needs one (CTL, NT) refuses it before anything runs, with a
-line that says what to change (:meth:`Mixer.interface_hint`).
+**How ``weights`` takes ``allowed``.** A :class:`MultiHeadMixer` is called the way its ``weights`` signature
+declares it: ``weights(q, k, allowed)`` for a third positional parameter (or ``*args``), ``weights(q, k,
+allowed=allowed)`` for a parameter named ``allowed`` that is keyword-only or not third (or for ``**kwargs``).
+
+**Written before masks.** A :class:`MultiHeadMixer` whose ``weights`` has no such parameter (``weights(self, q, k)``,
+the interface before masks) still works where a task needs neither (the Richter tasks: it is called as
+``weights(q, k)``); it supports neither a mask nor causality, so a task that needs one (CTL, NT) refuses it before
+anything runs, with a line that quotes the signature found and says what to change (:meth:`Mixer.interface_hint`).
 
 **Leading dimensions.** The leading ``...`` is empty for one model and ``K`` for K members stacked by
 :func:`trainables.stacked.stack_modules` (every parameter then has a leading K axis too). A mixer is written
@@ -32,14 +36,35 @@ indexed from the right (``dim=-2`` is the token axis), per-head parameters broad
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trainables.mixers._files import mixer_names
 from trainables.registry import Registry
 from trainables.stacked import dense, norm
 
-MIXERS: Registry[type[Mixer]] = Registry("mixer")
+
+def _import_mixer_files() -> None:
+    """Import every mixer file of this folder (the registry's fill); each it imports must register exactly the mixer
+    its file is named after (one imported before, e.g. by a plugin, registered when it was: it may be importing now)."""
+    for name in mixer_names():
+        if f"trainables.mixers.{name}" in sys.modules:
+            continue
+        before = set(MIXERS.names())
+        importlib.import_module(f"trainables.mixers.{name}")
+        added = set(MIXERS.names()) - before
+        if added - {name} or (name not in MIXERS):
+            raise ValueError(f"invalid mixer file trainables/mixers/{name}.py: it registers {sorted(added)}; "
+                             f"allowed: exactly the mixer named after the file, {name!r}")
+
+
+#: The one registry of mixers (``trainables.mixers.MIXERS`` is this object), filled with every mixer file of this
+#: folder on its first use, so that every reader sees them all.
+MIXERS: Registry[type[Mixer]] = Registry("mixer", fill=_import_mixer_files)
 LN_EPS = 1e-3  # every LayerNorm of the encoder (the Keras default of the authors' release)
 
 
@@ -116,6 +141,10 @@ class Mixer(nn.Module):
 
     #: True for a MultiHeadMixer whose ``weights(q, k)`` predates masks (set by MultiHeadMixer.__init_subclass__).
     legacy_weights = False
+    #: How ``weights`` takes ``allowed``: ``positional``, ``keyword`` or None (a mixer written before masks).
+    allowed_by: str | None = "positional"
+    #: The signature of a MultiHeadMixer's ``weights``, as written (for messages about it).
+    weights_signature = "(self, q, k, allowed=None)"
 
     @classmethod
     def require(cls, *, mask: bool = False, causal: bool = False) -> None:
@@ -132,7 +161,7 @@ class Mixer(nn.Module):
         """What to change in a mixer written before masks (empty for every other mixer)."""
         if not cls.legacy_weights:
             return ""
-        return ("; its weights(self, q, k) takes no `allowed` (the interface before masks): define "
+        return (f"; its weights{cls.weights_signature} takes no `allowed` (the interface before masks): define "
                 "weights(self, q, k, allowed=None) whose weights are 0 where allowed is False, and it supports both")
 
     def split_into_heads(self) -> None:
@@ -184,16 +213,27 @@ class MultiHeadMixer(Mixer):
     supports_causal = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
-        """A subclass whose ``weights(self, q, k)`` takes no ``allowed`` (and whose ``pool`` is ours) was written before
-        masks: it is called as ``weights(q, k)`` and supports neither a mask nor causality (module docstring)."""
+        """Read from the signature of a subclass's own ``weights`` how it takes ``allowed`` (module docstring); one
+        that takes none (and whose ``pool`` is ours) was written before masks: it is called as ``weights(q, k)`` and
+        supports neither a mask nor causality."""
         super().__init_subclass__(**kwargs)
-        if "weights" in cls.__dict__ and "pool" not in cls.__dict__ and not _takes_allowed(cls.__dict__["weights"]):
-            declared = [f for f in ("supports_mask", "supports_causal") if cls.__dict__.get(f)]
-            if declared:
-                raise TypeError(f"mixer class {cls.__name__} declares {' and '.join(declared)} but its "
-                                "weights(self, q, k) takes no `allowed`, so it cannot honour them; allowed: "
-                                "weights(self, q, k, allowed=None) (docs/mixers.md)")
-            cls.legacy_weights, cls.supports_mask, cls.supports_causal = True, False, False
+        if "weights" not in cls.__dict__:
+            return
+        cls.weights_signature, cls.allowed_by = _allowed_parameter(cls.__dict__["weights"])
+        if "pool" in cls.__dict__:
+            return  # its own pool calls weights (call_weights: as declared)
+        if cls.allowed_by is not None:
+            if cls.legacy_weights:  # a subclass of a mixer written before masks, itself written after
+                cls.legacy_weights = False
+                cls.supports_mask = cls.__dict__.get("supports_mask", True)
+                cls.supports_causal = cls.__dict__.get("supports_causal", True)
+            return
+        declared = [f for f in ("supports_mask", "supports_causal") if cls.__dict__.get(f)]
+        if declared:
+            raise TypeError(f"mixer class {cls.__name__} declares {' and '.join(declared)} but its "
+                            f"weights{cls.weights_signature} takes no `allowed`, so it cannot honour them; allowed: "
+                            "weights(self, q, k, allowed=None) (docs/mixers.md)")
+        cls.legacy_weights, cls.supports_mask, cls.supports_causal = True, False, False
 
     def __init__(
         self,
@@ -223,12 +263,9 @@ class MultiHeadMixer(Mixer):
     def pool(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
              allowed: torch.Tensor | None = None) -> torch.Tensor:
         """Head outputs (..., H, N, d_h) = weights @ v, with attention dropout on the weights while training."""
-        if self.legacy_weights:
-            if allowed is not None:  # unreachable through the families, which refuse such a mixer first
-                self.require(mask=True, causal=True)
-            a = self.weights(q, k)
-        else:
-            a = self.weights(q, k, allowed)
+        if self.legacy_weights and allowed is not None:  # unreachable through the families, which refuse it first
+            self.require(mask=True, causal=True)
+        a = self.call_weights(q, k, allowed)
         if self.training and self.dropout > 0:
             a = F.dropout(a, self.dropout)
         return a @ v
@@ -237,9 +274,15 @@ class MultiHeadMixer(Mixer):
                           causal: bool = False) -> torch.Tensor:
         """The attention weights (..., B, H, N, N) this mixer uses on input x (..., B, N, d); for tests and plots."""
         q, k, _ = self.project(x)
-        if self.legacy_weights:
-            return self.weights(q, k)
-        return self.weights(q, k, allowed_keys(mask, causal, x.shape[-2], x.device))
+        return self.call_weights(q, k, allowed_keys(mask, causal, x.shape[-2], x.device))
+
+    def call_weights(self, q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+        """``weights`` called the way its signature takes ``allowed`` (:attr:`allowed_by`; without it: none)."""
+        if self.allowed_by == "keyword":
+            return self.weights(q, k, allowed=allowed)
+        if self.allowed_by == "positional":
+            return self.weights(q, k, allowed)
+        return self.weights(q, k)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         q, k, v = self.project(x)
@@ -248,15 +291,28 @@ class MultiHeadMixer(Mixer):
         return self.output(o)  # (..., B, N, d)
 
 
-def _takes_allowed(weights: object) -> bool:
-    """Whether ``weights`` accepts a third argument (``allowed``) after self, q and k."""
+def _allowed_parameter(weights: object) -> tuple[str, str | None]:
+    """(the signature of ``weights`` as written, how it takes ``allowed``: ``positional``, ``keyword`` or None).
+
+    A parameter named ``allowed`` is passed by keyword unless it is the third after self (q, k, allowed), whatever
+    its kind (keyword-only included); else a third positional parameter of another name or ``*args`` gets it by
+    position, ``**kwargs`` by keyword; else it takes none.
+    """
     import inspect
 
-    parameters = list(inspect.signature(weights).parameters.values())
-    if any(p.kind is p.VAR_POSITIONAL for p in parameters):
-        return True
+    function = getattr(weights, "__func__", weights)  # a staticmethod's or classmethod's function
+    signature = inspect.signature(function)
+    parameters = list(signature.parameters.values())
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 4
+    named = signature.parameters.get("allowed")
+    if named is not None and named.kind is not named.VAR_POSITIONAL and named.kind is not named.VAR_KEYWORD:
+        third = len(positional) > 3 and positional[3] is named
+        return str(signature), "positional" if third or named.kind is named.POSITIONAL_ONLY else "keyword"
+    if len(positional) > 3 or any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return str(signature), "positional"
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return str(signature), "keyword"
+    return str(signature), None
 
 
 def per_head(p: torch.Tensor) -> torch.Tensor:

@@ -51,7 +51,7 @@ ARCHITECTURES: Registry[Architecture] = Registry("architecture")
 
 
 def _add(arch: Architecture) -> None:
-    ARCHITECTURES.add(arch.name, arch)
+    ARCHITECTURES.add(arch.name, arch, module=__name__)  # an instance names no module of its own
 
 
 _MTE_STYLE = dict(ln_placement="pre_residual", attention_gelu=True, warmup=False, grad_clip=False)

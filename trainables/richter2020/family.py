@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from trainables.catalog import register_family
 from trainables.families import Family, packs
 from trainables.richter2020.config import TrainConfig
-from trainables.richter2020.loop import train_members
+from trainables.richter2020.loop import members_per_pack, train_members
 from trainables.richter2020.tasks import TASKS
 from trainables.rows import OnEval, TrialResult
 
@@ -32,4 +32,5 @@ def tiny(cfg: TrainConfig) -> TrainConfig:
 
 # tasks=TASKS: the task registry itself, so that a task a plugin registers belongs to this family too.
 FAMILY = register_family(Family(name="richter2020", tasks=TASKS, config=TrainConfig, train=train, tiny=tiny,
-                                packs_learning_rates=True, packing="gpu"))
+                                packs_learning_rates=True, packs_when="gpu",
+                                members_per_pack=members_per_pack))

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
+from trainables.families import PackingWarning
 from trainables.richter2020.architectures import ARCHITECTURES
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.model import build_model
@@ -110,9 +112,21 @@ def members_per_pack(cfg: TrainConfig, device: str | torch.device = "cpu") -> in
     """How many members one stacked model holds on ``device`` (None: all of them)."""
     if torch.device(device).type != "cpu":
         return None
+    return max(1, CPU_PACK_BYTES // member_bytes(cfg))
+
+
+def member_bytes(cfg: TrainConfig) -> int:
+    """One member's largest activation in bytes: B x N x (the FFN's hidden width or the 3d of q, k, v), float32."""
     arch = ARCHITECTURES.get(cfg.architecture)
-    widest = max(arch.ffn_hidden(cfg.d_model), 3 * cfg.d_model)
-    return max(1, CPU_PACK_BYTES // (cfg.batch_size * cfg.seq_len * widest * 4))
+    return cfg.batch_size * cfg.seq_len * max(arch.ffn_hidden(cfg.d_model), 3 * cfg.d_model) * 4
+
+
+def _warn_unpacked(cfg: TrainConfig, members: int, device: str | torch.device) -> None:
+    """A PackingWarning: packing was decided, but one member's activations exceed the CPU budget alone."""
+    warnings.warn(f"packing asked for, but these {members} members train one after another on {device}: one "
+                  f"member's largest activation ({member_bytes(cfg) / 2**20:.1f} MiB: batch {cfg.batch_size} x length "
+                  f"{cfg.seq_len} x width, float32) exceeds the CPU packing budget of {CPU_PACK_BYTES / 2**20:.0f} MiB "
+                  "(trainables/richter2020/loop.py CPU_PACK_BYTES)", PackingWarning, stacklevel=3)
 
 
 def train_members(
@@ -145,6 +159,8 @@ def train_members(
     member_seeds = [s for _ in configs for s in seeds]
     size = members_per_pack(configs[0], device) if pack == "auto" else pack
     size = len(member_cfgs) if size is None else int(size)
+    if pack == "auto" and size == 1 < len(member_cfgs):
+        _warn_unpacked(configs[0], len(member_cfgs), device)
     if size < 1:
         raise ValueError(f"invalid pack={pack!r}; allowed: 'auto', None or an integer >= 1")
     rows: list[Row] = []

@@ -11,7 +11,7 @@ with. Keys come from ``1 .. V/2 - 1``, values from ``V/2 .. V - 1`` (token 0 is 
 The model is a small causal stack (token and position embeddings, L pre-LN blocks of a registry mixer called causal
 and a 4d GELU feed-forward layer, a linear read-out to V logits at every position), trained with Adam on
 cross-entropy at the query positions only; ``val_accuracy`` is the share of queries answered right on fixed
-validation batches. One seed after another (no packing: ``packing="never"``).
+validation batches. One seed after another (no packing: ``packs_when="never"``, the default).
 
 This module is all a model family needs (the ``Family`` protocol of ``trainables.families``): a config, a ``train``
 that writes rows through ``trainables.rows.SeedRows``, a ``tiny`` configuration for preflight, and one
