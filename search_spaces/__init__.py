@@ -8,7 +8,6 @@ reading a ``study.json`` (analysis/) costs no study module.
 import functools
 import importlib
 import importlib.util
-import traceback
 from pathlib import Path
 
 from search_spaces.axes import IntRange, Linked, LogUniform, Uniform
@@ -83,25 +82,15 @@ def _from_file(spec: str) -> Study:
     path = Path(path_text)
     if not path.is_file():
         raise StudyError(f"invalid study file {path_text!r}; allowed: an existing .py file")
+    from trainables.errors import one_line
     from trainables.plugins import load_study_file
 
     try:
         module = load_study_file(path)
     except Exception as error:  # noqa: BLE001 - any error of the user's file becomes one line naming it
-        raise StudyError(f"invalid study file {path_text!r}: {_where_it_failed(error, path)}") from None
+        raise StudyError(f"invalid study file {path_text!r}: {one_line(error, at=True)}") from None
     study = getattr(module, variable, None)
     if not isinstance(study, Study):
         found = [k for k, v in vars(module).items() if isinstance(v, Study)]
         raise StudyError(f"invalid study variable {variable!r} in {path_text}; valid: {', '.join(found) or 'none'}")
     return study
-
-
-def _where_it_failed(error: Exception, path: Path) -> str:
-    """``line N: SyntaxError: invalid syntax``: the line of the study file where importing it failed."""
-    line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
-    if line is None:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename).resolve() == path.resolve()]
-        line = frames[-1].lineno if frames else None
-    message = error.msg if isinstance(error, SyntaxError) else str(error).strip().splitlines()[0] if str(error) else ""
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return f"line {line}: {text}" if line else text

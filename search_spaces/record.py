@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 
 from search_spaces.schema import SCALES, Schema, StudyError, one_line
 from search_spaces.study import Study
@@ -70,12 +70,9 @@ class StudyRecord(Study):
     #: Where this record was read from (named in error messages); not written.
     source: str = Field("study.json", exclude=True)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _upgrade(cls, data: Any) -> Any:
+    @staticmethod
+    def _upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
         """A record of an earlier version, in today's shape (module docstring)."""
-        if not isinstance(data, Mapping):
-            return data
         data = dict(data)
         task = data.pop("task", None)
         for key in RETIRED_KEYS:
@@ -93,7 +90,7 @@ class StudyRecord(Study):
         if not isinstance(data, Mapping):
             raise StudyError(f"{source}: expected a JSON object, got {type(data).__name__}")
         try:
-            return cls.model_validate({**data, "source": source})
+            return cls.model_validate({**cls._upgrade(data), "source": source})
         except ValidationError as error:
             raise StudyError(f"{source}: {one_line(error, 'study.json', cls)}") from None
         except StudyError as error:

@@ -1,6 +1,6 @@
 """Small studies defined in a file, as a researcher would (`study run tests/studies_for_tests.py:NAME`)."""
 
-from search_spaces import LogUniform, Plot, Study
+from search_spaces import Finding, LogUniform, Plot, Study
 
 _TINY = {"n_steps": 300, "eval_every": 100, "eval_batches": 2, "batch_size": 8, "seq_len": 16, "d_model": 8}
 
@@ -64,4 +64,15 @@ TPE_INTERRUPTIBLE = Study(
     name="test.tpe_interruptible", goal="the Optuna journal survives a killed driver", tasks=("mode",),
     scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
     fixed=_TINY, seeds=(0, 1), sampler="tpe", n_trials=8,
+)
+
+# An adaptive budget (tests/test_adaptive_run.py): four seeds, every cell starts with two; the first finding is far
+# from its bound (decided at once), the second near it (its cells get more seeds).
+ADAPTIVE = Study(
+    name="test.adaptive", goal="seeds go where a finding is undecided", tasks=("mode",),
+    scientific={"architecture": ("sum", "max"), "d_model": (8,)}, nuisance={"learning_rate": (0.01, 0.003, 0.001)},
+    fixed={k: v for k, v in _TINY.items() if k != "d_model"} | {"n_steps": 200}, seeds=(0, 1, 2, 3),
+    budget="adaptive", plot=Plot(panel="architecture", x="d_model", y="learning_rate"),
+    findings=(Finding(description="sum learns something", above={"sum": 0.02}, scales=("paper", "smoke")),
+              Finding(description="sum ahead of max", ahead={"sum": ("max",)}, scales=("paper", "smoke"))),
 )

@@ -155,7 +155,7 @@ def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_rais
         path = tmp_path / f"{name}.pkl"
         if error is not None:
             path.write_bytes(cloudpickle.dumps(error))
-        return SimpleNamespace(pickled_error_file=str(path), config={"point": {"name": name}})
+        return SimpleNamespace(pickled_error_file=str(path), config={"trial": {"point": {"name": name}, "seeds": [0]}})
 
     try:
         raise DeviceError("trial asked for 0.25 GPU but CUDA is unavailable")
@@ -165,7 +165,7 @@ def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_rais
     for t in (trial("node_lost", ActorUnavailableError("Socket closed", None)), trial("raised", raised),
               trial("no_file", None)):
         lost.on_trial_error(0, [], t)
-    assert lost.points == [{"name": "node_lost"}]
+    assert lost.configs == [{"point": {"name": "node_lost"}, "seeds": [0]}]
 
 
 def test_simulated_gpus_need_a_gpu_request() -> None:

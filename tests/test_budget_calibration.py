@@ -47,7 +47,7 @@ def test_wrong_decided_verdicts_stay_within_the_stated_error(budget: str) -> Non
     alpha = 1 - study.confidence
     tally = simulate(study, near_threshold_truth(), REPLAYS)
     allowed = alpha + 3 * math.sqrt(alpha * (1 - alpha) / tally.replays)
-    assert tally.decided > 0.1 * tally.replays  # the verdicts decide something, not only UNDECIDED
+    assert tally.decided > 0.05 * tally.replays  # the verdicts decide something, not only UNDECIDED
     assert tally.wrong_share <= allowed, tally
     if budget == "adaptive":
         assert tally.models < 0.95  # and it saves models

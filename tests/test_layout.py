@@ -16,8 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("trainables", "study", "search_spaces", "analysis")
 MAX_MODULE_LINES = 400
-MAX_FUNCTION_LINES = 80
-SIZE_CHECKED = ("trainables", "analysis")
+MAX_FUNCTION_LINES = 75
+SIZE_CHECKED = PACKAGES  # the whole tree, study/ included
 
 
 def _module_name(path: Path) -> str:

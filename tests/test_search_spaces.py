@@ -134,7 +134,7 @@ def test_importing_the_studies_does_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     # Importing the package imports no study (the schema alone: analysis/ reads study.json with it); the studies
     # come on first use, and the atlas lists the mixer files through trainables.mixers, whose import is torch-free.
-    assert out.stdout.split("\n")[:2] == ["[]", "['trainables', 'trainables.mixers']"]
+    assert out.stdout.split("\n")[:2] == ["[]", "['trainables', 'trainables.mixers', 'trainables.mixers._files']"]
 
 
 def test_written_out_directions_equal_the_ndr_ones() -> None:  # the atlas' mixer list: test_yun_studies

@@ -9,7 +9,10 @@ divergence are written here once:
   evaluation point it does not reach gets the family's "no model" metrics (accuracy 0, NaN losses), and
   :meth:`SeedRows.finish` marks every row of that seed ``diverged``, the rows before the divergence included;
 * rows reach the caller's ``on_eval`` as they are produced (so a row produced before the divergence still
-  says ``ok`` there); the finished rows are the record.
+  says ``ok`` there); the finished rows are the record;
+* ``on_eval`` may answer True: nothing the study reads of this model can change any more (its cell's numbers are
+  final, study.trial.stopping). A loop that honours it stops the model there, and :meth:`SeedRows.finish` writes
+  the step it stopped at into every row of it (``stopped_at``; a loop that ignores it just trains on).
 
 The Tune adapter (``study/trial/trainable.py``) adds the hyperparameter and label columns and the trial's
 identity (study, trial key, code version, node, precision).
@@ -23,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Row = dict[str, Any]
-OnEval = Callable[[Row], None]
+#: Called with every row as it is produced; True asks the loop to stop the model there (None or False: train on).
+OnEval = Callable[[Row], bool | None]
 
 
 @dataclass
@@ -70,17 +74,17 @@ class SeedRows:
         self.extra = dict(extra or {})
         self.rows: list[Row] = []
         self.diverged = False
+        self.stopped_at: int | None = None
 
-    def emit(self, step: int, epoch: int, metrics: Mapping[str, Any]) -> Row:
-        """Record the evaluation after ``step`` optimiser steps (``epoch`` in the family's unit)."""
+    def emit(self, step: int, epoch: int, metrics: Mapping[str, Any]) -> bool:
+        """Record the evaluation after ``step`` optimiser steps (``epoch`` in the family's unit); whether the caller's
+        ``on_eval`` asks to stop the model here."""
         row: Row = {"seed": self.seed, "step": step, "epoch": epoch, **metrics,
                     "status": "diverged" if self.diverged else "ok",
                     "wall_time_s": time.perf_counter() - self.start, "n_params": self.n_params,
                     "device": self.device, **self.extra}
         self.rows.append(row)
-        if self.on_eval is not None:
-            self.on_eval(row)
-        return row
+        return bool(self.on_eval(row)) if self.on_eval is not None else False
 
     def diverge(self) -> None:
         """The training loss is no longer finite: from now on this seed's rows are ``diverged``."""
@@ -93,9 +97,15 @@ class SeedRows:
         for step in range((done // eval_every + 1) * eval_every, last + 1, eval_every):
             self.emit(step, step // eval_every, empty)
 
+    def stop_here(self) -> None:
+        """The model stops at its latest row (on_eval asked for it): every row records that step."""
+        self.stopped_at = self.rows[-1]["step"] if self.rows else 0
+
     def finish(self) -> list[Row]:
-        """The seed's rows; a diverged seed's are all marked ``diverged``."""
-        if self.diverged:
-            for row in self.rows:
+        """The seed's rows; a diverged seed's are all marked ``diverged``; a stopped one's carry ``stopped_at``."""
+        for row in self.rows:
+            if self.diverged:
                 row["status"] = "diverged"
+            if self.stopped_at is not None:
+                row["stopped_at"] = self.stopped_at
         return self.rows

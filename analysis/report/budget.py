@@ -52,9 +52,11 @@ def budget_section(page: Page, ctx: ReportContext) -> list[str]:
     frame = seeds_frame(ctx)
     given, every = int(frame.get_column("n").sum()), frame.height * len(meta.seeds)
     page.h(2, "Budget")
-    head = (f"{meta.budget} budget: {given:,} of {every:,} models ({100 * given / max(every, 1):.1f}%); every cell "
-            f"started with {len(meta.starting_seeds)} seed(s), then up to {meta.looks} looks gave one more seed to "
-            f"the cells an undecided finding depends on.")
+    looks = len(meta.looks_taken)
+    later = "" if meta.budget == "adaptive" else "; completed to the full grid since"
+    head = (f"adaptive budget: {given:,} of {every:,} models ({100 * given / max(every, 1):.1f}%){later}; every cell "
+            f"started with {len(meta.starting_seeds)} seed(s), then {looks} look(s) gave one more seed to the cells an "
+            f"undecided finding depends on.")
     page.p(html.escape(head))
     no_cross = frame.select(stats.axes.panel, stats.axes.x, stats.axes.y, pl.col("g").alias("value")).head(0)
     grid = rgb_grid(frame, stats.axes.panel, stats.axes.x, stats.axes.y, f"{ctx.name} · seeds per cell",

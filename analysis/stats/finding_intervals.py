@@ -22,7 +22,7 @@ every cell short of seeds. An adaptive budget gives seeds to these.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
@@ -40,6 +40,7 @@ class Estimate:
     high: float
     seeds: tuple[int, int] = (0, 0)  # the fewest and the most seeds of the cells that make it (0: a cell not run)
     cells: int = 0
+    not_run: int = 0  # of those cells, the ones without any seed yet
     #: per cell short of seeds: its configuration columns and its interval (``low``, ``high``)
     short: pl.DataFrame | None = field(default=None, compare=False, repr=False)
     #: how the cells decide it: "order" (a best or worst: ``largest`` says which end), "level" (a share of cells
@@ -54,7 +55,7 @@ class Estimate:
         value = None if self.value is None or other.value is None else self.value - other.value
         return Estimate(value, self.low - other.high, self.high - other.low,
                         (min(self.seeds[0], other.seeds[0]), max(self.seeds[1], other.seeds[1])),
-                        self.cells + other.cells, parts=(self, other))
+                        self.cells + other.cells, self.not_run + other.not_run, parts=(self, other))
 
     def contention(self, threshold: float | None = None) -> pl.DataFrame | None:
         """The cells short of seeds whose further seeds could decide a bound at ``threshold`` (module docstring;
@@ -115,6 +116,12 @@ def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noi
              max_seeds: int) -> Estimate:
     """The statistic over ``cells`` (a cell table, :mod:`analysis.stats.finding_cells`) with its interval, each
     cell's (or the mean's) at two-sided level ``1 - alpha``."""
+    found = _estimate(cells, statistic, level, metric, noise, alpha, max_seeds)
+    return replace(found, not_run=int((cells.get_column("n") == 0).sum()) if cells.height else 0)
+
+
+def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel, alpha: float,
+              max_seeds: int) -> Estimate:
     lo, hi = metric_range(metric)
     if cells.is_empty():
         return Estimate(None, lo, hi)
@@ -136,13 +143,14 @@ def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noi
                    max_seeds)
     if statistic == "share":
         value = float((g[run] >= level).mean()) if run.any() else None
-        return Estimate(value, float((low >= level).mean()), float((high >= level).mean()), seeds, len(n), short,
-                        "level", level=level)
+        return Estimate(value, float((low >= level).mean()), float((high >= level).mean()), seeds, len(n),
+                        short=short, kind="level", level=level)
     largest = (statistic == "best") != lower_is_better(metric)
     pick = np.max if largest else np.min
     value = float(pick(g[run])) if run.any() else None
     attains = seeds if value is None else _seeds_of(n, g, run, value)
-    return Estimate(value, float(pick(low)), float(pick(high)), attains, len(n), short, "order", largest)
+    return Estimate(value, float(pick(low)), float(pick(high)), attains, len(n), short=short, kind="order",
+                    largest=largest)
 
 
 def _short(cells: pl.DataFrame, columns: list[str], max_seeds: int) -> pl.DataFrame:
@@ -162,12 +170,12 @@ def _mean(g: np.ndarray, se: np.ndarray, df: np.ndarray, run: np.ndarray, bounds
     lo, hi = bounds
     k, missing = len(g), int((~run).sum())
     if not run.any():
-        return Estimate(None, lo, hi, seeds, k, short)
+        return Estimate(None, lo, hi, seeds, k, short=short)
     total, error = float(g[run].sum()), math.sqrt(float((se[run] ** 2).sum()))
     q = float(quantile(alpha, float(df[run].min())))
     low = (total - q * error + missing * lo) / k
     high = (total + q * error + missing * hi) / k
-    return Estimate(total / int(run.sum()), max(low, lo), min(high, hi), seeds, k, short)
+    return Estimate(total / int(run.sum()), max(low, lo), min(high, hi), seeds, k, short=short)
 
 
 def _spread(cells: pl.DataFrame, run: np.ndarray, level: float, bounds: tuple[float, float], alpha: float,
@@ -179,15 +187,15 @@ def _spread(cells: pl.DataFrame, run: np.ndarray, level: float, bounds: tuple[fl
     if not run.all():
         learned = cells.filter(pl.col("n") > 0)
         value = _mean_spread(learned, level)
-        return Estimate(value, lo, hi, seeds, k, short)
+        return Estimate(value, lo, hi, seeds, k, short=short)
     learned = cells.filter(pl.col("b") >= level)
     v = (learned.get_column("b") - learned.get_column("r")).fill_null(0.0).to_numpy().astype(float)
     if v.size == 0:
-        return Estimate(None, lo, hi, seeds, k, short)
+        return Estimate(None, lo, hi, seeds, k, short=short)
     half = float(quantile(alpha, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else 0.0
     top = np.where((learned.get_column("n") < max_seeds).to_numpy(), hi, v)  # more seeds may widen B - R
     return Estimate(float(v.mean()), max(float(v.mean()) - half, lo), min(float(top.mean()) + half, hi), seeds, k,
-                    short)
+                    short=short)
 
 
 def _mean_spread(cells: pl.DataFrame, level: float) -> float | None:

@@ -27,6 +27,7 @@ the interval clears it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,20 @@ class Check:
         """The panel value's number on the data."""
         return (self.mine or self.estimate).value
 
+    def hopeless(self, max_seeds: int) -> bool:
+        """Whether even every seed would leave this bound undecided: its number lies closer to the bound than half
+        the half-width its interval would shrink to with ``max_seeds`` seeds per cell (a width falls as one over the
+        square root of the seeds; the half allows for the quantile's own fall with more seeds and later looks)."""
+        e = self.estimate
+        if e.value is None or e.seeds[1] == 0 or not (math.isfinite(e.low) and math.isfinite(e.high)):
+            return False
+        bound = self.threshold if self.relation != "ahead" else self.threshold - (self.mine.value - e.value) \
+            if self.mine is not None and self.mine.value is not None and self.threshold is not None else None
+        if bound is None:
+            return False
+        half = (e.high - e.low) / 2 * math.sqrt(e.seeds[1] / max_seeds)
+        return abs(e.value - bound) < half / 2
+
     def text(self) -> str:
         """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
         and exactly the bound tested."""
@@ -111,12 +126,14 @@ class Verdict:
         detail += [f"      {text}" for text in (self.reason, self.basis) if text]
         return [head, *detail]
 
-    def contention(self) -> pl.DataFrame | None:
-        """The cells whose further seeds could decide this finding (None: none can, or it is decided)."""
+    def contention(self, max_seeds: int | None = None) -> pl.DataFrame | None:
+        """The cells whose further seeds could decide this finding (None: none can, or it is decided). With
+        ``max_seeds``, a bound whose number sits so close to it that even every seed would leave it undecided asks
+        for nothing (:meth:`Check.hopeless`)."""
         if self.status != UNDECIDED:
             return None
         found = [c.estimate.contention(None if c.relation == "ahead" else c.threshold)
-                 for c in self.checks if c.state == "undecided"]
+                 for c in self.checks if c.state == "undecided" and not (max_seeds and c.hopeless(max_seeds))]
         frames = [f for f in found if f is not None and f.height]
         return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
 
@@ -304,7 +321,7 @@ def _verdict(finding: Finding, metric: str, checks: tuple[Check, ...], missing_n
     if "fails" in states:
         return Verdict(finding, metric, FAIL, checks, note, basis)
     if "undecided" in states:
-        not_run = any(c.estimate.seeds[0] == 0 for c in checks if c.state == "undecided")
+        not_run = any(c.estimate.not_run for c in checks if c.state == "undecided")
         why = "not decided: an interval holds the bound"
         if not_run:
             why += f"; cells not run yet could move it ({missing_note or 'the grid is incomplete'})"

@@ -71,7 +71,8 @@ class NoiseModel:
     def text(self) -> str:
         """The seed noise in words, for a verdict's basis line."""
         if not self.measured:
-            return "no seed noise measured (one seed, or seeds that agree exactly): the numbers alone decide"
+            return ("no seed noise measured: one seed per cell decides nothing; seeds that agree exactly decide on "
+                    "their number")
         sds = sorted(100 * math.sqrt(v) for v in self.variances)
         level = f"sd {sds[0]:.1f} pp" if len(sds) == 1 else f"sd {sds[0]:.1f}-{sds[-1]:.1f} pp by G level"
         prior = "pooled" if self.df >= MAX_PRIOR_DF else f"prior df {self.df:.0f}"
@@ -79,7 +80,8 @@ class NoiseModel:
 
     def standard_errors(self, g: np.ndarray, sd: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per cell the standard error of G and its degrees of freedom (module docstring); a cell with no seeds has
-        an infinite error, a cell whose noise cannot be measured (one seed, no prior) an error of 0."""
+        an infinite error, and so has a cell of one seed where no cell measured any noise (nothing states how far its
+        one seed may lie from its mean); seeds that all agree exactly, an error of 0."""
         n = n.astype(float)
         own = np.where(np.isfinite(sd), sd.astype(float), 0.0) ** 2
         d = np.maximum(n - 1.0, 0.0)
@@ -89,7 +91,7 @@ class NoiseModel:
             var = np.maximum((self.df * prior + d * own) / (self.df + d), own)
             df = self.df + d
         else:
-            var, df = own, np.maximum(d, 1.0)
+            var, df = np.where(n > 1, own, np.inf), np.maximum(d, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             se = np.where(n > 0, np.sqrt(var / np.maximum(n, 1.0)), np.inf)
         return se, df

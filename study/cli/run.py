@@ -55,6 +55,16 @@ def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_tr
         f"run it anyway with an explicit --scale paper, or choose {cheaper}")
 
 
+def _with_budget(study: Study, budget: str | None) -> Study:
+    """The study with ``--budget`` (None: its own); an adaptive budget it cannot have is one line, exit 2."""
+    if budget is None:
+        return study
+    try:
+        return study.replace(budget=budget)
+    except StudyError as error:
+        raise InputError(str(error)) from None
+
+
 @click.command()
 @click.argument("name")
 @run_scale_option
@@ -78,17 +88,20 @@ def _guard_paper_scale(study: Study, name: str, address: str | None, gpus_per_tr
 @click.option("--track", "track", multiple=True, metavar="KIND[=TARGET]",
               help="Log every trial live to mlflow[=URI], tensorboard[=DIR] or wandb[=PROJECT] (repeatable; "
                    "docs/tracking.md).")
+@click.option("--budget", type=click.Choice(["fixed", "adaptive"]), default=None,
+              help="fixed: every cell trains every seed; adaptive: every cell starts with a few seeds, more go only "
+                   "where a finding is undecided (docs/budget.md). Default: the study's own.")
 @click.option("--where", "where", multiple=True, metavar="AXIS=VALUE[,VALUE...]",
               help="Run only the grid points whose AXIS takes one of the values (repeatable: all must hold); "
                    "the trials land in the study's directory (docs/cli.md).")
 def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
         gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
-        report: bool, track: tuple[str, ...], where: tuple[str, ...]) -> None:
+        report: bool, track: tuple[str, ...], budget: str | None, where: tuple[str, ...]) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
     """
-    study = load_study(name, scale or "paper")
+    study = _with_budget(load_study(name, scale or "paper"), budget)
     click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
     if scale is None:
         _guard_paper_scale(study, name, address, gpus_per_trial)

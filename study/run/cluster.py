@@ -50,11 +50,6 @@ class Resources:
             raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
                              "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
 
-    @property
-    def packed(self) -> bool | None:
-        """``packing`` in its spelling before the rename (None: auto, True: on, False: off), for callers not yet
-        moved to ``packing``."""
-        return {"auto": None, "on": True, "off": False}[self.packing]
 
 
 class ClusterError(StudyError):

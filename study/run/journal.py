@@ -19,6 +19,7 @@ from ray import tune
 from search_spaces.study import Study
 from study.results.storage import StudyStorage, ensure_local_dir
 from study.trial.identity import key_of
+from study.trial.spec import Trial
 from study.trial.trainable import objective
 
 JOURNAL = "optuna.journal"
@@ -122,8 +123,8 @@ class JournalRecorder(tune.Callback):
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if "trial_seconds" not in (trial.last_result or {}):
             return  # found its rows on disk (study.trial.trainable.run_trial): recorded before, or at the next start
-        point = trial.config.get("point", trial.config)
-        key = key_of(self.study, point)
+        spec = Trial.from_config(trial.config, self.study)
+        point, key = dict(spec.point), spec.key(self.study)
         table = self.storage.read_trial(key)
         if table is None or not table.num_rows:
             return

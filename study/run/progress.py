@@ -29,7 +29,7 @@ from ray import tune
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.trial.identity import key_of
+from study.trial.spec import Trial
 from trainables.errors import one_line
 
 PROGRESS_FILE = "progress.json"
@@ -102,6 +102,8 @@ class StudyProgress(tune.Callback):
                  plain_interval_s: float = 30.0) -> None:
         self.study, self.storage, self.total, self.echo = study, storage, total, echo
         self.already_done = already_done
+        #: where a study of rounds stands (an adaptive budget: ``look 2 of 4: 1 of 3 findings undecided``)
+        self.stage = ""
         self.finished = 0
         self.failed = 0
         self.best: tuple[float, dict[str, Any]] | None = None
@@ -132,8 +134,8 @@ class StudyProgress(tune.Callback):
         return self._stream or sys.stdout
 
     def _key(self, trial: Any) -> tuple[str, dict[str, Any]]:
-        point = trial.config.get("point", trial.config)
-        return key_of(self.study, point), point
+        spec = Trial.from_config(trial.config, self.study)
+        return spec.key(self.study), dict(spec.point)
 
     def _better(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -175,8 +177,9 @@ class StudyProgress(tune.Callback):
         failed = f" | failed {self.failed}" if self.failed else ""
         left = self.remaining_seconds()
         remaining = f"~{format_seconds(left)} left" if math.isfinite(left) else "time left: estimating"
-        return (f"[{done}/{self.total} {100 * done / max(self.total, 1):.0f}%] running {len(self._trials)} | {best} "
-                f"| elapsed {format_seconds(self.clock() - self.started)} | {remaining}{failed}")
+        stage = f"{self.stage} | " if self.stage else ""
+        return (f"{stage}[{done}/{self.total} {100 * done / max(self.total, 1):.0f}%] running {len(self._trials)} | "
+                f"{best} | elapsed {format_seconds(self.clock() - self.started)} | {remaining}{failed}")
 
     def bar(self) -> str:
         """``[#######.................]`` over finished trials plus the running trials' fractions."""

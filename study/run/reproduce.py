@@ -29,6 +29,7 @@ from analysis.stats.paired import t_quantile_95
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.identity import machine_text
+from study.trial.spec import Trial
 
 #: Columns that differ between two runs of the same code on purpose (timings, where and from which checkout).
 VOLATILE = ("wall_time_s", "code_version", "hostname", "node_id", "machine", "finished_at")
@@ -149,18 +150,20 @@ class RunSettings:
 
     threads: int = 1
     packing: str = "auto"  # the run's request, as study.json's run.packing records it (auto, on, off)
+    plugins: tuple[dict[str, Any], ...] = ()  # the plugins of yours the run recorded (its rows name them)
 
     @classmethod
     def of(cls, storage: StudyStorage) -> RunSettings:
         run = recorded_run(storage.location)
         if run is None:
             return cls()
-        return cls(threads=run.threads_per_trial, packing=run.packing)
+        return cls(threads=run.threads_per_trial, packing=run.packing, plugins=run.plugins)
 
 
-def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str, Any], settings: RunSettings,
+def verify_trial(study: Study, storage: StudyStorage, key: str, trial: Trial, settings: RunSettings,
                  scratch: StudyStorage) -> TrialCheck:
-    """Train trial ``key`` (at ``point``) again into ``scratch`` and compare its rows with the recorded ones."""
+    """Train trial ``key`` again into ``scratch`` and compare its rows with the recorded ones."""
+    point = dict(trial.point)
     import torch
 
     from study.trial.trainable import run_trial, torch_setting
@@ -177,7 +180,8 @@ def verify_trial(study: Study, storage: StudyStorage, key: str, point: dict[str,
     precision = str(old[0].get("precision", "fp32"))
     with torch_setting(torch.get_num_threads, torch.set_num_threads, settings.threads):
         here = machine_text()
-        run_trial(study, scratch, point, packing=settings.packing, precision=precision)
+        run_trial(study, scratch, Trial(trial.point, trial.seeds), packing=settings.packing, precision=precision,
+                  plugins=settings.plugins)
     again = scratch.read_trial(key)
     new = again.to_pylist() if again is not None else []
     result, same = compare_rows(old, new, precision), recorded == here
@@ -194,11 +198,16 @@ def verify_study(study: Study, storage: StudyStorage, *, trials: int, seed: int 
     Raises:
         ValueError: ``trials`` below 1, or no finished trial to verify.
     """
+    from study.run.adaptive import budget_trials
     from study.run.points import trial_points
+    from study.run.strategies import read_record
 
     finished = storage.finished_keys() - storage.corrupt_keys()
-    grid = trial_points(study) if study.sampler == "grid" else None
-    if grid is not None:
+    grid: dict[str, Trial] | None = None
+    if study.sampler == "grid":  # every seed of a point, and the trials an adaptive budget gave its cells
+        grid = {k: Trial.every_seed(study, p) for k, p in trial_points(study).items()}
+        for cell in budget_trials(study, read_record(storage)).values():
+            grid.update(cell)
         finished &= set(grid)
     if not finished:
         raise ValueError(f"no finished trials of {study.name} (scale {study.scale}) in {storage.uri} to verify")
@@ -210,11 +219,12 @@ def verify_study(study: Study, storage: StudyStorage, *, trials: int, seed: int 
         return [verify_trial(study, storage, key, points[key], settings, scratch) for key in keys]
 
 
-def _points_from_rows(study: Study, storage: StudyStorage, keys: list[str]) -> dict[str, dict[str, Any]]:
-    """A sampled study's points, read back from each trial's first row (empty when its rows cannot be read)."""
-    points: dict[str, dict[str, Any]] = {}
+def _points_from_rows(study: Study, storage: StudyStorage, keys: list[str]) -> dict[str, Trial]:
+    """A sampled study's trials (every seed), their points read back from each one's first row (empty when its rows
+    cannot be read)."""
+    points: dict[str, Trial] = {}
     for key in keys:
         table = storage.read_trial(key)
         first = table.slice(0, 1).to_pylist()[0] if table is not None and table.num_rows else None
-        points[key] = {n: first[n] for n in study.axes} if first else {}
+        points[key] = Trial.every_seed(study, {n: first[n] for n in study.axes} if first else {})
     return points

@@ -1,7 +1,9 @@
-"""Study -> Ray Tune run: which trials are left, study.json, the cluster, the Tuner runs, the counts at the end.
+"""Study -> Ray Tune run, top down: the strategy (study.run.strategies), preflight, the plan (what is left),
+study.json, the launch, the counts at the end.
 
 ``study.run.cluster`` starts or joins Ray and checks that a trial fits; ``study.run.tuner`` runs the trials through
-Ray Tune (grid or Optuna); each trial runs ``study.trial.entry`` on a Ray worker.
+Ray Tune (grid or Optuna); ``study.run.adaptive`` runs an adaptive budget's rounds; each trial runs
+``study.trial.entry`` on a Ray worker.
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ from typing import Any
 from ray import tune
 
 from search_spaces.record import RunRecord, StudyRecord
+from search_spaces.schema import StudyError
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
+from study.run.adaptive import AdaptiveStrategy
 from study.run.cluster import Echo, Resources, check_resources, start_ray
 from study.run.journal import JournalRecorder, journal_storage, sync_journal
-from study.run.points import describe, trial_points
+from study.run.points import describe
 from study.run.preflight import preflight
 from study.run.progress import StudyProgress
-from study.run.tuner import Folder, fit, run_grid, tune_config
+from study.run.strategies import GridStrategy, Plan, SamplerStrategy, read_record
+from study.run.tuner import Folder, GridRun, fit, tune_config
 from study.trial.entry import trial_entry
 from study.trial.identity import machine, machine_text, software_versions
-from study.trial.trainable import objective
+from study.trial.spec import Trial
 from trainables import plugins
 
 CHUNK_SIZE = 1000  # trials per Tuner run (see run_study)
@@ -36,43 +41,32 @@ def run_record(resources: Resources) -> RunRecord:
     run = {"machine": driver, "machine_text": machine_text(driver),
            "threads_per_trial": max(1, int(resources.cpus_per_trial)),
            "precision": resources.precision, "gpus_per_trial": resources.gpus_per_trial,
-           "packing": {None: "auto", True: "on", False: "off"}[resources.packed]}
+           "packing": resources.packing}
     if plugins.user_plugins():
         run["plugins"] = [p.to_json() for p in plugins.user_plugins()]
     return RunRecord(**run)
 
 
-def changed_plugins(storage: StudyStorage) -> list[str]:
+def changed_plugins(storage: StudyStorage, record: StudyRecord | None) -> list[str]:
     """Plugins whose code differs from the one the study's latest run recorded: ``module (sha256 old -> new)``."""
-    from analysis.data.meta import MetaError, recorded_run
-
-    try:
-        run = recorded_run(storage.location)
-        before = {p["module"]: p for p in (run.plugins if run is not None else ())}
-    except (MetaError, OSError):
+    if record is None or record.run is None:
         return []
+    before = {p["module"]: p for p in record.run.plugins}
     now = {p.module: p for p in plugins.user_plugins()}
     return [f"{name} (sha256 {old['sha256'][:12]} -> {now[name].sha256[:12]})" for name, old in before.items()
             if name in now and now[name].sha256 != old["sha256"]]
 
 
-def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
-    """(point, objective) of every finished trial (table and pending files, one scan), for a resumed Optuna
-    search; in trial-key order."""
-    from analysis.data.rows import open_trials
-
-    scan = open_trials(storage.location)
-    if scan.lf is None:
-        return []
-    names = list(study.axes)
-    present = set(scan.lf.collect_schema().names())
-    wanted = [c for c in dict.fromkeys([*names, "trial_key", "step", "learning_rate", study.metric]) if c in present]
-    frame = scan.lf.select(wanted).collect()
-    done = []
-    for (_key,), group in sorted(frame.group_by("trial_key"), key=lambda item: str(item[0][0])):
-        rows = group.to_dicts()
-        done.append(({n: rows[0].get(n) for n in names}, objective(rows, study.metric, study.mode)))
-    return done
+def strategy_for(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None) -> Any:
+    """The strategy of ``study`` (study.run.strategies: its sampler and budget)."""
+    if study.sampler != "grid":
+        return SamplerStrategy()
+    if study.budget == "adaptive":
+        if where:
+            raise StudyError(f"invalid --where with budget adaptive of study {study.name}; allowed: --where with "
+                             "budget fixed (an adaptive budget decides its findings on the whole grid)")
+        return AdaptiveStrategy()
+    return GridStrategy(where)
 
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
@@ -80,70 +74,111 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
               where: Mapping[str, tuple[Any, ...]] | None = None) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
-    A grid runs as several Tuner runs of at most `chunk_size` trials: Tune's experiment state grows
-    with the number of trials (and so does the time of each save), so one huge Tuner slows down.
-    `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where` (grid studies; axis ->
-    values, study.run.points): only the grid points it selects run and are counted.
+    The study's strategy (study.run.strategies: a grid, an adaptive budget, a sampler) says which trials; a grid runs
+    as Tuner runs of at most `chunk_size` trials (Tune's experiment state grows with the number of trials, and so
+    does the time of each save). `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where`
+    (grid studies; axis -> values, study.run.points): only the grid points it selects run and are counted.
     """
+    strategy = strategy_for(study, where)
     preflight(study, echo)
-    total = study.trial_count()
-    points = trial_points(study, where) if study.sampler == "grid" else {}
-    if where:
-        total = len(points)
-        echo(f"subset --where {describe(where)}: {total} of the study's {study.trial_count()} trials")
+    record = read_record(storage)
+    plan = _plan(study, storage, strategy, record, echo)
+    _write_record(study, storage, resources, record)
+    echo(f"study {study.name} (scale {study.scale}): {plan.total} trials x {len(study.seeds)} seeds"
+         f"{_budget_words(study)}; {plan.done} finished before, {plan.remaining} to run; results in {storage.uri}")
+    if plan.remaining <= 0 and not strategy.adaptive:
+        return {"finished": plan.done, "failed": 0, "total": plan.total}
+    launcher = _Launcher(study, storage, resources, address, echo, track, chunk_size)
+    if strategy.adaptive:
+        strategy.run(study, storage, launcher.grid, echo)
+    elif study.sampler == "grid":
+        launcher.grid(plan.todo, "")
+    else:
+        launcher.sample(plan)
+    return strategy.counts(study, storage, plan)
+
+
+def _plan(study: Study, storage: StudyStorage, strategy: Any, record: StudyRecord | None, echo: Echo) -> Plan:
+    """What is left to run, after tidying what an earlier run left (unreadable trial files, an unfinished fold)."""
     for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per pending file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
              f"{storage.quarantine(key)}, the trial runs again")
-    folder = Folder(storage, echo)
-    folder.fold()  # what an earlier run left unfolded (or a fold it did not finish)
-    journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
-    previous: list[tuple[dict[str, Any], float]] = []
+    Folder(storage, echo).fold()  # what an earlier run left unfolded (or a fold it did not finish)
     if study.sampler == "grid":
-        done = storage.finished_keys() & set(points)
-        todo = [p for k, p in points.items() if k not in done]
-        n_done = len(done)
-    else:
-        previous = finished_points(study, storage) if journal is None else []
-        n_done = min(len(previous) if journal is None else len(storage.finished_keys()), total)
-        todo = []
-    changed = changed_plugins(storage) if n_done else []
+        sync_journal(study, storage)  # the journal (optuna-dashboard's view) gets the finished trials it lacks
+    plan = strategy.plan(study, storage, record)
+    if isinstance(strategy, GridStrategy) and strategy.where:
+        echo(f"subset --where {describe(strategy.where)}: {plan.total} of the study's {study.trial_count()} trials")
+    changed = changed_plugins(storage, record) if plan.done else []
     if changed:
-        echo(f"warning: plugin code changed since this study's last run: {', '.join(changed)}; its {n_done} finished "
-             "trials keep the rows the old code made (their `plugins` column says which); a fresh --storage runs "
-             "them all with the new code")
-    record = StudyRecord.of(study, versions=software_versions(), run=run_record(resources))
-    storage.write_json("study.json", record.to_json())
-    remaining = total - n_done
-    echo(f"study {study.name} (scale {study.scale}): {total} trials x {len(study.seeds)} seeds; "
-         f"{n_done} finished before, {remaining} to run; results in {storage.uri}")
-    if remaining <= 0:
-        return {"finished": n_done, "failed": 0, "total": total}
+        echo(f"warning: plugin code changed since this study's last run: {', '.join(changed)}; its {plan.done} "
+             "finished trials keep the rows the old code made (their `plugins` column says which); a fresh --storage "
+             "runs them all with the new code")
+    return plan
 
-    start_ray(address, echo)
-    default_concurrency = check_resources(resources, address=address, echo=echo)
-    entry = tune.with_resources(
-        tune.with_parameters(trial_entry, study=study, storage=storage,
-                             gpus=resources.gpus_per_trial, cpus=resources.cpus_per_trial,
-                             packed=resources.packed, precision=resources.precision,
-                             simulated_gpus=resources.simulated_gpus, track=tuple(track),
-                             plugins=tuple(plugins.record())),
-        {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
-    )
-    concurrency = resources.max_concurrent or default_concurrency
-    config = tune_config(study, concurrency, remaining, journal_storage(storage) if journal is not None else None,
-                         previous, n_done)
-    progress = StudyProgress(study=study, storage=storage, total=total, already_done=n_done, echo=echo)
-    recorder = [JournalRecorder(study, storage)] if journal is not None and study.sampler == "grid" else []
-    echo(f"running {remaining} trials, {concurrency} at a time "
-         f"({resources.cpus_per_trial:g} CPU, {resources.gpus_per_trial:g} GPU each; sampler {study.sampler})")
-    if study.sampler == "grid":
-        run_grid(study, todo, chunk_size, (entry, config, [progress, *recorder], storage, folder, progress),
-                  echo)
-    else:
-        fit(entry, {}, config, [progress], storage, folder)
-    progress.close()
-    if study.sampler != "grid":
-        return {"finished": len(storage.finished_keys()), "failed": progress.failed, "total": total}
-    keys, finished = set(points), storage.finished_keys()
-    # Failed for good: a failed/ record and no result (a lost trial that its second pass finished is not).
-    return {"finished": len(finished & keys), "failed": len(storage.failed_keys() & keys - finished), "total": total}
+
+def _write_record(study: Study, storage: StudyStorage, resources: Resources, record: StudyRecord | None) -> None:
+    """study.json: the study as it runs now, the software and the run; an adaptive budget's looks so far are kept
+    (they are replayed, never decided again)."""
+    looks = record.looks_taken if record is not None else ()
+    written = StudyRecord.of(study, versions=software_versions(), run=run_record(resources)).replace(looks_taken=looks)
+    storage.write_json("study.json", written.to_json())
+
+
+def _budget_words(study: Study) -> str:
+    if study.budget == "fixed":
+        return ""
+    return (f", adaptive budget (every cell starts with {len(study.starting_seeds)} seed(s); up to {study.looks} "
+            f"looks at {100 * study.confidence:g}% confidence)")
+
+
+class _Launcher:
+    """Ray started, the trial entry and its resources, the callbacks: what every Tuner run of this study shares."""
+
+    def __init__(self, study: Study, storage: StudyStorage, resources: Resources, address: str | None, echo: Echo,
+                 track: tuple[Any, ...], chunk_size: int) -> None:
+        start_ray(address, echo)
+        concurrency = resources.max_concurrent or check_resources(resources, address=address, echo=echo)
+        self.entry = tune.with_resources(
+            tune.with_parameters(trial_entry, study=study, storage=storage, gpus=resources.gpus_per_trial,
+                                 cpus=resources.cpus_per_trial, packing=resources.packing,
+                                 precision=resources.precision, simulated_gpus=resources.simulated_gpus,
+                                 track=tuple(track), plugins=tuple(plugins.record())),
+            {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
+        )
+        self.study, self.storage, self.resources, self.echo = study, storage, resources, echo
+        self.concurrency, self.chunk_size = concurrency, chunk_size
+        self.folder = Folder(storage, echo)
+        self.journal = journal_storage(storage) if study.sampler == "grid" else None
+
+    def _progress(self, total: int, done: int) -> StudyProgress:
+        return StudyProgress(study=self.study, storage=self.storage, total=total, already_done=done, echo=self.echo)
+
+    def _say(self, count: int) -> None:
+        r = self.resources
+        self.echo(f"running {count} trials, {self.concurrency} at a time ({r.cpus_per_trial:g} CPU, "
+                  f"{r.gpus_per_trial:g} GPU each; sampler {self.study.sampler})")
+
+    def grid(self, todo: list[Trial], stage: str) -> bool:
+        """Listed trials through Ray Tune's grid (every one exactly once); False when interrupted."""
+        progress = self._progress(len(todo), 0)
+        progress.stage = stage
+        recorder = [JournalRecorder(self.study, self.storage)] if self.journal is not None else []
+        config = tune_config(self.study, self.concurrency, len(todo), None, [], 0)
+        self._say(len(todo))
+        run = GridRun(self.study, self.storage, self.entry, config, [progress, *recorder], self.folder, progress,
+                      self.echo, self.chunk_size)
+        try:
+            return run.run(todo)
+        finally:
+            progress.close()
+
+    def sample(self, plan: Plan) -> None:
+        """An Optuna sampler's remaining trials (resumed from its journal or the rows)."""
+        progress = self._progress(plan.total, plan.done)
+        config = tune_config(self.study, self.concurrency, plan.remaining, plan.journal, plan.previous, plan.done)
+        self._say(plan.remaining)
+        try:
+            fit(self.entry, {}, config, [progress], self.storage, self.folder)
+        finally:
+            progress.close()

@@ -12,8 +12,8 @@ import itertools
 import logging
 import os
 import time
-import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ray import tune
@@ -21,7 +21,8 @@ from ray import tune
 from search_spaces.study import Study, StudyError
 from study.results.storage import StudyStorage
 from study.run.journal import optuna_space
-from study.trial.identity import key_of
+from study.trial.spec import Trial
+from trainables.errors import one_line
 
 Echo = Callable[[str], None]
 FOLD_EVERY, FOLD_EVERY_S = 500, 30.0  # fold trial files into the table every 500 trials or 30 s (study.results.table)
@@ -74,8 +75,7 @@ class _OneLineTrialErrors(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if error is not None:
-            last = "".join(traceback.format_exception_only(error)).strip().splitlines()[-1].strip()
-            record.msg, record.args = f"{record.getMessage()}: {last}", ()
+            record.msg, record.args = f"{record.getMessage()}: {one_line(error)}", ()
             record.exc_info, record.exc_text = None, None
         return True
 
@@ -88,11 +88,11 @@ class _LostTrials(tune.Callback):
     run_study gives these trials one more pass; a trial's own exception (a bug, DeviceError) gets none."""
 
     def __init__(self) -> None:
-        self.points: list[dict[str, Any]] = []
+        self.configs: list[dict[str, Any]] = []
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if _lost_with_its_process(getattr(trial, "pickled_error_file", None)):
-            self.points.append(trial.config.get("point", trial.config))
+            self.configs.append(trial.config.get("trial", trial.config))
 
 
 def _lost_with_its_process(pickled_error: str | None) -> bool:
@@ -147,21 +147,38 @@ def fit(entry: Any, param_space: dict[str, Any], tune_config: Any, callbacks: li
     folder.fold()  # the end of every Tuner run
 
 
-def run_grid(study: Study, todo: list[dict[str, Any]], chunk_size: int, parts: tuple, echo: Echo) -> None:
-    """The grid's points as Tuner runs of at most ``chunk_size`` trials; ``parts``: (entry, tune config, callbacks,
-    storage, folder, progress)."""
-    entry, tune_config, callbacks, storage, folder, progress = parts
-    for start in range(0, len(todo), chunk_size):
-        chunk = todo[start:start + chunk_size]
-        lost = _LostTrials()
-        fit(entry, {"point": tune.grid_search(chunk)}, tune_config, [*callbacks, lost], storage, folder)
-        if lost.points:  # lost with their node or process after Ray's retries: once more (then failed/)
-            echo(f"{len(lost.points)} trial(s) lost with their worker process or node: running them once more")
-            progress.failed -= len(lost.points)  # not failed (yet): counted again if the second pass fails
-            fit(entry, {"point": tune.grid_search(lost.points)}, tune_config, callbacks, storage, folder)
-        chunk_keys = {key_of(study, p) for p in chunk}
-        if chunk_keys - storage.finished_keys() - storage.failed_keys():
-            break  # interrupted (Ctrl+C) or lost trials: stop here, a re-run resumes
+@dataclass(frozen=True)
+class GridRun:
+    """What every Tuner run of a study's listed trials shares: the entry, Tune's config, the callbacks."""
+
+    study: Study
+    storage: StudyStorage
+    entry: Any
+    tune_config: Any
+    callbacks: list[Any]
+    folder: Folder
+    progress: Any  # study.run.progress.StudyProgress
+    echo: Echo
+    chunk_size: int
+
+    def run(self, todo: list[Trial]) -> bool:
+        """The trials as Tuner runs of at most ``chunk_size``; False when interrupted (Ctrl+C, lost trials): a
+        re-run resumes."""
+        for start in range(0, len(todo), self.chunk_size):
+            chunk = todo[start:start + self.chunk_size]
+            lost = _LostTrials()
+            fit(self.entry, {"trial": tune.grid_search([t.to_config() for t in chunk])}, self.tune_config,
+                [*self.callbacks, lost], self.storage, self.folder)
+            if lost.configs:  # lost with their node or process after Ray's retries: once more (then failed/)
+                self.echo(f"{len(lost.configs)} trial(s) lost with their worker process or node: running them once "
+                          "more")
+                self.progress.failed -= len(lost.configs)  # not failed (yet): counted again if the second pass fails
+                fit(self.entry, {"trial": tune.grid_search(lost.configs)}, self.tune_config, self.callbacks,
+                    self.storage, self.folder)
+            chunk_keys = {t.key(self.study) for t in chunk}
+            if chunk_keys - self.storage.finished_keys() - self.storage.failed_keys():
+                return False
+        return True
 
 
 def tune_config(study: Study, concurrency: int, remaining: int, journal: Any | None,

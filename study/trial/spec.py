@@ -22,6 +22,9 @@ class Trial:
 
     point: Mapping[str, Any]
     seeds: tuple[int, ...]
+    #: the seeds of the same point's earlier trials, as they were grouped (an adaptive budget's first seeds, then one
+    #: seed per trial): the cell's rows a model's stopping rule reads (study.trial.stopping); not part of the key
+    earlier: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
     def every_seed(cls, study: Study, point: Mapping[str, Any]) -> Trial:
@@ -30,14 +33,17 @@ class Trial:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], study: Study) -> Trial:
-        """The trial Ray Tune hands a worker (:meth:`to_config`; a bare point, as a sampler draws it: every seed)."""
+        """The trial Ray Tune hands a worker (:meth:`to_config` under ``trial``; a bare point, as a sampler draws it:
+        every seed)."""
+        config = config.get("trial", config)
         if "point" in config:
-            return cls(dict(config["point"]), tuple(config.get("seeds") or study.seeds))
+            earlier = tuple(tuple(group) for group in config.get("earlier") or ())
+            return cls(dict(config["point"]), tuple(config.get("seeds") or study.seeds), earlier)
         return cls.every_seed(study, config)
 
     def to_config(self) -> dict[str, Any]:
         """What Ray Tune carries to the worker."""
-        return {"point": dict(self.point), "seeds": list(self.seeds)}
+        return {"point": dict(self.point), "seeds": list(self.seeds), "earlier": [list(g) for g in self.earlier]}
 
     def key(self, study: Study) -> str:
         """The trial key: (study, configuration, seeds, the study's plugin modules)."""

@@ -12,14 +12,17 @@ import contextlib
 import math
 import socket
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.trial.identity import code_version, key_of, machine_text
+from study.trial.identity import code_version, machine_text
+from study.trial.spec import Trial
+from study.trial.stopping import StopRule, read_columns
 from trainables.families import packing_request
 from trainables.plugins import rows_label
 
@@ -88,39 +91,60 @@ def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
     return [family.config.from_dict({**hyper, "learning_rate": rate}) for rate in rates]
 
 
-def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
-    """The hyperparameter and label columns of a trial's rows (study.trial.trainable writes these beside every row)."""
-    hyper, labels = split_config(study, point)
-    configs = member_configs(hyper)
+@dataclass(frozen=True)
+class Resolved:
+    """A trial's configuration split into its parts once: its key, the family that trains it, its configs (one, or
+    one per packed learning rate) and the hyperparameter and label columns of its rows."""
+
+    trial: Trial
+    key: str
+    family: Any
+    configs: list[Any]
+    params: dict[str, Any]
+
+    @property
+    def single_cell(self) -> bool:
+        """Whether the trial is one cell of the grid (not several packed learning rates)."""
+        return len(self.configs) == 1
+
+
+def resolve(study: Study, trial: Trial) -> Resolved:
+    """``trial`` split into its parts (:class:`Resolved`)."""
+    hyper, labels = split_config(study, dict(trial.point))
+    family = family_of(hyper)
+    configs = member_configs(hyper, family)
     params = {**configs[0].resolved(), **labels}
     if len(configs) > 1:  # packed learning rates: the row says which one
         params["learning_rate"] = list(hyper["learning_rate"])
-    return params
+    return Resolved(trial, trial.key(study), family, configs, params)
 
 
-def _train_rows(study: Study, point: dict[str, Any], device: str, report: Report,
-                packing: tuple[str, str], precision: str,
-                on_row: Report) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
+    """The hyperparameter and label columns of a trial's rows (study.trial.trainable writes these beside every row)."""
+    return resolve(study, Trial.every_seed(study, point)).params
+
+
+def _train_rows(study: Study, resolved: Resolved, device: str, report: Report, packing: tuple[str, str],
+                precision: str, on_row: Report, stop: StopRule | None
+                ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """``packing``: (the study's request ``auto``/``on``/``off``, the device whose default ``auto`` falls back to),
-    for :func:`trainables.families.packs`, which decides ``packed``."""
+    for :func:`trainables.families.packs`, which decides ``packed``; ``stop``: when a model may stop early."""
     from trainables.families import packs
 
-    hyper, labels = split_config(study, point)
-    family = family_of(hyper)
-    configs = member_configs(hyper, family)
+    family, configs = resolved.family, resolved.configs
     packed = packs(family, packing[0], packing[1], n_configs=len(configs))
-    resolved = configs[0].resolved()  # members differ only in learning_rate, which every row carries
     rows: list[dict[str, Any]] = []
 
-    def on_eval(row: dict[str, Any]) -> None:
+    def on_eval(row: dict[str, Any]) -> bool:
         rows.append(row)
         report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
                 "step": row["step"]})
         on_row(row)
+        return stop is not None and stop(row)
 
     with precision_context(device, precision):
-        result = family.train(configs, list(study.seeds), device=device, on_eval=on_eval, packed=packed)
-    return [{**resolved, **labels, **row} for row in result.rows], result.artifacts
+        result = family.train(configs, list(resolved.trial.seeds), device=device, on_eval=on_eval, packed=packed)
+    return [{**resolved.params, **row} for row in result.rows], result.artifacts
 
 
 PRECISIONS = ("fp32", "bf16", "fp64")
@@ -159,21 +183,29 @@ def torch_setting(get: Callable[[], Any], put: Callable[[Any], Any], value: Any)
         put(before)
 
 
-def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Study, key: str,
-                   point: dict[str, Any]) -> Report:
+def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Study, resolved: Resolved) -> Report:
     """Each row's callback for the trial's tracker runs (study.tracking), closed with ``stack``."""
     if not track:
         return lambda _: None
     from study.tracking import TrialTracking
 
-    return stack.enter_context(TrialTracking(track, study, key, trial_params(study, point))).row
+    return stack.enter_context(TrialTracking(track, study, resolved.key, resolved.params)).row
 
 
-def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, device: str = "cpu",
+def _stop_rule(study: Study, storage: StudyStorage, resolved: Resolved) -> StopRule | None:
+    """When the trial's models may stop (study.trial.stopping): the rows of its cell's earlier trials, if any."""
+    trial = resolved.trial
+    keys = [Trial(trial.point, group).key(study) for group in trial.earlier]
+    earlier = [row for _, table in storage.read_trials(keys) for row in table.to_pylist()] if keys else []
+    return StopRule.for_trial(read_columns(study), study.seeds, trial.seeds, earlier, resolved.single_cell)
+
+
+def run_trial(study: Study, storage: StudyStorage, trial: Trial | Mapping[str, Any], *, device: str = "cpu",
               report: Report | None = None, node_id: str = "local", packing: str = "auto",
               precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None,
               plugins: Sequence[dict[str, Any]] = (), packed: bool | None = None) -> float:
-    """Train one configuration for all seeds (its family's ``train``) and write its rows; returns the objective.
+    """Train one trial (a point with its seeds: :class:`study.trial.spec.Trial`; a bare point trains every seed) with
+    its family's ``train`` and write its rows; returns the objective.
 
     `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packing`
     asks how a configuration's seeds train: ``auto`` (the family's default on `packing_device`, else ``device``),
@@ -182,10 +214,12 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
     `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
     `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
     `plugins` (the driver's trainables.plugins.record): the plugins of yours that made the rows, recorded in their
-    ``plugins`` column (a study without any has no such column).
+    ``plugins`` column (a study without any has no such column). A model whose cell's numbers are final stops early
+    (study.trial.stopping; its rows say where).
     """
     report = report or (lambda _: None)
-    key = key_of(study, point)
+    resolved = resolve(study, trial if isinstance(trial, Trial) else Trial.every_seed(study, trial))
+    key = resolved.key
     existing = storage.read_trial(key)
     if existing is not None:  # finished before (a relaunch after a killed driver, or a duplicate sample)
         score = objective(existing.to_pylist(), study.metric, study.mode)
@@ -193,10 +227,10 @@ def run_trial(study: Study, storage: StudyStorage, point: dict[str, Any], *, dev
         return score
     started = time.time()
     with contextlib.ExitStack() as stack:
-        on_row = _open_tracking(stack, track, study, key, point)
+        on_row = _open_tracking(stack, track, study, resolved)
         request = packing_request(packed if packed is not None else packing)
-        rows, artifacts = _train_rows(study, point, device, report, (request, packing_device or device), precision,
-                                      on_row)
+        rows, artifacts = _train_rows(study, resolved, device, report, (request, packing_device or device), precision,
+                                      on_row, _stop_rule(study, storage, resolved))
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     made_by = {"plugins": label} if (label := rows_label(list(plugins))) else {}

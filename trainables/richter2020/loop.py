@@ -306,15 +306,17 @@ class Pack:
         self.seen_batches += 1
         return True
 
-    def _emit(self, step: int) -> None:
-        """The rows of evaluation ``step``; the training sums start again."""
+    def _emit(self, step: int) -> bool:
+        """The rows of evaluation ``step``; the training sums start again. Whether the pack stops here: the answer to
+        its last member's row (by then every member's row of this step is known to on_eval)."""
         val_loss, val_acc, cases = self._evaluate()
         seen = self.seen_batches
         train_acc = [c / seen for c in self.correct_sum.tolist()]
+        stop = False
         for i, m in enumerate(self.members):
             if m.rows.diverged:
                 continue
-            m.rows.emit(step, step // self.cfg.eval_every, {
+            stop = m.rows.emit(step, step // self.cfg.eval_every, {
                 "train_loss": m.loss_sum / seen, "train_accuracy": train_acc[i],
                 "val_loss": val_loss[i], "val_accuracy": val_acc[i],
                 **case_columns(self.has_cases, None if cases is None else cases[i]),
@@ -322,12 +324,15 @@ class Pack:
             m.loss_sum = 0.0
         self.seen_batches = 0
         self.correct_sum.zero_()
+        return stop
 
     def train(self) -> list[Row]:
         """Train the pack to ``n_steps``; the members' rows, member by member."""
         step = 0
         while step < self.cfg.n_steps and self.step(step):
             step += 1
-            if step % self.cfg.eval_every == 0:
-                self._emit(step)
+            if step % self.cfg.eval_every == 0 and self._emit(step) and step < self.cfg.n_steps:
+                for m in self.members:  # nothing the study reads can change any more (trainables.rows)
+                    m.rows.stop_here()
+                break
         return [row for m in self.members for row in m.rows.finish()]

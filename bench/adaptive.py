@@ -1,0 +1,128 @@
+"""Findings decide the budget (issue 41): what an adaptive budget saves, measured.
+
+1. ``richter2020.fig7 --scale cpu`` trained twice on this machine, one run each, one after the other: the fixed
+   budget (every cell, every seed) and the adaptive one (``--budget adaptive``), each in a storage of its own. Wall
+   time and model-steps (every model's trained steps, a stopped model's up to its stop) as ratios, and both
+   studies' verdicts side by side.
+2. The adaptive budget replayed on every shipped release file (``study findings NAME --data published --budget
+   adaptive``: models and model-epochs, verdicts reproduced).
+3. The smallest fixed number of seeds per cell that gives the full data's verdicts (the first k seeds of each cell
+   of the release, k = 1 .. 5): the baseline an adaptive budget must beat.
+
+    .venv/bin/python bench/adaptive.py [--skip-training] [--storage /tmp/bench_adaptive]
+
+Results go to ``bench/adaptive.json``; bench/README.md and docs/budget.md quote them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import polars as pl  # noqa: E402
+
+STUDY = "richter2020.fig7"
+RELEASE = {"richter2020.fig3": "richter2020/cases__var_dim",
+           "richter2020.fig5": "richter2020/cases__first_token_output__var_dim",
+           "richter2020.fig7": "richter2020/mode__var_dim"}
+
+
+def _study(*args: str) -> tuple[int, str, float]:
+    started = time.time()
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "study"), *args], capture_output=True, text=True, cwd=ROOT)
+    return done.returncode, done.stdout + done.stderr, time.time() - started
+
+
+def model_steps(directory: Path) -> tuple[int, int]:
+    """(models, model-steps) of a study's rows: each model's trained steps (a stopped one's up to its stop)."""
+    from analysis.data.rows import open_trials
+
+    lf = open_trials(directory).lf
+    steps = lf.group_by("trial_key", "seed").agg(pl.col("step").max()).collect()
+    return steps.height, int(steps.get_column("step").sum())
+
+
+def verdicts(output: str) -> list[str]:
+    """``STATUS: description`` lines of `study findings`."""
+    return [line.strip() for line in output.splitlines() if line.startswith("  ") and ": " in line
+            and line.strip().split(":")[0] in ("PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED")]
+
+
+def train_both(storage: Path) -> dict:
+    out = {}
+    for budget in ("fixed", "adaptive"):
+        where = storage / budget
+        code, text, wall = _study("run", STUDY, "--scale", "cpu", "--budget", budget, "--storage", str(where),
+                                  "--max-concurrent", "2")
+        (storage / f"{budget}.log").write_text(text)
+        models, steps = model_steps(where / f"{STUDY}.cpu")
+        _, findings, _ = _study("findings", STUDY, "--scale", "cpu", "--storage", str(where))
+        out[budget] = {"exit": code, "wall_s": round(wall, 1), "models": models, "model_steps": steps,
+                       "verdicts": verdicts(findings), "findings": findings}
+        print(json.dumps({k: v for k, v in out[budget].items() if k != "findings"}), flush=True)
+    fixed, adaptive = out["fixed"], out["adaptive"]
+    out["ratios"] = {"model_steps": adaptive["model_steps"] / fixed["model_steps"],
+                     "wall": adaptive["wall_s"] / fixed["wall_s"]}
+    return out
+
+
+def replays() -> dict:
+    out = {}
+    for study, _ in RELEASE.items():
+        code, text, wall = _study("findings", study, "--data", "published", "--budget", "adaptive")
+        out[study] = {"exit": code, "budget_line": text.strip().splitlines()[-1], "s": round(wall, 1)}
+        print(json.dumps(out[study]), flush=True)
+    return out
+
+
+def fixed_seeds_baseline() -> dict:
+    """Per release file: the verdicts on the first k seeds of every cell (one look) against all five's."""
+    from analysis.data.reference import open_reference
+    from analysis.stats.findings import evaluate_findings
+    from analysis.stats.replay import published_data
+    from analysis.stats.training_stats import training_stats
+    from search_spaces import get_study
+    from search_spaces.record import StudyRecord
+
+    out = {}
+    for name, reference in RELEASE.items():
+        study = get_study(name)
+        lf, _ = open_reference(reference)
+        seeds = sorted(lf.select(pl.col("seed").unique()).collect().get_column("seed").to_list())
+        full = None
+        rows = {}
+        for k in range(len(seeds), 0, -1):
+            meta = StudyRecord.of(study.replace(seeds=tuple(seeds[:k]), initial_seeds=None))
+            stats = training_stats(lf.filter(pl.col("seed").is_in(seeds[:k])), meta)
+            statuses = [v.status for v in evaluate_findings(meta, published_data(stats, k))]
+            full = full or statuses
+            decided = [i for i, s in enumerate(full) if s in ("PASS", "FAIL", "PARTIAL")]
+            rows[k] = {"same": sum(statuses[i] == full[i] for i in decided), "decided": len(decided),
+                       "statuses": statuses}
+        smallest = min(k for k, r in rows.items() if r["same"] == r["decided"])
+        out[name] = {"per_k": rows, "smallest_k": smallest, "models_share": smallest / len(seeds)}
+        print(json.dumps({name: {"smallest_k": smallest, "share": smallest / len(seeds)}}), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--storage", type=Path, default=Path("/tmp/bench_adaptive"))
+    parser.add_argument("--skip-training", action="store_true", help="only the replays and the baseline")
+    args = parser.parse_args()
+    result = {"replays": replays(), "fixed_seeds": fixed_seeds_baseline()}
+    if not args.skip_training:
+        result["training"] = train_both(args.storage)
+    (ROOT / "bench" / "adaptive.json").write_text(json.dumps(result, indent=1))
+    print(f"wrote {ROOT / 'bench' / 'adaptive.json'}")
+
+
+if __name__ == "__main__":
+    main()

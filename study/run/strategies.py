@@ -1,0 +1,130 @@
+"""How a study's trials are chosen: one strategy object per kind of study, asked the same questions by the runner.
+
+* :class:`GridStrategy` - every point of the grid (or the ``--where`` subset) with every seed: a point's missing
+  seeds in one trial (all of them, as before, unless an adaptive budget trained some already);
+* ``AdaptiveStrategy`` - the grid, seeds spent where a finding is undecided (:mod:`study.run.adaptive`);
+* :class:`SamplerStrategy` - an Optuna sampler draws ``n_trials`` points (random, QMC, TPE), resumed from its
+  journal or from the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from search_spaces.record import StudyRecord
+from search_spaces.study import Study
+from study.results.storage import StudyStorage
+from study.run.points import trial_points
+from study.trial.spec import Trial
+
+
+@dataclass
+class Plan:
+    """What a run starts from: the trials of the study (or its subset), how many finished before, what is left."""
+
+    total: int
+    done: int
+    todo: list[Trial] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)  # a grid's trial keys (empty for a sampler)
+    previous: list[tuple[dict[str, Any], float]] = field(default_factory=list)  # a sampler's finished points
+    journal: Any = None  # the study's Optuna journal storage (None: none, e.g. on object storage)
+
+    @property
+    def remaining(self) -> int:
+        """Trials still to run (an adaptive budget: at least its first round's)."""
+        return max(self.total - self.done, len(self.todo))
+
+
+def read_record(storage: StudyStorage) -> StudyRecord | None:
+    """The study's record as its latest run wrote it (None: none yet); an unreadable one is an error naming it."""
+    from analysis.data.meta import read_study_meta
+
+    try:
+        return read_study_meta(storage.location)
+    except FileNotFoundError:
+        return None
+
+
+def point_seeds(study: Study, point: Mapping[str, Any], finished: set[str], record: StudyRecord | None
+                ) -> list[tuple[int, ...]]:
+    """The seed groups of ``point`` already trained: every seed in one trial, or an adaptive budget's groups (its
+    first seeds together, then one seed per trial, as study.json's looks asked for them)."""
+    if Trial.every_seed(study, point).key(study) in finished:
+        return [tuple(study.seeds)]
+    groups = [study.starting_seeds]
+    if record is not None:
+        groups += [(r.seed,) for look in record.looks_taken for r in look.requests if _same(r.cell, point)]
+    return [g for g in groups if Trial(point, g).key(study) in finished]
+
+
+def _same(cell: Mapping[str, Any], point: Mapping[str, Any]) -> bool:
+    return all(str(cell.get(k)) == str(v) for k, v in point.items())
+
+
+class GridStrategy:
+    """Every point of the grid with every seed (module docstring)."""
+
+    adaptive = False
+
+    def __init__(self, where: Mapping[str, tuple[Any, ...]] | None = None) -> None:
+        self.where = where or {}
+
+    def plan(self, study: Study, storage: StudyStorage, record: StudyRecord | None) -> Plan:
+        points = trial_points(study, self.where)
+        finished = storage.finished_keys()
+        todo = []
+        for key, point in points.items():
+            if key in finished:
+                continue
+            groups = point_seeds(study, point, finished, record)
+            done = {s for g in groups for s in g}
+            missing = tuple(s for s in study.seeds if s not in done)
+            if missing:
+                todo.append(Trial(point, missing, tuple(groups)))
+        return Plan(total=len(points), done=len(points) - len(todo), todo=todo, keys=set(points))
+
+    def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
+        """Finished / failed / total trials of the grid at the end (failed for good: a failed/ record, no rows)."""
+        after = self.plan(study, storage, read_record(storage))
+        failed = {t.key(study) for t in after.todo} & storage.failed_keys()
+        return {"finished": after.done, "failed": len(failed), "total": plan.total}
+
+
+class SamplerStrategy:
+    """An Optuna sampler's ``n_trials`` points (module docstring)."""
+
+    adaptive = False
+
+    def plan(self, study: Study, storage: StudyStorage, record: StudyRecord | None) -> Plan:
+        from study.run.journal import journal_storage, sync_journal
+
+        journal = sync_journal(study, storage)  # None on object storage: the sampler is re-fed from the rows
+        previous = finished_points(study, storage) if journal is None else []
+        done = min(len(previous) if journal is None else len(storage.finished_keys()), study.trial_count())
+        return Plan(total=study.trial_count(), done=done, previous=previous,
+                    journal=journal_storage(storage) if journal is not None else None)
+
+    def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
+        return {"finished": len(storage.finished_keys()), "failed": len(storage.failed_keys()), "total": plan.total}
+
+
+def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str, Any], float]]:
+    """(point, objective) of every finished trial (table and pending files, one scan), for a resumed Optuna
+    search; in trial-key order."""
+    from analysis.data.rows import open_trials
+    from study.trial.trainable import objective
+
+    scan = open_trials(storage.location)
+    if scan.lf is None:
+        return []
+    names = list(study.axes)
+    present = set(scan.lf.collect_schema().names())
+    wanted = [c for c in dict.fromkeys([*names, "trial_key", "step", "learning_rate", study.metric]) if c in present]
+    frame = scan.lf.select(wanted).collect()
+    done = []
+    for (_key,), group in sorted(frame.group_by("trial_key"), key=lambda item: str(item[0][0])):
+        rows = group.to_dicts()
+        done.append(({n: rows[0].get(n) for n in names}, objective(rows, study.metric, study.mode)))
+    return done
