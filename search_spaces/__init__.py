@@ -88,7 +88,8 @@ def _from_file(spec: str) -> Study:
     try:
         module = load_study_file(path)
     except Exception as error:  # noqa: BLE001 - any error of the user's file becomes one line naming it
-        raise StudyError(f"invalid study file {path_text!r}: {one_line(error, at=True)}") from None
+        typed = not isinstance(error, StudyError)  # the schema's own refusal says everything: no type name before it
+        raise StudyError(f"invalid study file {path_text!r}: {one_line(error, at=True, typed=typed)}") from None
     study = getattr(module, variable, None)
     if not isinstance(study, Study):
         found = [k for k, v in vars(module).items() if isinstance(v, Study)]

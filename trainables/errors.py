@@ -5,8 +5,9 @@ preflight's refusal, a failed trial's line, a plugin that cannot be imported, a 
 names the innermost frame of *your* code first: ``at my_mixers.py:42: TypeError: ...``. Your code is every frame
 that is not Python's standard library, not a library this project runs on (torch, numpy, Ray ...: installed packages
 other than your plugins), not the orchestration package ``study/`` and not the floor that imports and registers
-plugins (:data:`_PLUMBING`): a mixer, a task, a model family (this project's own under ``trainables/`` too), a study
-file and the modules it imports. No project import here: every layer may use it (``trainables`` included).
+plugins or checks a study's schema (:data:`_PLUMBING`): a mixer, a task, a model family (this project's own under
+``trainables/`` too), a study file and the modules it imports. No project import here: every layer may use it
+(``trainables`` included).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 #: Modules of this project whose frames are never "yours": they run your code, they do not contain it.
 _PLUMBING = ("study", "trainables/plugins.py", "trainables/registry.py", "trainables/catalog.py",
-             "trainables/errors.py")
+             "trainables/errors.py", "search_spaces/__init__.py", "search_spaces/schema.py", "search_spaces/axes.py",
+             "search_spaces/finding.py", "search_spaces/study.py", "search_spaces/record.py")
 #: This project's packages that count as your code even where installed as a library (not in editable mode).
 _PROJECT_CODE = ("trainables", "search_spaces", "analysis")
 #: Top-level packages of your plugins (trainables.plugins adds each one it imports): your code even where installed.

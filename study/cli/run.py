@@ -113,13 +113,14 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     from study.run.packing import check_packing
     from study.run.points import parse_where
     from study.run.preflight import preflight
-    from study.run.runner import run_study
+    from study.run.runner import run_study, strategy_for
     from study.tracking import TrackError, parse_track, resolve
 
     target = study_storage(study, storage, must_exist=False)
     try:
         specs = [parse_track(t) for t in track]
         subset = parse_where(study, where)
+        strategy_for(study, subset)  # a request it cannot honour (--where with an adaptive budget): before the lock
     except (TrackError, StudyError) as error:
         raise InputError(str(error)) from None
     started = time.time()

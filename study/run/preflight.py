@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from search_spaces.finding import metric_columns
 from search_spaces.study import Study, StudyError
 from study.trial.trainable import member_configs, split_config
 from trainables.errors import one_line
@@ -60,7 +61,7 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
 
     from study.trial.trainable import family_of
 
-    started, seen = time.time(), set()
+    started, seen, columns = time.time(), set(), set()
     for point in _points(study):
         hyper, _ = split_config(study, point)
         family = family_of(hyper)
@@ -77,9 +78,22 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
         except Exception as error:  # noqa: BLE001 - any failure of a component becomes one line naming it
             raise StudyError(f"study {study.name}: the {family.name} family failed a one-step run at "
                              f"{_point_text(point)} (before launch, on the CPU): {one_line(error, at=True)}") from None
+        columns.update(result.rows[0])
+    check_finding_metrics(study, columns)
     echo(f"preflight: {len(seen)} distinct configuration(s) trained one step on a tiny batch on the CPU "
          f"({time.time() - started:.1f} s)")
     return len(seen)
+
+
+def check_finding_metrics(study: Study, columns: set[str]) -> None:
+    """Every column a finding's metric reads is one the study's model families write (what only they know: the
+    finding itself was checked when it was built); StudyError naming the finding, the column and the columns."""
+    for finding in study.findings:
+        metric = finding.metric_of(study.metric)
+        missing = [c for c in metric_columns(metric) if c not in columns]
+        if missing:
+            raise StudyError(f"invalid metric of finding {finding.description!r} of study {study.name} "
+                             f"{missing[0]!r}; allowed: the columns its rows have: {', '.join(sorted(columns))}")
 
 
 def _check_rows(rows: list[dict[str, Any]], metric: str) -> None:

@@ -50,13 +50,18 @@ def read_record(storage: StudyStorage) -> StudyRecord | None:
 def point_seeds(study: Study, point: Mapping[str, Any], finished: set[str], record: StudyRecord | None
                 ) -> list[tuple[int, ...]]:
     """The seed groups of ``point`` already trained: every seed in one trial, or an adaptive budget's groups (its
-    first seeds together, then one seed per trial, as study.json's looks asked for them)."""
+    first seeds together, then one seed per trial, as study.json's looks asked for them) and the trial that completed
+    them to every seed."""
     if Trial.every_seed(study, point).key(study) in finished:
         return [tuple(study.seeds)]
     groups = [study.starting_seeds]
     if record is not None:
         groups += [(r.seed,) for look in record.looks_taken for r in look.requests if _same(r.cell, point)]
-    return [g for g in groups if Trial(point, g).key(study) in finished]
+    done = [g for g in groups if Trial(point, g).key(study) in finished]
+    rest = tuple(s for s in study.seeds if not any(s in g for g in done))
+    if done and rest and Trial(point, rest).key(study) in finished:
+        done.append(rest)
+    return done
 
 
 def _same(cell: Mapping[str, Any], point: Mapping[str, Any]) -> bool:
