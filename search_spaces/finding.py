@@ -71,7 +71,9 @@ class Finding(Schema):
     G (e.g. all three case accuracies learned: ``min(val_argmin_accuracy, val_first_accuracy,
     val_argmax_accuracy)``). ``below`` / ``above`` bound the value per panel value; ``ahead`` compares panel
     values: ``{"NAP": ("BERT",)}`` means NAP's value >= BERT's + ``margin`` (BERT's over ``versus_where`` when
-    given, e.g. the same architecture at other x values). Semantics and verdicts: docs/cli.md, Findings.
+    given, e.g. the same architecture at other x values); ``level_with`` says two values differ by no more than
+    seed variation ("none of these differences is significant"): it fails only where the interval of their difference
+    excludes zero. Semantics and verdicts: docs/cli.md, Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -90,6 +92,7 @@ class Finding(Schema):
     level: float = 0.5
     ahead: dict[str, tuple[str, ...]] = {}
     margin: float = 0.0
+    level_with: dict[str, tuple[str, ...]] = {}
     versus_where: dict[str, Any] | None = None
 
     @field_validator("description")
@@ -104,12 +107,12 @@ class Finding(Schema):
     def _regions(cls, raw: Any, info: Any) -> Any:
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
-    @field_validator("ahead", mode="before")
+    @field_validator("ahead", "level_with", mode="before")
     @classmethod
-    def _ahead(cls, raw: Any) -> Any:
+    def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
                                                    for v in raw.values()):
-            raise fail("ahead", raw, "a mapping panel value -> a non-empty tuple of panel values")
+            raise fail(info.field_name, raw, "a mapping panel value -> a non-empty tuple of panel values")
         return {str(a): tuple(str(b) for b in bs) for a, bs in raw.items()}
 
     @field_validator("below", "above", mode="before")
@@ -136,8 +139,8 @@ class Finding(Schema):
         for name in ("level", "margin"):
             if not _is_number(getattr(self, name)):
                 raise fail(f"{name} of {named}", getattr(self, name), "a finite number")
-        if not (self.below or self.above or self.ahead):
-            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead")
+        if not (self.below or self.above or self.ahead or self.level_with):
+            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with")
         return self
 
     def checked_at(self, scale: str) -> bool:
@@ -150,7 +153,8 @@ class Finding(Schema):
 
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
-        named = [*self.below, *self.above, *(v for a, bs in self.ahead.items() for v in (a, *bs))]
+        pairs = [*self.ahead.items(), *self.level_with.items()]
+        named = [*self.below, *self.above, *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 
     def region_columns(self) -> tuple[str, ...]:

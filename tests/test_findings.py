@@ -290,3 +290,14 @@ def test_old_study_json_findings_read_with_the_old_meaning_and_bad_fields_are_na
              "invalid where.learning_rate {'low': 0.1}; allowed: {'min': number} and/or {'max': number}")):
         with pytest.raises(MetaError, match=re.escape(message)):
             parse_meta({**record, "findings": [{"description": "d", "below": {"max": 0.1}, **bad}]})
+
+
+def test_level_with_fails_only_where_a_difference_exceeds_seed_variation() -> None:
+    """"None of these differences is significant": the difference's interval holds zero -> holds; it excludes
+    zero -> fails."""
+    close = _cells({"NAP": [0.90, 0.5], "BERT": [0.88, 0.5]}, sd=0.03)
+    (v,) = _verdicts([{"description": "d", "level_with": {"NAP": ["BERT"]}}], close)
+    assert v.status == PASS and "required level with BERT 88.0%" in v.checks[0].text()
+    apart = _cells({"NAP": [0.90, 0.5], "BERT": [0.60, 0.5]}, sd=0.01)
+    (w,) = _verdicts([{"description": "d", "level_with": {"NAP": ["BERT"]}}], apart)
+    assert w.status == FAIL and "difference +30.0 pp" in w.checks[0].text()

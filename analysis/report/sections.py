@@ -26,6 +26,7 @@ import polars as pl
 
 from analysis.data.location import Location
 from analysis.data.meta import parse_meta
+from analysis.data.published_cells import is_cells
 from analysis.data.rows import TrialScan, open_trials
 from analysis.stats.coverage import Coverage, model_status, study_coverage
 from analysis.stats.published import PublishedGrid, published_grid
@@ -89,8 +90,8 @@ class ReportContext:
     @cached_property
     def published(self) -> PublishedGrid | None:
         """The study's published grid on its cells (None when it names no reference or has no data)."""
-        if not self.meta.reference or not self.trained or self.training.empty:
-            return None
+        if not self.meta.reference or not self.trained or self.training.empty or is_cells(self.meta.reference):
+            return None  # a table of means (analysis.data.published_cells) has no grid of its own to draw
         return published_grid(self.meta.reference, self.training.select_rgb, self.training.axes,
                               self.training.metrics.grids)
 

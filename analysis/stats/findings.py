@@ -41,7 +41,7 @@ from search_spaces.finding import Finding
 from search_spaces.record import StudyRecord
 
 PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
-_SIGN = {"below": "<=", "above": ">="}
+_SIGN = {"below": "<=", "above": ">=", "ahead": ">=", "level": "level with"}
 
 
 def _percent(x: float | None) -> str:
@@ -63,7 +63,7 @@ class Check:
     """One bound of a finding: ``panel_value``'s number against ``threshold`` (``ahead``: ``versus``'s + margin)."""
 
     panel_value: str
-    relation: str  # "below" (at most), "above" (at least) or "ahead" (at least another's number + margin)
+    relation: str  # "below" (at most), "above" (at least), "ahead" (at least another's + margin), "level" (as another)
     threshold: float | None
     estimate: Estimate  # the panel value's number (ahead: the lead over ``versus``)
     state: str  # "holds", "fails" or "undecided"
@@ -84,9 +84,13 @@ class Check:
         e = self.estimate
         if e.value is None or e.seeds[1] == 0 or not (math.isfinite(e.low) and math.isfinite(e.high)):
             return False
-        bound = self.threshold if self.relation != "ahead" else self.threshold - (self.mine.value - e.value) \
-            if self.mine is not None and self.mine.value is not None and self.threshold is not None else None
-        if bound is None:
+        if self.relation in ("below", "above"):
+            bound = self.threshold
+        elif self.relation == "level":
+            bound = 0.0  # a difference beyond seed variation either way
+        elif self.mine is not None and self.mine.value is not None and self.threshold is not None:
+            bound = self.threshold - self.mine.value + e.value  # the margin, on the lead
+        else:
             return False
         half = (e.high - e.low) / 2 * math.sqrt(e.seeds[1] / max_seeds)
         return abs(e.value - bound) < half / 2
@@ -98,9 +102,14 @@ class Check:
         number = _percent(own.value)
         if own.value is not None or own.cells:
             number += f" {_span(own)} ({own.seeds_text()})"
-        if self.relation != "ahead":
+        if self.relation in ("below", "above"):
             return f"{self.subject or self.panel_value}: {number}, required {_SIGN[self.relation]} " \
                    f"{_percent(self.threshold)}: {self.state}"
+        if self.relation == "level":
+            lead = self.estimate
+            shown = "" if lead.value is None else f"; difference {_points(lead.value)} pp {_span(lead, points=True)}"
+            return (f"{self.subject or self.panel_value}: {number}, required level with {self.against} (no "
+                    f"difference beyond seed variation){shown}: {self.state}")
         bound = f"{self.against} = {_percent(self.threshold)}" if self.threshold is not None else self.against
         lead = self.estimate
         shown = "" if lead.value is None else f"; lead {_points(lead.value)} pp {_span(lead, points=True)}"
@@ -132,7 +141,7 @@ class Verdict:
         for nothing (:meth:`Check.hopeless`)."""
         if self.status != UNDECIDED:
             return None
-        found = [c.estimate.contention(None if c.relation == "ahead" else c.threshold)
+        found = [c.estimate.contention(c.threshold if c.relation in ("below", "above") else None)
                  for c in self.checks if c.state == "undecided" and not (max_seeds and c.hopeless(max_seeds))]
         frames = [f for f in found if f is not None and f.height]
         return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
@@ -225,10 +234,11 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
         return sides[key]
 
     bounds = [(r, k, t) for r in ("below", "above") for k, t in getattr(finding, r).items()]
-    pairs = [(a, b) for a, bs in finding.ahead.items() for b in bs]
+    pairs = [(a, b, "ahead") for a, bs in finding.ahead.items() for b in bs]
+    pairs += [(a, b, "level") for a, bs in finding.level_with.items() for b in bs]
     for _, key, _ in bounds:
         side(key, finding.where)
-    for a, b in pairs:
+    for a, b, _ in pairs:
         side(a, finding.where), side(b, versus_region)
     intervals = sum(intervals_used(finding.statistic, s.cells.height) for s in sides.values())
     alpha = spent(1.0 - confidence, look, looks) / max(intervals, 1)
@@ -241,8 +251,8 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
         return numbers[(value, repr(sorted(region.items())))]
 
     checks = [_bound_check(finding, r, k, t, number(k, finding.where)) for r, k, t in bounds]
-    checks += [_ahead_check(finding, a, b, number(a, finding.where), number(b, versus_region), versus_region)
-               for a, b in pairs]
+    checks += [_ahead_check(finding, (a, b, relation), number(a, finding.where), number(b, versus_region),
+                            versus_region) for a, b, relation in pairs]
     return checks, _basis(confidence, intervals, (look, looks), noise)
 
 
@@ -290,9 +300,12 @@ def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e:
     return Check(key, relation, threshold, e, state, _subject(finding, key, finding.where))
 
 
-def _ahead_check(finding: Finding, a: str, b: str, mine: Estimate, theirs: Estimate, versus_region: Mapping) -> Check:
-    """A's number >= B's + ``margin`` (strictly more for a margin >= 0: a lead), decided on the interval of the lead."""
-    margin = finding.margin
+def _ahead_check(finding: Finding, pair: tuple[str, str, str], mine: Estimate, theirs: Estimate,
+                 versus_region: Mapping) -> Check:
+    """``ahead``: A's number >= B's + ``margin`` (strictly more for a margin >= 0: a lead), decided on the interval of
+    the lead; ``level``: A and B differ by no more than seed variation (fails where the lead's interval excludes 0)."""
+    a, b, relation = pair
+    margin = finding.margin if relation == "ahead" else 0.0
     shown = f" {'+' if margin >= 0 else '-'} {100 * abs(margin):.1f} pp" if margin else ""
     seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
     against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value)}{seeds}{shown}"
@@ -300,12 +313,14 @@ def _ahead_check(finding: Finding, a: str, b: str, mine: Estimate, theirs: Estim
     lead = mine.minus(theirs)
     threshold = None if theirs.value is None else theirs.value + margin
     if mine.cells == 0 or theirs.cells == 0:
-        return Check(a, "ahead", threshold, lead, "fails", subject, b, against, mine)
-    if margin >= 0:  # "more": the lead must exceed the margin
+        return Check(a, relation, threshold, lead, "fails", subject, b, against, mine)
+    if relation == "level":  # no difference beyond seed variation
+        state = _state(lead.low <= 0 <= lead.high, True) if lead.value is not None else "undecided"
+    elif margin >= 0:  # "more": the lead must exceed the margin
         state = _state(lead.low > margin, lead.high <= margin)
     else:
         state = _state(lead.low >= margin, lead.high < margin)
-    return Check(a, "ahead", threshold, lead, state, subject, b, against, mine)
+    return Check(a, relation, threshold, lead, state, subject, b, against, mine)
 
 
 def _named(check: Check) -> list[str]:

@@ -72,9 +72,12 @@ def published_rows(study: Study, data: str):  # -> (name, polars LazyFrame, Stud
 
 def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
+    from analysis.data.published_cells import is_cells
     from analysis.stats.findings import evaluate_findings
     from analysis.stats.replay import published_data
 
+    if is_cells(published_name(study, data)):
+        return _cells_verdicts(study, data)
     name, _, meta, stats = published_rows(study, data)
     panel = stats.axes.panel
     present = {str(v) for v in stats.select_rgb.get_column(panel).unique().to_list()}
@@ -83,11 +86,36 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     return head, evaluate_findings(meta.replace(budget="fixed"), published_data(stats, len(meta.seeds)))
 
 
+def _cells_verdicts(study: Study, data: str) -> tuple[str, list]:
+    """The findings on a paper's table of cells (analysis.data.published_cells): its printed means, spreads, seeds."""
+    from analysis.data.published_cells import published_cells
+    from analysis.stats.findings import FindingData, evaluate_findings
+    from search_spaces.record import StudyRecord
+
+    name = published_name(study, data)
+    try:
+        cells, frame = published_cells(name)
+    except (FileNotFoundError, ValueError) as error:
+        raise InputError(f"invalid --data {data!r}: {error}") from None
+    meta = StudyRecord.of(study.replace(budget="fixed"))
+    panel = meta.plot.panel or ""
+    present = {str(v) for v in frame.get_column(panel).unique().to_list()} if panel in frame.columns else None
+    seeds = int(frame.get_column("n_seeds").max() or 1) if "n_seeds" in frame.columns else 1
+    head = (f"{study.name} (scale {study.scale}): findings on the published table {name}, {frame.height} numbers "
+            f"of {panel} {', '.join(sorted(present or ()))}")
+    data_ = FindingData(cells=cells, panel=panel, select_metric=study.metric, max_seeds=seeds, present=present)
+    return head, evaluate_findings(meta, data_)
+
+
 def published_replay(study: Study, data: str) -> tuple[str, list, list[str]]:
     """(a header line, the adaptive budget's verdicts, its looks and the ``budget:`` line) replayed over the published
     per-seed rows (analysis.stats.replay)."""
+    from analysis.data.published_cells import is_cells
     from analysis.stats.replay import replay
 
+    if is_cells(published_name(study, data)):
+        raise InputError(f"invalid --budget 'adaptive' with --data {data!r}: a table of means has no per-seed rows to "
+                         "replay; allowed: published data of per-seed rows (the NAP release)")
     name, lf, meta, stats = published_rows(study, data)
     result = replay(meta, lf)
     adaptive = meta.replace(budget="adaptive")

@@ -11,7 +11,7 @@ Completing the study to the full grid later (``--budget fixed``) trains only eac
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import polars as pl
@@ -34,6 +34,14 @@ class AdaptiveStrategy:
     """The grid with an adaptive budget (module docstring)."""
 
     adaptive = True
+    records_journal = True
+    where: Mapping[str, tuple[Any, ...]] = {}  # the findings are decided on the whole grid: no subset
+
+    def tidy(self, study: Study, storage: StudyStorage) -> None:
+        """Before planning: the journal gets the finished trials it lacks."""
+        from study.run.journal import sync_journal
+
+        sync_journal(study, storage)
 
     def plan(self, study: Study, storage: StudyStorage, record: StudyRecord | None) -> Plan:
         points = list(study.points())
@@ -43,11 +51,12 @@ class AdaptiveStrategy:
         self.record = record  # its looks are replayed, never decided again
         return Plan(total=len(points), done=len(points) - len(todo), todo=todo)
 
-    def run(self, study: Study, storage: StudyStorage, train: Callable[[list[Trial], str], bool],
-            echo: Callable[[str], None]) -> None:
-        """The rounds (module docstring); ``train(trials, stage)`` runs trials through Ray Tune, False when
-        interrupted."""
+    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
+        """The rounds (module docstring), their trials through the launcher's grid (False when interrupted)."""
         from analysis.stats.budget import Request, run_budget
+
+        train: Callable[[list[Trial], str], bool] = launcher.grid
+        echo = launcher.echo
 
         meta = StudyRecord.of(study)
         cells = pl.DataFrame(list(study.points()), strict=False)

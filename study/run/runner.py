@@ -19,12 +19,12 @@ from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.run.adaptive import AdaptiveStrategy
 from study.run.cluster import Echo, Resources, check_resources, start_ray
-from study.run.journal import JournalRecorder, journal_storage, sync_journal
+from study.run.journal import JournalRecorder, journal_storage
 from study.run.points import describe
 from study.run.preflight import preflight
 from study.run.progress import StudyProgress
 from study.run.strategies import GridStrategy, Plan, SamplerStrategy, read_record
-from study.run.tuner import Folder, GridRun, fit, tune_config
+from study.run.tuner import Folder, GridRun, fit, grid_tune_config, sampler_tune_config
 from study.trial.entry import trial_entry
 from study.trial.identity import machine, machine_text, software_versions
 from study.trial.spec import Trial
@@ -88,13 +88,8 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
          f"{_budget_words(study)}; {plan.done} finished before, {plan.remaining} to run; results in {storage.uri}")
     if plan.remaining <= 0 and not strategy.adaptive:
         return {"finished": plan.done, "failed": 0, "total": plan.total}
-    launcher = _Launcher(study, storage, resources, address, echo, track, chunk_size)
-    if strategy.adaptive:
-        strategy.run(study, storage, launcher.grid, echo)
-    elif study.sampler == "grid":
-        launcher.grid(plan.todo, "")
-    else:
-        launcher.sample(plan)
+    launcher = _Launcher(study, storage, resources, address, echo, track, chunk_size, strategy.records_journal)
+    strategy.run(study, storage, launcher, plan)
     return strategy.counts(study, storage, plan)
 
 
@@ -104,10 +99,9 @@ def _plan(study: Study, storage: StudyStorage, strategy: Any, record: StudyRecor
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
              f"{storage.quarantine(key)}, the trial runs again")
     Folder(storage, echo).fold()  # what an earlier run left unfolded (or a fold it did not finish)
-    if study.sampler == "grid":
-        sync_journal(study, storage)  # the journal (optuna-dashboard's view) gets the finished trials it lacks
+    strategy.tidy(study, storage)
     plan = strategy.plan(study, storage, record)
-    if isinstance(strategy, GridStrategy) and strategy.where:
+    if strategy.where:  # a grid's subset
         echo(f"subset --where {describe(strategy.where)}: {plan.total} of the study's {study.trial_count()} trials")
     changed = changed_plugins(storage, record) if plan.done else []
     if changed:
@@ -136,7 +130,7 @@ class _Launcher:
     """Ray started, the trial entry and its resources, the callbacks: what every Tuner run of this study shares."""
 
     def __init__(self, study: Study, storage: StudyStorage, resources: Resources, address: str | None, echo: Echo,
-                 track: tuple[Any, ...], chunk_size: int) -> None:
+                 track: tuple[Any, ...], chunk_size: int, records_journal: bool) -> None:
         start_ray(address, echo)
         concurrency = resources.max_concurrent or check_resources(resources, address=address, echo=echo)
         self.entry = tune.with_resources(
@@ -149,7 +143,7 @@ class _Launcher:
         self.study, self.storage, self.resources, self.echo = study, storage, resources, echo
         self.concurrency, self.chunk_size = concurrency, chunk_size
         self.folder = Folder(storage, echo)
-        self.journal = journal_storage(storage) if study.sampler == "grid" else None
+        self.journal = journal_storage(storage) if records_journal else None
 
     def _progress(self, total: int, done: int) -> StudyProgress:
         return StudyProgress(study=self.study, storage=self.storage, total=total, already_done=done, echo=self.echo)
@@ -164,7 +158,7 @@ class _Launcher:
         progress = self._progress(len(todo), 0)
         progress.stage = stage
         recorder = [JournalRecorder(self.study, self.storage)] if self.journal is not None else []
-        config = tune_config(self.study, self.concurrency, len(todo), None, [], 0)
+        config = grid_tune_config(self.concurrency)
         self._say(len(todo))
         run = GridRun(self.study, self.storage, self.entry, config, [progress, *recorder], self.folder, progress,
                       self.echo, self.chunk_size)
@@ -176,7 +170,8 @@ class _Launcher:
     def sample(self, plan: Plan) -> None:
         """An Optuna sampler's remaining trials (resumed from its journal or the rows)."""
         progress = self._progress(plan.total, plan.done)
-        config = tune_config(self.study, self.concurrency, plan.remaining, plan.journal, plan.previous, plan.done)
+        config = sampler_tune_config(self.study, self.concurrency, plan.remaining, plan.journal, plan.previous,
+                                     plan.done)
         self._say(plan.remaining)
         try:
             fit(self.entry, {}, config, [progress], self.storage, self.folder)

@@ -72,6 +72,7 @@ class GridStrategy:
     """Every point of the grid with every seed (module docstring)."""
 
     adaptive = False
+    records_journal = True  # each finished trial goes into the Optuna journal from the driver (study.run.journal)
 
     def __init__(self, where: Mapping[str, tuple[Any, ...]] | None = None) -> None:
         self.where = where or {}
@@ -90,6 +91,16 @@ class GridStrategy:
                 todo.append(Trial(point, missing, tuple(groups)))
         return Plan(total=len(points), done=len(points) - len(todo), todo=todo, keys=set(points))
 
+    def tidy(self, study: Study, storage: StudyStorage) -> None:
+        """Before planning: the journal (optuna-dashboard's view) gets the finished trials it lacks."""
+        from study.run.journal import sync_journal
+
+        sync_journal(study, storage)
+
+    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
+        """The plan's trials through Ray Tune's grid."""
+        launcher.grid(plan.todo, "")
+
     def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
         """Finished / failed / total trials of the grid at the end (failed for good: a failed/ record, no rows)."""
         after = self.plan(study, storage, read_record(storage))
@@ -101,6 +112,8 @@ class SamplerStrategy:
     """An Optuna sampler's ``n_trials`` points (module docstring)."""
 
     adaptive = False
+    records_journal = False  # the sampler itself writes its journal
+    where: Mapping[str, tuple[Any, ...]] = {}  # a sampler draws its own points: no subset
 
     def plan(self, study: Study, storage: StudyStorage, record: StudyRecord | None) -> Plan:
         from study.run.journal import journal_storage, sync_journal
@@ -110,6 +123,13 @@ class SamplerStrategy:
         done = min(len(previous) if journal is None else len(storage.finished_keys()), study.trial_count())
         return Plan(total=study.trial_count(), done=done, previous=previous,
                     journal=journal_storage(storage) if journal is not None else None)
+
+    def tidy(self, study: Study, storage: StudyStorage) -> None:
+        """Nothing: planning syncs the sampler's journal."""
+
+    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
+        """The sampler's remaining trials."""
+        launcher.sample(plan)
 
     def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
         return {"finished": len(storage.finished_keys()), "failed": len(storage.failed_keys()), "total": plan.total}

@@ -181,12 +181,15 @@ class GridRun:
         return True
 
 
-def tune_config(study: Study, concurrency: int, remaining: int, journal: Any | None,
-                 previous: list[tuple[dict[str, Any], float]], n_done: int) -> Any:
-    """Tune's grid (grid studies) or OptunaSearch on the journal storage (study.run.journal; None: fed `previous`)."""
-    if study.sampler == "grid":
-        return tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
-                               trial_dirname_creator=_trial_dirname)
+def grid_tune_config(concurrency: int) -> Any:
+    """Tune's config of a run of listed trials (its grid over them: every one exactly once)."""
+    return tune.TuneConfig(num_samples=1, max_concurrent_trials=concurrency, reuse_actors=True,
+                           trial_dirname_creator=_trial_dirname)
+
+
+def sampler_tune_config(study: Study, concurrency: int, remaining: int, journal: Any | None,
+                        previous: list[tuple[dict[str, Any], float]], n_done: int) -> Any:
+    """OptunaSearch on the journal storage (study.run.journal; None: fed `previous`), ``remaining`` samples."""
     from ray.tune.search.optuna import OptunaSearch
 
     searcher = OptunaSearch(
