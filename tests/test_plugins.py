@@ -610,9 +610,9 @@ def test_a_plugins_hash_is_taken_when_the_record_is_read_not_at_its_import(tmp_p
 
 KEYS = '''import sys
 from search_spaces import get_study
-from study.trial.identity import key_of
+from study.trial.spec import Trial
 study = get_study(sys.argv[1], "smoke")
-print(" ".join(sorted(key_of(study, {"mixer": m}) for m in ("kw_mixer", "softmax"))))
+print(" ".join(sorted(Trial.every_seed(study, {"mixer": m}).key(study) for m in ("kw_mixer", "softmax"))))
 '''
 KEY_MIXERS = '''from trainables.mixers.base import MIXERS, MultiHeadMixer
 from trainables.mixers.softmax import softmax_weights

@@ -19,15 +19,25 @@ def status(name: str, scale: str, storage: str) -> None:
     """Trials done / running / failed / pending of a study."""
     from analysis.data.machines import run_settings_text
     from analysis.data.meta import recorded_run
+    from study.run.adaptive import budget_trials
     from study.run.points import trial_points
     from study.run.progress import PROGRESS_FILE
+    from study.run.strategies import GridStrategy, read_record
+    from study.trial.spec import Trial
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
     total = study.trial_count()
     finished = target.finished_keys()
-    if study.sampler == "grid":
-        finished &= set(trial_points(study))
+    record = read_record(target)
+    looks = record.looks_taken if record is not None else ()
+    if study.sampler == "grid" and study.budget == "adaptive":  # the trials the budget has given so far
+        given = {k for cell in budget_trials(study, record).values() for k in cell}
+        total, finished = len(given), finished & given
+    elif study.sampler == "grid":  # a point with every seed, in one trial or (after an adaptive budget) in several
+        plan = GridStrategy().plan(study, target, record)
+        done = set(trial_points(study)) - {Trial.every_seed(study, t.point).key(study) for t in plan.todo}
+        finished = done if looks else finished & done
     failed = target.failed_keys()
     unreadable = target.corrupt_keys() & finished
     finished -= unreadable
@@ -40,6 +50,11 @@ def status(name: str, scale: str, storage: str) -> None:
     click.echo(f"  done {len(finished)} | running {len(running)} | failed {len(failed)} | "
                f"unreadable {len(unreadable)} | pending {pending} | total {total}")
     click.echo(f"  {run_settings_text(recorded_run(target.location))}")
+    if looks:
+        last = looks[-1]
+        open_ = sum(s == "UNDECIDED" for s in last.statuses)
+        click.echo(f"  adaptive budget: {len(looks)} of {study.replace(budget='adaptive').looks} looks taken, "
+                   f"{last.models} models given; {open_} of {len(last.statuses)} finding(s) undecided at the last look")
     for key in sorted(unreadable):
         click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):

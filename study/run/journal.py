@@ -18,7 +18,6 @@ from ray import tune
 
 from search_spaces.study import Study
 from study.results.storage import StudyStorage, ensure_local_dir
-from study.trial.identity import key_of
 from study.trial.spec import Trial
 from study.trial.trainable import objective
 
@@ -64,7 +63,7 @@ def journal_entries(study: Study, point: dict[str, Any], rows: list[dict[str, An
 
 
 def _journal_key(study: Study, trial: Any) -> str:
-    return trial.user_attrs.get("trial_key") or key_of(study, trial.params)
+    return trial.user_attrs.get("trial_key") or Trial.every_seed(study, trial.params).key(study)
 
 
 def add_finished(optuna_study: Any, study: Study, key: str, point: dict[str, Any], rows: list[dict]) -> None:

@@ -7,13 +7,10 @@ import hashlib
 import json
 import platform
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from search_spaces.study import Study
+from typing import Any
 
 
 def trial_key(study_name: str, config: dict[str, Any], seeds: tuple[int, ...] | list[int],
@@ -36,11 +33,6 @@ def plugin_identity(module: str) -> str:
     from trainables.plugins import STUDY_FILE_PREFIX
 
     return module.removeprefix(STUDY_FILE_PREFIX)
-
-
-def key_of(study: Study, point: Mapping[str, Any]) -> str:
-    """The trial key of one point of ``study``'s search space."""
-    return trial_key(study.name, study.configuration(point), study.seeds, study.plugins)
 
 
 @functools.cache
