@@ -71,6 +71,7 @@ class Check:
     versus: str = ""  # ahead: the panel value compared with
     against: str = ""  # ahead: ``BERT 72.1% (5 seeds) + 5.0 pp``
     mine: Estimate | None = field(default=None, compare=False)  # ahead: the panel value's own number
+    bound: float | None = None  # what ``estimate`` is held against: the threshold, a lead's margin, 0 for level
 
     @property
     def value(self) -> float | None:
@@ -82,18 +83,11 @@ class Check:
         the half-width its interval would shrink to with ``max_seeds`` seeds per cell (a width falls as one over the
         square root of the seeds; the half allows for the quantile's own fall with more seeds and later looks)."""
         e = self.estimate
-        if e.value is None or e.seeds[1] == 0 or not (math.isfinite(e.low) and math.isfinite(e.high)):
-            return False
-        if self.relation in ("below", "above"):
-            bound = self.threshold
-        elif self.relation == "level":
-            bound = 0.0  # a difference beyond seed variation either way
-        elif self.mine is not None and self.mine.value is not None and self.threshold is not None:
-            bound = self.threshold - self.mine.value + e.value  # the margin, on the lead
-        else:
+        if e.value is None or self.bound is None or e.seeds[1] == 0 or not (math.isfinite(e.low) and
+                                                                          math.isfinite(e.high)):
             return False
         half = (e.high - e.low) / 2 * math.sqrt(e.seeds[1] / max_seeds)
-        return abs(e.value - bound) < half / 2
+        return abs(e.value - self.bound) < half / 2
 
     def text(self) -> str:
         """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
@@ -291,13 +285,14 @@ def _state(holds: bool, fails: bool) -> str:
 def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e: Estimate) -> Check:
     """At most (``below``) or at least (``above``) ``threshold``, decided where the interval clears it; a panel
     value without any cell (not in the data, nothing expected) fails."""
+    subject = _subject(finding, key, finding.where)
     if e.cells == 0:
-        return Check(key, relation, threshold, e, "fails", _subject(finding, key, finding.where))
+        return Check(key, relation, threshold, e, "fails", subject, bound=threshold)
     if relation == "below":
         state = _state(e.high <= threshold, e.low > threshold)
     else:
         state = _state(e.low >= threshold, e.high < threshold)
-    return Check(key, relation, threshold, e, state, _subject(finding, key, finding.where))
+    return Check(key, relation, threshold, e, state, subject, bound=threshold)
 
 
 def _ahead_check(finding: Finding, pair: tuple[str, str, str], mine: Estimate, theirs: Estimate,
@@ -313,14 +308,14 @@ def _ahead_check(finding: Finding, pair: tuple[str, str, str], mine: Estimate, t
     lead = mine.minus(theirs)
     threshold = None if theirs.value is None else theirs.value + margin
     if mine.cells == 0 or theirs.cells == 0:
-        return Check(a, relation, threshold, lead, "fails", subject, b, against, mine)
+        return Check(a, relation, threshold, lead, "fails", subject, b, against, mine, margin)
     if relation == "level":  # no difference beyond seed variation
         state = _state(lead.low <= 0 <= lead.high, True) if lead.value is not None else "undecided"
     elif margin >= 0:  # "more": the lead must exceed the margin
         state = _state(lead.low > margin, lead.high <= margin)
     else:
         state = _state(lead.low >= margin, lead.high < margin)
-    return Check(a, relation, threshold, lead, state, subject, b, against, mine)
+    return Check(a, relation, threshold, lead, state, subject, b, against, mine, margin)
 
 
 def _named(check: Check) -> list[str]:
