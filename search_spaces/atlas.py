@@ -91,12 +91,12 @@ def atlas_findings(seq_len: int) -> tuple[Finding, ...]:
     """What the atlas shows that the papers also state, on the atlas' own columns (the task axis as the region)."""
     base = MODE_BASE_RATE_S10[seq_len]
     return (
-        Finding(description=f"Richter & Wattenhofer 2020 (Sec. 5.3, obs. 2) on the atlas' mode column: max pooling "
-                            f"cannot find the mode (best G within {100 * CANNOT_LEARN_MARGIN:g} points of the "
-                            f"majority-class rate {100 * base:.1f}% at N = {seq_len}) while sum pooling and normalized "
-                            "attention (NAP) can (>= 50%)",
+        Finding(description=f"Richter & Wattenhofer 2020 (Sec. 5.3, obs. 1-2; NAP: Sec. 6) on the atlas' mode "
+                            f"column: max pooling cannot find the mode (best G within {100 * CANNOT_LEARN_MARGIN:g} "
+                            f"points of the majority-class rate {100 * base:.1f}% at N = {seq_len}) while sum pooling "
+                            "and normalized attention (NAP) can (>= 50%)",
                 quote='Richter & Wattenhofer 2020, Sec. 5.3: "(1) sum pooling works well on this task ... (2) max '
-                      'pooling cannot learn the task"',
+                      'pooling cannot learn the task"; Sec. 6: "NAP ... performs well in all tasks and setups"',
                 where={"task": ("mode",)}, below={"max": base + CANNOT_LEARN_MARGIN},
                 above={"sum": 0.5, "normalized": 0.5}),
         Finding(description="Richter & Wattenhofer 2020 (Sec. 5.2, obs. 2) on the atlas' first-token column: sum "
@@ -108,7 +108,7 @@ def atlas_findings(seq_len: int) -> tuple[Finding, ...]:
         Finding(description="Gros 2024 (Fig. 3, N_con = 32) on the atlas' NT column: expressive attention escapes "
                             "the ~55% plateau (best G >= 65%) and leads softmax (DPA) by more than 5 points and "
                             "twice the seed noise",
-                quote='Gros 2024, Sec. 3: "Both attention mechanism rapidly improve their performance, reaching a '
+                quote='Gros 2024, Results: "Both attention mechanism rapidly improve their performance, reaching a '
                       'plateau of about 55% ... At this point the DPA loss function stops improving, with progress '
                       'slowing down for EA. The phenomenology seen indicates that the enhanced expressivity of EA '
                       'allows the system to escape the local trap"',

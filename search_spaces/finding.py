@@ -73,7 +73,9 @@ class Finding(Schema):
     values: ``{"NAP": ("BERT",)}`` means NAP's value >= BERT's + ``margin`` (BERT's over ``versus_where`` when
     given, e.g. the same architecture at other x values); ``level_with`` says two values differ by no more than
     seed variation ("none of these differences is significant"): it fails only where the interval of their difference
-    excludes zero. Semantics and verdicts: docs/cli.md, Findings.
+    excludes zero; ``not_ahead`` says A does not lead B beyond seed variation ("none of these improvements is
+    significant"): it fails only where the interval of A's lead lies above zero. Semantics and verdicts: docs/cli.md,
+    Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -93,6 +95,7 @@ class Finding(Schema):
     ahead: dict[str, tuple[str, ...]] = {}
     margin: float = 0.0
     level_with: dict[str, tuple[str, ...]] = {}
+    not_ahead: dict[str, tuple[str, ...]] = {}
     versus_where: dict[str, Any] | None = None
 
     @field_validator("description")
@@ -107,7 +110,7 @@ class Finding(Schema):
     def _regions(cls, raw: Any, info: Any) -> Any:
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
-    @field_validator("ahead", "level_with", mode="before")
+    @field_validator("ahead", "level_with", "not_ahead", mode="before")
     @classmethod
     def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
@@ -139,8 +142,8 @@ class Finding(Schema):
         for name in ("level", "margin"):
             if not _is_number(getattr(self, name)):
                 raise fail(f"{name} of {named}", getattr(self, name), "a finite number")
-        if not (self.below or self.above or self.ahead or self.level_with):
-            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with")
+        if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead):
+            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead")
         return self
 
     def checked_at(self, scale: str) -> bool:
@@ -153,7 +156,7 @@ class Finding(Schema):
 
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
-        pairs = [*self.ahead.items(), *self.level_with.items()]
+        pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items()]
         named = [*self.below, *self.above, *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 

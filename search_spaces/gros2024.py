@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from search_spaces import Linked, Plot, Study
+from search_spaces import Finding, Linked, Plot, Study
+from search_spaces import gros2024_findings as observed
 
 ATTENTION = ("dpa", "ea")
 SEEDS_16 = tuple(range(16))
@@ -58,7 +59,8 @@ CPU_DEVIATION = (f"cpu scale: the final evaluation uses {CPU_FINAL} series x 50 
 
 def _figure(name: str, goal: str, task: str, *, basis: int, delay: int, n_context: tuple[int, ...],
             n_epochs: int, eval_every: int, extra_fixed: dict[str, Any] | None = None,
-            deviations: tuple[str, ...] = (), cpu: dict[str, Any] | None = None) -> Study:
+            deviations: tuple[str, ...] = (), cpu: dict[str, Any] | None = None,
+            findings: tuple[Finding, ...] = (), reference: str | None = None) -> Study:
     fixed = {**PAPER_FIXED, "basis": basis, "delay": delay, "n_epochs": n_epochs, "eval_every": eval_every,
              **(extra_fixed or {})}
     smoke_fixed = {**SMOKE, "basis": min(basis, 4), "delay": min(delay, 2)}
@@ -70,6 +72,7 @@ def _figure(name: str, goal: str, task: str, *, basis: int, delay: int, n_contex
         scientific={"n_context": n_context, "attention": ATTENTION},
         fixed=fixed, seeds=SEEDS_16, metric="val_accuracy",
         plot=Plot(panel="attention", x="n_context", y="learning_rate"),
+        findings=findings, reference=reference,
         deviations=COMMON_DEVIATIONS + deviations,
         sections=SECTIONS,
         scales={
@@ -93,6 +96,7 @@ FIG3 = _figure(
                 "The final evaluation scores 50 greedy predictions per series (the spec's N_g, as in every "
                 "figure); the paper's Fig. 3 text calls 100% 'predicting correctly 100 successive tokens for "
                 "10^4 random starting sequences'.",),
+    findings=observed.FIG3, reference="gros2024/fig3",
 )
 FIG4 = _figure(
     "gros2024.fig4",
@@ -109,6 +113,7 @@ FIG5 = _figure(
     cpu={"scientific": {"n_context": (128,)}, "fixed": {"eval_every": 200},
          "extra_deviations": ("cpu scale: N_con = 128 only (256 is text-only in the paper) and an "
                               "evaluation every 200 epochs.",)},
+    findings=observed.FIG5, reference="gros2024/fig5",
 )
 FIG6 = _figure(
     "gros2024.fig6",
@@ -119,6 +124,7 @@ FIG6 = _figure(
     deviations=("Epochs: 4000 in all, the drop at 2500 as in the paper (the total is not stated).",
                 "Evaluation: 100 series of EACH task (val_accuracy_nt, val_accuracy_nt_s); val_accuracy is "
                 "their mean."),
+    findings=observed.FIG6, reference="gros2024/fig6",
 )
 FIG7 = _figure(
     "gros2024.fig7",
@@ -130,6 +136,7 @@ FIG7 = _figure(
     cpu={"fixed": {"eval_every": 200},
          "extra_deviations": ("cpu scale: an evaluation every 200 epochs (one at N_con = 128 costs about as much "
                               "as 200 training epochs on one core).",)},
+    findings=observed.FIG7, reference="gros2024/fig7",
 )
 
 #: The ladder's readout steps at 0.02 x min(1, 16 / N_con): the figures' 32 leaves N <= 4 unstable at N_con 32.
@@ -151,6 +158,7 @@ LADDER = Study(
     fixed={**PAPER_FIXED, "n_epochs": 1000, "eval_every": 100, "readout_lr_context": LADDER_READOUT_LR_CONTEXT},
     seeds=SEEDS_16, metric="val_accuracy",
     plot=Plot(panel="attention", x="n_context", y="delay"),
+    findings=observed.LADDER,
     deviations=COMMON_DEVIATIONS + (
         "Not a paper figure: the ladder with the figures' settings, 1000 epochs per configuration (our choice); "
         "'reaches 100%' = mean over seeds of the final greedy accuracy >= 99.9%.",

@@ -52,8 +52,10 @@ def test_a_record_written_by_the_previous_version_reads(name: str) -> None:
     record = parse_meta(OLD[name])
     current = all_studies()[study].at_scale(scale)
     assert (record.name, record.scale, record.fixed) == (current.name, scale, current.fixed)
-    assert [(f.description, f.where, f.metric_of("val_accuracy")) for f in record.findings] == \
-        [(f.description, f.where, f.metric_of(current.metric)) for f in current.findings]
+    # its findings read as written then (the studies' findings have changed since: issue 44)
+    written = OLD[name].get("findings", [])
+    assert [(f.description, f.metric) for f in record.findings] == [(f["description"], f.get("metric"))
+                                                                      for f in written]
     assert record.run is not None and record.run.machine_text.startswith("AMD EPYC")
     for axis in current.axes:  # a Linked axis's labels come back as strings
         values = current.axis_values(axis)

@@ -74,7 +74,8 @@ def test_the_replay_on_the_authors_data_prints_its_budget_and_never_contradicts_
     found = re.match(r"budget: ([\d,]+) of 2,400 models \(([\d.]+)%\), ([\d,]+) of 76,800 model-epochs \(([\d.]+)%\); "
                      r"(\d+) of (\d+) decided verdicts same", last)
     assert found, last
-    assert float(found.group(2)) <= 50.0 and found.group(5) == found.group(6)
+    # every verdict the full data decides, the replay decides the same way or leaves UNDECIDED (and names it)
+    assert float(found.group(2)) <= 50.0 and (found.group(5) == found.group(6) or "; left UNDECIDED: " in last)
     assert "OPPOSITE" not in last
     bad = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--budget", "adaptive"])
     assert bad.exit_code == 2 and "invalid --budget 'adaptive' without --data" in bad.output

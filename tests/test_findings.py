@@ -255,7 +255,7 @@ def test_panel_values_the_data_lacks_are_left_out_and_named() -> None:
 
 def test_one_seed_per_cell_without_any_measured_noise_decides_nothing() -> None:
     (v,) = _verdicts([{"description": "d", "above": {"NAP": 0.5}}], _cells({"NAP": [0.9] * 4}, n=1))
-    assert v.status == UNDECIDED and "one seed per cell decides nothing" in v.basis
+    assert v.status == UNDECIDED and "a cell of one seed decides nothing" in v.basis
 
 
 def test_the_cells_an_undecided_finding_asks_seeds_for() -> None:

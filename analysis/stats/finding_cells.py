@@ -43,6 +43,11 @@ def is_combination(metric: str) -> bool:
     return len(metric_columns(metric)) > 1
 
 
+def is_accuracy(metric: str) -> bool:
+    """Whether the metric reads accuracies only (shown in percent; a loss or an output scale in its own unit)."""
+    return all("accuracy" in c for c in metric_columns(metric))
+
+
 def metric_range(metric: str) -> tuple[float, float]:
     """The values the metric's G can take: accuracies in [0, 1] (a difference of two in [-1, 1]), a loss >= 0."""
     columns = metric_columns(metric)

@@ -34,26 +34,32 @@ from typing import Any
 
 import polars as pl
 
-from analysis.stats.finding_cells import cell_table, in_region, outside_grid, region_text, with_expected
+from analysis.stats.finding_cells import cell_table, in_region, is_accuracy, outside_grid, region_text, with_expected
 from analysis.stats.finding_intervals import Estimate, estimate, intervals_used
 from analysis.stats.seed_noise import NoiseModel
 from search_spaces.finding import Finding
 from search_spaces.record import StudyRecord
 
 PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
-_SIGN = {"below": "<=", "above": ">=", "ahead": ">=", "level": "level with"}
+_SIGN = {"below": "<=", "above": ">="}
 
 
-def _percent(x: float | None) -> str:
-    return "no data" if x is None else f"{100 * x:.1f}%"
+def _percent(x: float | None, percent: bool = True) -> str:
+    """A number as the metric reads: an accuracy in percent, anything else (a loss, an output scale) as it is."""
+    if x is None:
+        return "no data"
+    return f"{100 * x:.1f}%" if percent else f"{x:.4g}"
 
 
-def _points(x: float) -> str:
-    return f"{100 * x:+.1f}"
+def _points(x: float, percent: bool = True) -> str:
+    return f"{100 * x:+.1f}" if percent else f"{x:+.4g}"
 
 
-def _span(e: Estimate, points: bool = False) -> str:
-    """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference)."""
+def _span(e: Estimate, points: bool = False, percent: bool = True) -> str:
+    """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference; a metric that is no accuracy in its own unit)."""
+    if not percent:
+        show = (lambda x: f"{x:+.4g}") if points else (lambda x: f"{x:.4g}")
+        return f"[{show(e.low)}, {show(e.high)}]"
     show = _points if points else (lambda x: f"{100 * x:.1f}")
     return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
 
@@ -72,6 +78,7 @@ class Check:
     against: str = ""  # ahead: ``BERT 72.1% (5 seeds) + 5.0 pp``
     mine: Estimate | None = field(default=None, compare=False)  # ahead: the panel value's own number
     bound: float | None = None  # what ``estimate`` is held against: the threshold, a lead's margin, 0 for level
+    percent: bool = True  # an accuracy, shown in percent (a loss or an output scale: in its own unit)
 
     @property
     def value(self) -> float | None:
@@ -92,22 +99,23 @@ class Check:
     def text(self) -> str:
         """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
         and exactly the bound tested."""
-        own = self.mine or self.estimate
-        number = _percent(own.value)
+        own, pct = self.mine or self.estimate, self.percent
+        number = _percent(own.value, pct)
         if own.value is not None or own.cells:
-            number += f" {_span(own)} ({own.seeds_text()})"
+            number += f" {_span(own, percent=pct)} ({own.seeds_text()})"
         if self.relation in ("below", "above"):
             return f"{self.subject or self.panel_value}: {number}, required {_SIGN[self.relation]} " \
-                   f"{_percent(self.threshold)}: {self.state}"
-        if self.relation == "level":
-            lead = self.estimate
-            shown = "" if lead.value is None else f"; difference {_points(lead.value)} pp {_span(lead, points=True)}"
-            return (f"{self.subject or self.panel_value}: {number}, required level with {self.against} (no "
-                    f"difference beyond seed variation){shown}: {self.state}")
-        bound = f"{self.against} = {_percent(self.threshold)}" if self.threshold is not None else self.against
-        lead = self.estimate
-        shown = "" if lead.value is None else f"; lead {_points(lead.value)} pp {_span(lead, points=True)}"
-        return f"{self.subject or self.panel_value}: {number}, required >= {bound}{shown}: {self.state}"
+                   f"{_percent(self.threshold, pct)}: {self.state}"
+        lead, unit = self.estimate, " pp" if pct else ""
+        shown = "" if lead.value is None else \
+            f"{_points(lead.value, pct)}{unit} {_span(lead, points=True, percent=pct)}"
+        if self.relation in ("level", "not_ahead"):
+            words = "level with" if self.relation == "level" else "not ahead of"
+            return (f"{self.subject or self.panel_value}: {number}, required {words} {self.against} (beyond seed "
+                    f"variation){'; difference ' + shown if shown else ''}: {self.state}")
+        bound = f"{self.against} = {_percent(self.threshold, pct)}" if self.threshold is not None else self.against
+        lead_text = f"; lead {shown}" if shown else ""
+        return f"{self.subject or self.panel_value}: {number}, required >= {bound}{lead_text}: {self.state}"
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,8 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tup
         checks, basis = _checks(finding, metric, with_expected(table, data.expected), data, (meta.confidence, *looks))
     except ValueError as error:  # a region naming a column the data does not have
         return Verdict(finding, metric, FAIL, reason=str(error))
-    absent = sorted({k for c in checks for k in _named(c) if data.present is not None and k not in data.present})
+    absent = sorted({k for c in checks for k in _named(c) if data.present is not None and k not in data.present}
+                    | {k for c in checks for k in _empty_sides(c) if data.present is not None})
     kept = tuple(c for c in checks if not set(_named(c)) & set(absent))
     if absent and not kept:
         return Verdict(finding, metric, NOT_CHECKED,
@@ -230,6 +239,7 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     bounds = [(r, k, t) for r in ("below", "above") for k, t in getattr(finding, r).items()]
     pairs = [(a, b, "ahead") for a, bs in finding.ahead.items() for b in bs]
     pairs += [(a, b, "level") for a, bs in finding.level_with.items() for b in bs]
+    pairs += [(a, b, "not_ahead") for a, bs in finding.not_ahead.items() for b in bs]
     for _, key, _ in bounds:
         side(key, finding.where)
     for a, b, _ in pairs:
@@ -244,9 +254,10 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     def number(value: str, region: Mapping[str, Any]) -> Estimate:
         return numbers[(value, repr(sorted(region.items())))]
 
-    checks = [_bound_check(finding, r, k, t, number(k, finding.where)) for r, k, t in bounds]
-    checks += [_ahead_check(finding, (a, b, relation), number(a, finding.where), number(b, versus_region),
-                            versus_region) for a, b, relation in pairs]
+    percent = is_accuracy(metric)
+    checks = [_bound_check(finding, r, k, t, number(k, finding.where), percent) for r, k, t in bounds]
+    checks += [_ahead_check(finding, (a, b, relation), (number(a, finding.where), number(b, versus_region)),
+                            versus_region, percent) for a, b, relation in pairs]
     return checks, _basis(confidence, intervals, (look, looks), noise)
 
 
@@ -282,40 +293,56 @@ def _state(holds: bool, fails: bool) -> str:
     return "holds" if holds else "fails" if fails else "undecided"
 
 
-def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e: Estimate) -> Check:
+def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e: Estimate, percent: bool) -> Check:
     """At most (``below``) or at least (``above``) ``threshold``, decided where the interval clears it; a panel
     value without any cell (not in the data, nothing expected) fails."""
     subject = _subject(finding, key, finding.where)
     if e.cells == 0:
-        return Check(key, relation, threshold, e, "fails", subject, bound=threshold)
+        return Check(key, relation, threshold, e, "fails", subject, bound=threshold, percent=percent)
     if relation == "below":
         state = _state(e.high <= threshold, e.low > threshold)
     else:
         state = _state(e.low >= threshold, e.high < threshold)
-    return Check(key, relation, threshold, e, state, subject, bound=threshold)
+    return Check(key, relation, threshold, e, state, subject, bound=threshold, percent=percent)
 
 
-def _ahead_check(finding: Finding, pair: tuple[str, str, str], mine: Estimate, theirs: Estimate,
-                 versus_region: Mapping) -> Check:
+def _ahead_check(finding: Finding, pair: tuple[str, str, str], numbers: tuple[Estimate, Estimate],
+                 versus_region: Mapping, percent: bool) -> Check:
     """``ahead``: A's number >= B's + ``margin`` (strictly more for a margin >= 0: a lead), decided on the interval of
-    the lead; ``level``: A and B differ by no more than seed variation (fails where the lead's interval excludes 0)."""
-    a, b, relation = pair
+    the lead; ``level``: A and B differ by no more than seed variation (fails where the lead's interval excludes 0);
+    ``not_ahead``: A does not lead B beyond seed variation (fails where the lead's interval lies above 0)."""
+    (a, b, relation), (mine, theirs) = pair, numbers
     margin = finding.margin if relation == "ahead" else 0.0
-    shown = f" {'+' if margin >= 0 else '-'} {100 * abs(margin):.1f} pp" if margin else ""
+    shown = f" {'+' if margin >= 0 else '-'} {_percent(abs(margin), percent).rstrip('%')}{' pp' if percent else ''}" \
+        if margin else ""
     seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
-    against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value)}{seeds}{shown}"
-    subject = _subject(finding, a, finding.where)
+    against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value, percent)}{seeds}{shown}"
     lead = mine.minus(theirs)
     threshold = None if theirs.value is None else theirs.value + margin
+    made = {"subject": _subject(finding, a, finding.where), "versus": b, "against": against, "mine": mine,
+            "bound": margin, "percent": percent}
     if mine.cells == 0 or theirs.cells == 0:
-        return Check(a, relation, threshold, lead, "fails", subject, b, against, mine, margin)
-    if relation == "level":  # no difference beyond seed variation
-        state = _state(lead.low <= 0 <= lead.high, True) if lead.value is not None else "undecided"
-    elif margin >= 0:  # "more": the lead must exceed the margin
-        state = _state(lead.low > margin, lead.high <= margin)
-    else:
-        state = _state(lead.low >= margin, lead.high < margin)
-    return Check(a, relation, threshold, lead, state, subject, b, against, mine, margin)
+        return Check(a, relation, threshold, lead, "fails", **made)
+    return Check(a, relation, threshold, lead, _lead_state(relation, lead, margin), **made)
+
+
+def _lead_state(relation: str, lead: Estimate, margin: float) -> str:
+    if lead.value is None:
+        return "undecided"
+    if relation == "level":  # no difference beyond seed variation, either way
+        return _state(lead.low <= 0 <= lead.high, True)
+    if relation == "not_ahead":  # no lead beyond seed variation
+        return _state(lead.low <= 0, True)
+    if margin >= 0:  # "more": the lead must exceed the margin
+        return _state(lead.low > margin, lead.high <= margin)
+    return _state(lead.low >= margin, lead.high < margin)
+
+
+def _empty_sides(check: Check) -> list[str]:
+    """The panel values of a check that have no cell in their region (published data lacking them there)."""
+    own = check.mine or check.estimate
+    sides = [(check.panel_value, own)] + ([(check.versus, check.estimate.parts[1])] if check.estimate.parts else [])
+    return [value for value, e in sides if e.cells == 0]
 
 
 def _named(check: Check) -> list[str]:

@@ -71,8 +71,8 @@ class NoiseModel:
     def text(self) -> str:
         """The seed noise in words, for a verdict's basis line."""
         if not self.measured:
-            return ("no seed noise measured: one seed per cell decides nothing; seeds that agree exactly decide on "
-                    "their number")
+            return ("no seed noise measured: a cell of one seed decides nothing; cells whose seeds agree exactly, or "
+                    "a published number printed without its spread, decide on the number alone (no confidence)")
         sds = sorted(100 * math.sqrt(v) for v in self.variances)
         level = f"sd {sds[0]:.1f} pp" if len(sds) == 1 else f"sd {sds[0]:.1f}-{sds[-1]:.1f} pp by G level"
         prior = "pooled" if self.df >= MAX_PRIOR_DF else f"prior df {self.df:.0f}"

@@ -52,6 +52,7 @@ class Side:
 
 
 def _published(spec: str, other: Side | None) -> Side:
+    from analysis.data.published_cells import is_cells
     from analysis.data.reference import available_references, open_reference, published_record
 
     name = spec.partition(":")[2] or ((other.meta.reference if other else None) or "")
@@ -59,6 +60,10 @@ def _published(spec: str, other: Side | None) -> Side:
         raise CompareError(f"invalid side {spec!r}: the other side names no published reference; "
                            f"allowed: published:<name> with name in {available_references()}, or "
                            "published:<path>.parquet")
+    if is_cells(name):
+        raise CompareError(f"invalid side {spec!r}: {name} is a table of means (a paper's printed numbers), not a grid "
+                           "of runs; allowed: published per-seed runs (published:<name> with name in "
+                           f"{available_references()}); the table's numbers: `study findings NAME --data published`")
     try:
         lf, column = open_reference(name)
     except (FileNotFoundError, ValueError) as err:

@@ -1,0 +1,198 @@
+"""The observations Richter & Wattenhofer 2020 state in their appendices (App. D, E, G.1, G.3, H), as findings of
+the studies of Figs. 9, 13, 15, 16 and Tables 2-4; the thresholds are argued in
+:mod:`search_spaces.richter2020_findings` (the main text's findings) and docs/richter2020.md lists every
+observation, its finding or why it has none, and the verdicts.
+"""
+
+from __future__ import annotations
+
+from search_spaces import Finding
+from search_spaces.richter2020_findings import ALL, FIRST_OVER_ARGMIN, HIGH_RATES, LOW_RATES, MODE_BASE_RATE, PAPER
+
+
+def _lr(k: int) -> float:
+    """The release's learning rate 0.3**k."""
+    return 0.3**k
+
+
+ORIGINAL_NORM = ("BERT", "- warm up", "- grad. clip")
+FIG9 = (
+    Finding(description="Fig. 9 / Table 1 (App. D): the best validation G of every step from BERT to MTE is within "
+                        "2 points of BERT's",
+            quote='App. D: "Apart from the performance landscape changes just mentioned, the best hyper-parameter '
+                  'accuracies remain similar throughout all modifications, cf. Table 1."',
+            metric="val_accuracy",
+            ahead={**{a: ("BERT",) for a in ("- warm up", "- grad. clip", "+ normalize", "+ GELU")},
+                   "BERT": ("- warm up", "- grad. clip", "+ normalize", "+ GELU")},
+            margin=-0.02, scales=PAPER),
+    Finding(description="Fig. 9 (App. D): without warm-up BERT learns less at high learning rates (>= 0.027): mean "
+                        "training G there at most BERT's",
+            quote='App. D: "Here we see that too high learning rates learn even less without learning rate warm up '
+                  'in the BERT architecture, hinting at a necessity for learning rate warm up for the original '
+                  'architecture."',
+            metric="train_accuracy", where={"learning_rate": {"min": _lr(3)}}, statistic="mean",
+            ahead={"BERT": ("- warm up",)}, scales=PAPER),
+    Finding(description="Fig. 9 (App. D): at high learning rates (>= 0.09) the original normalisation learns the "
+                        "first case 20 points better than argmin somewhere, the moved LayerNorm (+ normalize, "
+                        "+ GELU) nowhere by more than 10",
+            quote='App. D: "models with the original normalization focus the (local) first-case, while models with '
+                  'our normalization focus on the (majority) argmin-case."',
+            metric=FIRST_OVER_ARGMIN, where=HIGH_RATES, above=dict.fromkeys(ORIGINAL_NORM, 0.2),
+            below={"+ normalize": 0.1, "+ GELU": 0.1}, scales=PAPER),
+    Finding(description="Fig. 9 (App. D): ... and there the moved LayerNorm focuses the majority argmin case: argmin "
+                        "20 points above first somewhere at rates >= 0.09",
+            quote='App. D: "models with our normalization focus on the (majority) argmin-case."',
+            metric="train_argmin_accuracy - train_first_accuracy", where=HIGH_RATES,
+            above={"+ normalize": 0.2, "+ GELU": 0.2}, scales=PAPER),
+    Finding(description="Fig. 9 (App. D): removing gradient clipping has no big impact: the best validation G of "
+                        "'- grad. clip' is within 2 points of '- warm up' (the step before it), both ways",
+            quote='App. D: "The third column (- grad. clip) reports the results if we further remove gradient clipping '
+                  'from the training schedule. This does not seem to have a big impact in our setup."',
+            metric="val_accuracy", ahead={"- grad. clip": ("- warm up",), "- warm up": ("- grad. clip",)},
+            margin=-0.02, scales=PAPER),
+    Finding(description="Fig. 9 (App. D): ... nor on the landscape: the mean training G over the grid of "
+                        "'- grad. clip' is within 5 points of '- warm up', both ways",
+            quote='App. D: "This does not seem to have a big impact in our setup."',
+            metric="train_accuracy", statistic="mean",
+            ahead={"- grad. clip": ("- warm up",), "- warm up": ("- grad. clip",)}, margin=-0.05, scales=PAPER),
+)
+
+FIG13 = (
+    Finding(description="Fig. 13 (App. G.1, obs. 1): smaller batches need smaller learning rates - at rates >= 8.1e-3 "
+                        "every architecture's best training G at batch >= 64 leads its best at batch <= 2 by 10 points",
+            quote='App. G.1: "(1) smaller batches require a smaller learning rate, supporting our argument that '
+                  'hyper-parameters should not be optimized independent of each other."',
+            metric="train_accuracy", where={"learning_rate": {"min": _lr(4)}, "batch_size": {"min": 64}},
+            versus_where={"learning_rate": {"min": _lr(4)}, "batch_size": {"max": 2}},
+            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER),
+    Finding(description="Fig. 13 (App. G.1, obs. 1): ... the crossing's other side: at rates <= 6.6e-5 every "
+                        "architecture's best training G at batch <= 2 leads its best at batch >= 64 by 10 points",
+            quote='App. G.1: "(1) smaller batches require a smaller learning rate."',
+            metric="train_accuracy", where={**LOW_RATES, "batch_size": {"max": 2}},
+            versus_where={**LOW_RATES, "batch_size": {"min": 64}},
+            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER),
+    Finding(description="Fig. 13 (App. G.1, obs. 2): BERT's first-case focus at high rates (>= 0.09) is stronger at "
+                        "batch <= 4 than at batch >= 32 (mean first-minus-argmin case accuracy), by more than seed "
+                        "noise",
+            quote='App. G.1: "(2) The focus of BERT on the first-case when the learning rate is too high is amplified '
+                  'in smaller batches."',
+            metric=FIRST_OVER_ARGMIN, statistic="mean", where={**HIGH_RATES, "batch_size": {"max": 4}},
+            versus_where={**HIGH_RATES, "batch_size": {"min": 32}}, ahead={"BERT": ("BERT",)}, scales=PAPER),
+)
+
+#: The validation cases of the first-token task (N = 64): all three learned at one evaluation, each at 50% or more.
+#: A model that learns two of the three cases scores about 72% overall (argmin 47.4% + first 25.1% of the examples)
+#: and fails this; "performs well" read as overall accuracy >= 50% would call it well.
+VAL_ALL_CASES = "min(val_argmin_accuracy, val_first_accuracy, val_argmax_accuracy)"
+#: "A wide range of depths": L = 1 ... 16 (16x), five of Fig. 15's seven depths (our reading; the figure's pixels are
+#: not in the text).
+WIDE_DEPTHS = (1, 2, 4, 8, 16)
+
+
+def _nap_performs_well_at(depth: int) -> Finding:
+    return Finding(description=f"Fig. 15 (App. G.3, obs. 2): ... and performs well on a wide range of depths: at L = "
+                               f"{depth} NAP learns all three cases (each >= 50% at one evaluation, validation)",
+                   quote='App. G.3: "(2) The NAP architecture achieves a higher best mean accuracy and performs well '
+                         'on a wide range of depths."',
+                   metric=VAL_ALL_CASES, where={"n_layers": (depth,)}, above={"NAP": 0.5}, scales=PAPER)
+
+
+FIG15 = (
+    Finding(description="Fig. 15 (App. G.3, obs. 1): BERT does better at L = 4 than at L = 2 (best validation G "
+                        "higher by more than seed noise) ...",
+            quote='App. G.3: "(1) The BERT architecture does seem to perform better when the number of Transformer '
+                  'layers is increased to L = 4."',
+            metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": (2,)},
+            ahead={"BERT": ("BERT",)}, scales=PAPER),
+    Finding(description="Fig. 15 (App. G.3, obs. 1): ... and degrades deeper: its best at L = 4 leads its best at "
+                        "L >= 32 by 5 points",
+            quote='App. G.3: "However, the performance degrades if we further increase the depth."',
+            metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": {"min": 32}},
+            ahead={"BERT": ("BERT",)}, margin=0.05, scales=PAPER),
+    Finding(description="Fig. 15 (App. G.3, obs. 2): NAP reaches a higher best validation G than BERT, by more than "
+                        "seed noise ...",
+            quote='App. G.3: "(2) The NAP architecture achieves a higher best mean accuracy and performs well on a '
+                  'wide range of depths."',
+            metric="val_accuracy", ahead={"NAP": ("BERT",)}, scales=PAPER),
+    *(_nap_performs_well_at(depth) for depth in WIDE_DEPTHS),
+    Finding(description="Fig. 15 (App. G.3, obs. 3): max pooling performs well (all three cases >= 50% at one "
+                        "evaluation, validation) on the largest share of the depths x rates grid, ahead of every other "
+                        "architecture by more than seed noise",
+            quote='App. G.3: "(3) The max architecture performs well on the biggest range of hyperparameters."',
+            metric=VAL_ALL_CASES, statistic="share", level=0.5,
+            ahead={"max": ("BERT", "MTE", "NAP", "NON", "sum")}, scales=PAPER),
+)
+
+#: "Fails" at mode finding: at most 5 points above the base rate (the paper's max: 1.1-2.9 points above it).
+ABOVE_BASE = 0.05
+SMALL_VOCABULARIES = (2, 4, 8)  # Table 5: every architecture but max at 99.2% or more
+
+
+def _max_fails(size: int) -> Finding:
+    return Finding(description=f"Fig. 16 (App. H, obs. 1): max pooling fails mode finding at S = {size}: best "
+                               f"training G at most {100 * ABOVE_BASE:g} points above the majority-class base rate "
+                               f"({100 * MODE_BASE_RATE[size]:.1f}%)",
+                   quote='App. H: "(1) max completely fails to learn in any of the vocabulary sizes. Note that the '
+                         'shading to the left merely corresponds to the majority class base rate."',
+                   metric="train_accuracy", where={"vocab_size": (size,)},
+                   below={"max": MODE_BASE_RATE[size] + ABOVE_BASE})
+
+
+def _small_vocabulary(size: int) -> Finding:
+    return Finding(description=f"Fig. 16 / Table 5 (App. H, obs. 3): every architecture but max learns mode finding "
+                               f"at the small vocabulary S = {size} (best training G >= 95%)",
+                   quote='App. H: "(3) While all models learn the task well on small vocabularies, NAP outperforms '
+                         'all other approaches significantly when S gets larger then the training sequence length."',
+                   metric="train_accuracy", where={"vocab_size": (size,)},
+                   above=dict.fromkeys(("BERT", "MTE", "NAP", "NON", "sum"), 0.95), scales=PAPER)
+
+
+FIG16 = (
+    *(_max_fails(size) for size in MODE_BASE_RATE),
+    Finding(description="Fig. 16 (App. H, obs. 2): NAP struggles at S = 2: there sum learns well (training G >= "
+                        "90%) at a share of the learning rates 10 points larger than NAP's",
+            quote='App. H: "(2) NAP struggles when the vocabulary consists of only 2 tokens. This is expected, as the '
+                  'mean subtraction in the normalization effectively removes the task relevant information (the '
+                  'mode) in this case."',
+            metric="train_accuracy", statistic="share", level=0.9, where={"vocab_size": (2,)},
+            ahead={"sum": ("NAP",)}, margin=0.1, scales=PAPER),
+    Finding(description="Fig. 16 (App. H, obs. 2): ... an S = 2 effect: NAP learns well (training G >= 90%) at a "
+                        "share of the learning rates at S = 4 and 8 that is 10 points larger than at S = 2",
+            quote='App. H: "(2) NAP struggles when the vocabulary consists of only 2 tokens."',
+            metric="train_accuracy", statistic="share", level=0.9, where={"vocab_size": (4, 8)},
+            versus_where={"vocab_size": (2,)}, ahead={"NAP": ("NAP",)}, margin=0.1, scales=PAPER),
+    Finding(description="Fig. 16 (App. H, obs. 2): ... but at S = 2 and a high enough learning rate (>= 0.027) NAP "
+                        "learns it (best training G >= 90%; Table 5: 100%)",
+            quote='App. H: "Note however, that for a high enough learning rate, the model learns to use the bias '
+                  'parameter b introduced in Equation 1 - effectively reverting to sum pooling."',
+            metric="train_accuracy", where={"vocab_size": (2,), "learning_rate": {"min": _lr(3)}},
+            above={"NAP": 0.9}, scales=PAPER),
+    *(_small_vocabulary(size) for size in SMALL_VOCABULARIES),
+    Finding(description="Fig. 16 / Table 5 (App. H, obs. 3): at S = 256 (> N = 128) NAP's best training G leads "
+                        "every other architecture's by 5 points",
+            quote='App. H: "(3) While all models learn the task well on small vocabularies, NAP outperforms all '
+                  'other approaches significantly when S gets larger then the training sequence length, cf. Table 5."',
+            metric="train_accuracy", where={"vocab_size": (256,)},
+            ahead={"NAP": ("BERT", "MTE", "NON", "sum", "max")}, margin=0.05, scales=PAPER),
+)
+
+
+
+REGULARIZED = ("dropout 0.0625", "dropout 0.125", "dropout 0.25", "dropout 0.5", "L2 0.0001", "L2 0.001", "L2 0.01",
+               "L2 0.1")
+
+
+def _regularization_does_not_help(table: int, split: str) -> Finding:
+    return Finding(description=f"Table {table} (App. E): neither dropout nor L2 helps beyond seed variation: no "
+                               f"architecture's best {split} G with regularisation (the best of its eight settings) "
+                               "leads its best without by more than seed variation",
+                   quote='App. E: "we show empirical results supporting the intuition that L2 as well as dropout '
+                         'regularization does not help in our setup ... (1) none of these improvements is significant '
+                         'considering the performance variation across random seeds"',
+                   metric=f"{split}_accuracy", where={"regularization": REGULARIZED},
+                   versus_where={"regularization": ("none",)}, not_ahead={a: (a,) for a in ALL}, scales=PAPER)
+
+
+def regularization_findings(table: int) -> tuple[Finding, ...]:
+    """Table 2, 3 or 4's claim, on the training and on the validation accuracy (its top and bottom rows)."""
+    return (_regularization_does_not_help(table, "train"), _regularization_does_not_help(table, "val"))
