@@ -73,6 +73,14 @@ def train_both(storage: Path) -> dict:
     return out
 
 
+def _commit() -> str:
+    """The commit measured (``+dirty`` with uncommitted changes): each section of the results names its own."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=ROOT).stdout
+    return head.strip() + ("+dirty" if dirty.strip() else "")
+
+
 def replays() -> dict:
     out = {}
     for study, _ in RELEASE.items():
@@ -115,13 +123,19 @@ def fixed_seeds_baseline() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", type=Path, default=Path("/tmp/bench_adaptive"))
-    parser.add_argument("--skip-training", action="store_true", help="only the replays and the baseline")
+    parser.add_argument("--skip-training", action="store_true",
+                        help="only the replays and the baseline (an earlier run's training results are kept)")
     args = parser.parse_args()
-    result = {"replays": replays(), "fixed_seeds": fixed_seeds_baseline()}
+    out = ROOT / "bench" / "adaptive.json"
+    earlier = json.loads(out.read_text()) if out.exists() else {}
+    result = {"replays": {"commit": _commit(), **replays()},
+              "fixed_seeds": {"commit": _commit(), **fixed_seeds_baseline()}}
     if not args.skip_training:
-        result["training"] = train_both(args.storage)
-    (ROOT / "bench" / "adaptive.json").write_text(json.dumps(result, indent=1))
-    print(f"wrote {ROOT / 'bench' / 'adaptive.json'}")
+        result["training"] = {"commit": _commit(), **train_both(args.storage)}
+    elif "training" in earlier:  # kept as measured, with the commit that measured it
+        result["training"] = earlier["training"]
+    out.write_text(json.dumps(result, indent=1))
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
