@@ -66,12 +66,18 @@ def test_an_adaptive_study_runs_in_rounds_resumes_and_completes_to_the_full_grid
     assert again.returncode == 0 and "6 finished before" in again.stdout
     assert "running" not in again.stdout  # nothing trained again, the looks replayed from study.json
     assert _looks(study_dir) == looks and _seeds_per_cell(study_dir) == seeds
+    status = run_cli("status", ADAPTIVE, "--storage", str(tmp_path)).stdout
+    trials = 6 + sum(len(look["requests"]) for look in looks)  # a cell's first seed, then one trial per request
+    assert f"done {trials} | running 0 | failed 0 | unreadable 0 | pending 0 | total {trials}" in status
+    assert f"{len(looks)} of 4 looks taken, {looks[-1]['models']} models given of the full grid's 24" in status
 
     full = run_cli("run", ADAPTIVE, "--budget", "fixed", "--storage", str(tmp_path))
     assert full.returncode == 0, full.stderr + full.stdout
     short = sum(len(s) < 4 for s in seeds.values())
     assert f"{6 - short} finished before, {short} to run" in full.stdout  # each short cell: one trial of the rest
     completed = _seeds_per_cell(study_dir)
+    status = run_cli("status", ADAPTIVE, "--storage", str(tmp_path)).stdout
+    assert "done 6 | running 0 | failed 0 | unreadable 0 | pending 0 | total 6" in status  # every point, every seed
     assert all(s == [0, 1, 2, 3] for s in completed.values())
     kept = rows(study_dir).filter(pl.col("seed") == 0).sort(CELL)  # the first seeds' rows are the first run's
     assert kept.height == 6 * 2

@@ -31,7 +31,9 @@ def status(name: str, scale: str, storage: str) -> None:
     finished = target.finished_keys()
     record = read_record(target)
     looks = record.looks_taken if record is not None else ()
-    if study.sampler == "grid" and study.budget == "adaptive":  # the trials the budget has given so far
+    # the budget the study last ran with (`study run --budget adaptive` on a fixed study records it), else its own
+    budget = record.budget if record is not None else study.budget
+    if study.sampler == "grid" and budget == "adaptive":  # the trials the budget has given so far
         given = {k for cell in budget_trials(study, record).values() for k in cell}
         total, finished = len(given), finished & given
     elif study.sampler == "grid":  # a point with every seed, in one trial or (after an adaptive budget) in several
@@ -53,8 +55,10 @@ def status(name: str, scale: str, storage: str) -> None:
     if looks:
         last = looks[-1]
         open_ = sum(s == "UNDECIDED" for s in last.statuses)
+        every = len(list(study.points())) * len(study.seeds)
         click.echo(f"  adaptive budget: {len(looks)} of {study.replace(budget='adaptive').looks} looks taken, "
-                   f"{last.models} models given; {open_} of {len(last.statuses)} finding(s) undecided at the last look")
+                   f"{last.models} models given of the full grid's {every:,}; {open_} of "
+                   f"{len(last.statuses)} finding(s) undecided at the last look")
     for key in sorted(unreadable):
         click.echo(f"  unreadable {target.trial_path(key)} (`study run` moves it aside and reruns it)")
     if running and progress.get("line"):

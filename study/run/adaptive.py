@@ -63,7 +63,9 @@ class AdaptiveStrategy:
         planned = [[Request(r.cell, r.seed, r.findings) for r in look.requests]
                    for look in (self.record.looks_taken if self.record is not None else ())]
         looks: list[BudgetLook] = list(self.record.looks_taken) if self.record is not None else []
-        stage = [f"look 1 of {meta.looks}: {len(meta.findings)} finding(s) to decide"]
+        here = sum(f.checked_at(study.scale) for f in meta.findings)
+        elsewhere = f" ({len(meta.findings) - here} checked only at other scales)" if here < len(meta.findings) else ""
+        stage = [f"look 1 of {meta.looks}: {here} finding(s) to decide{elsewhere}"]
 
         def view(budget: Any) -> Any:
             trials = [t for row in budget.cells.iter_rows(named=True)
