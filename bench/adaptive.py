@@ -90,6 +90,34 @@ def replays() -> dict:
     return out
 
 
+def seed_use() -> dict:
+    """Per release file: where the adaptive budget's models went: the starting seeds, the later seeds asked for by a
+    finding the full data decides, and those asked for only by findings the full data leaves open too (seeds that
+    could not have decided anything: what stands between the budget and its target)."""
+    from analysis.data.reference import open_reference
+    from analysis.stats.budget import DECIDED
+    from analysis.stats.replay import replay
+    from search_spaces import get_study
+    from search_spaces.record import StudyRecord
+
+    out = {}
+    for name, reference in RELEASE.items():
+        meta = StudyRecord.of(get_study(name))
+        lf, _ = open_reference(reference)
+        done = replay(meta, lf)
+        open_in_full = {i for i, v in enumerate(done.full) if v.status not in DECIDED}
+        requests = [r for look in done.outcome.looks for r in look.requests]
+        wasted = sum(all(f in open_in_full for f in r.findings) for r in requests)
+        per_finding = {done.full[i].finding.description[:70]: sum(i in r.findings for r in requests)
+                       for i in range(len(done.full))}
+        out[name] = {"models": done.models[0], "all_models": done.models[1],
+                     "starting": done.models[0] - len(requests), "later": len(requests),
+                     "later_only_for_findings_open_in_full_data": wasted,
+                     "later_per_finding": {k: v for k, v in per_finding.items() if v}}
+        print(json.dumps({name: {k: v for k, v in out[name].items() if k != "later_per_finding"}}), flush=True)
+    return out
+
+
 def fixed_seeds_baseline() -> dict:
     """Per release file: the verdicts on the first k seeds of every cell (one look) against all five's."""
     from analysis.data.reference import open_reference
@@ -129,7 +157,8 @@ def main() -> None:
     out = ROOT / "bench" / "adaptive.json"
     earlier = json.loads(out.read_text()) if out.exists() else {}
     result = {"replays": {"commit": _commit(), **replays()},
-              "fixed_seeds": {"commit": _commit(), **fixed_seeds_baseline()}}
+              "fixed_seeds": {"commit": _commit(), **fixed_seeds_baseline()},
+              "seed_use": {"commit": _commit(), **seed_use()}}
     if not args.skip_training:
         result["training"] = {"commit": _commit(), **train_both(args.storage)}
     elif "training" in earlier:  # kept as measured, with the commit that measured it
