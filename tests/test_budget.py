@@ -63,6 +63,26 @@ def test_a_decided_finding_and_a_cell_with_every_seed_ask_for_nothing() -> None:
     assert plan_round(verdicts, full) == []  # undecided or not, no cell can get a sixth seed
 
 
+def test_an_adaptive_study_keeps_the_verdict_its_look_decided_and_says_what_every_seed_says_now() -> None:
+    """A finding decided at look 1 stays decided (a verdict is the first decided one over the looks), shown beside
+    the current numbers when those leave it open; the numbers are taken at the last look the study took."""
+    from analysis.stats.budget import study_verdicts
+    from search_spaces.record import BudgetLook
+
+    findings = (Finding(description="A reaches 90%", above={"A": 0.9}),
+                Finding(description="B stays under 50%", below={"B": 0.5}))
+    looks = (BudgetLook(look=1, statuses=("PASS", "UNDECIDED"), models=12),
+             BudgetLook(look=2, statuses=("PASS", "PASS"), models=13))
+    study = _study(findings=findings, looks_taken=looks)
+    data = _view([0.905, 0.5, 0.3, 0.2, 0.25, 0.1], 0.04)(Budget.start(_cells(), study))
+    kept = study_verdicts(study, data)
+    assert [v.status for v in kept] == ["PASS", "PASS"]
+    assert kept[0].reason.startswith("decided PASS at look 1 (12 models); on every seed now (look 2): UNDECIDED")
+    assert "look 2 of 4" in kept[0].basis and kept[1].reason == ""
+    fixed = study_verdicts(study.replace(budget="fixed"), data)  # completed to the full grid: the data decides
+    assert fixed[0].status == "UNDECIDED" and "one look" in fixed[0].basis
+
+
 def test_the_replay_on_the_authors_data_prints_its_budget_and_never_contradicts_the_full_data() -> None:
     result = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--data", "published", "--budget", "adaptive"])
     assert result.exit_code == 0, result.output

@@ -192,7 +192,7 @@ def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monke
     fit = tuner.fit
 
     def counted(entry: object, param_space: dict, *args: object, **kwargs: object) -> None:
-        tuner_runs.append(len(param_space["point"]["grid_search"]))
+        tuner_runs.append(len(param_space["trial"]["grid_search"]))
         fit(entry, param_space, *args, **kwargs)
 
     monkeypatch.setattr(tuner, "fit", counted)

@@ -241,7 +241,8 @@ def test_a_paper_scale_study_without_gpus_needs_an_explicit_request(tmp_path: Pa
     assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
     # the demo's paper scale is small: it starts without asking (here it stops at the storage check)
     demo = run_cli("run", "demo", "--storage", "/proc/forbidden", timeout=60, cwd=tmp_path, env=no_gpu)
-    assert demo.stdout.startswith("demo at scale paper: 9 trials x 3 seeds = 27 models")
+    assert demo.stdout.startswith("demo at scale paper: 9 trials x 6 seeds = 54 models at most (adaptive budget: 27 "
+                                  "to start, 3 seed(s) per cell)")
     assert demo.returncode == 2 and "invalid --storage" in demo.stderr
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.coverage import expected_cells
-from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, FindingData, Verdict, evaluate_findings
+from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, FindingData, Verdict
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
 
@@ -25,8 +25,11 @@ _VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NO
 
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
-    """The findings' verdicts on this study's numbers, with their intervals (analysis.stats.findings)."""
-    return evaluate_findings(ctx.meta, finding_data(ctx))
+    """The findings' verdicts on this study's numbers, with their intervals (analysis.stats.findings; an adaptive
+    study's as its looks decided them: analysis.stats.budget.study_verdicts)."""
+    from analysis.stats.budget import study_verdicts
+
+    return study_verdicts(ctx.meta, finding_data(ctx))
 
 
 def finding_data(ctx: ReportContext) -> FindingData:

@@ -20,7 +20,7 @@ path (``study.run``) trains what a round asks for and records it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -164,3 +164,25 @@ def _decided_before(outcome: Outcome, finding: int) -> bool:
 def _closed(verdict: Verdict) -> Verdict:
     """A verdict an earlier look decided: it asks for nothing more."""
     return Verdict(verdict.finding, verdict.metric, PASS if verdict.status == UNDECIDED else verdict.status)
+
+
+def study_verdicts(meta: StudyRecord, data: FindingData) -> list[Verdict]:
+    """The verdicts of a study on its rows. An adaptive study's are taken at the last look it took (its error budget
+    spent so far), and a finding a look decided keeps that look's verdict (the run's, recorded in study.json
+    ``looks_taken``), with what all the seeds now say beside it if it differs: a verdict is each finding's first
+    decided one over the looks."""
+    looks = meta.looks_taken if meta.budget == "adaptive" else ()
+    if not looks:
+        return evaluate_findings(meta, data)
+    now = evaluate_findings(meta, data, look=len(looks))
+    kept = []
+    for index, verdict in enumerate(now):
+        first = next((look for look in looks if look.statuses[index] in DECIDED), None)
+        status = first.statuses[index] if first is not None else verdict.status
+        if first is None or status == verdict.status:
+            kept.append(verdict)
+            continue
+        said = f"decided {status} at look {first.look} ({first.models} models); on every seed now (look " \
+               f"{len(looks)}): {verdict.status}"
+        kept.append(replace(verdict, status=status, reason="; ".join(t for t in (said, verdict.reason) if t)))
+    return kept

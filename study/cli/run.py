@@ -28,9 +28,14 @@ from trainables.errors import one_line
 
 
 def _models(study: Study) -> str:
-    """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts)."""
+    """``480 trials x 5 seeds = 2400 models`` (what a scale costs, said before anything starts; an adaptive budget
+    adds what it starts with)."""
     trials = study.trial_count()
-    return f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} models"
+    text = f"{trials} trials x {len(study.seeds)} seeds = {trials * len(study.seeds)} models"
+    if study.budget == "adaptive" and study.sampler == "grid":
+        start = len(study.starting_seeds)
+        text += f" at most (adaptive budget: {trials * start} to start, {start} seed(s) per cell)"
+    return text
 
 
 def _local_gpus() -> int:

@@ -132,7 +132,8 @@ class _Launcher:
     def __init__(self, study: Study, storage: StudyStorage, resources: Resources, address: str | None, echo: Echo,
                  track: tuple[Any, ...], chunk_size: int, records_journal: bool) -> None:
         start_ray(address, echo)
-        concurrency = resources.max_concurrent or check_resources(resources, address=address, echo=echo)
+        room = check_resources(resources, address=address, echo=echo)  # refuses a trial no node can hold
+        concurrency = resources.max_concurrent or room
         self.entry = tune.with_resources(
             tune.with_parameters(trial_entry, study=study, storage=storage, gpus=resources.gpus_per_trial,
                                  cpus=resources.cpus_per_trial, packing=resources.packing,
