@@ -153,4 +153,15 @@ def test_the_report_shows_seeds_per_cell_and_the_look_that_decided_each_finding(
     report = build_report(tmp_path / "s", tmp_path / "out")
     assert (tmp_path / "out" / "budget_seeds.png").is_file()
     assert "  NAP learns: PASS at look 2 (17 models)" in report.summary
-    assert "adaptive budget: 16 of 24 models (66.7%)" in report.summary
+    assert ("adaptive budget: 16 of 24 models (66.7%); every cell started with 2 seed(s); 2 look(s), of which 1 gave"
+            in report.summary)
+
+
+def test_the_seeds_picture_counts_its_cells_at_each_number_of_seeds() -> None:
+    import polars as pl
+
+    from analysis.report.budget import caption
+
+    text = caption(pl.DataFrame({"n": [2, 2, 3, 2, 6]}), seeds=6)
+    assert text.startswith("seeds per cell: white = all 6 seeds of the study")
+    assert text.endswith("cells with 6 seed(s): 1, 3 seed(s): 1, 2 seed(s): 3")

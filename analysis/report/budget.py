@@ -16,7 +16,13 @@ from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section
 from analysis.stats.budget import DECIDED
 
-CAPTION = "seeds per cell: white = every seed of the study, grey = some, black = none (not run)"
+
+def caption(frame: pl.DataFrame, seeds: int) -> str:
+    """The picture's key, with the count of cells at each number of seeds (grey levels are hard to read apart)."""
+    counts = frame.group_by("n").len().sort("n", descending=True)
+    tally = ", ".join(f"{n} seed(s): {k:,}" for n, k in counts.iter_rows())
+    return (f"seeds per cell: white = all {seeds} seeds of the study, grey = some, black = none (not run); "
+            f"cells with {tally}")
 
 
 def _adaptive(ctx: ReportContext) -> bool:
@@ -52,15 +58,15 @@ def budget_section(page: Page, ctx: ReportContext) -> list[str]:
     frame = seeds_frame(ctx)
     given, every = int(frame.get_column("n").sum()), frame.height * len(meta.seeds)
     page.h(2, "Budget")
-    looks = len(meta.looks_taken)
+    looks, giving = len(meta.looks_taken), sum(1 for look in meta.looks_taken if look.requests)
     later = "" if meta.budget == "adaptive" else "; completed to the full grid since"
     head = (f"adaptive budget: {given:,} of {every:,} models ({100 * given / max(every, 1):.1f}%){later}; every cell "
-            f"started with {len(meta.starting_seeds)} seed(s), then {looks} look(s) gave one more seed to the cells an "
-            f"undecided finding depends on.")
+            f"started with {len(meta.starting_seeds)} seed(s); {looks} look(s), of which {giving} gave one more seed "
+            f"to the cells an undecided finding depends on.")
     page.p(html.escape(head))
     no_cross = frame.select(stats.axes.panel, stats.axes.x, stats.axes.y, pl.col("g").alias("value")).head(0)
     grid = rgb_grid(frame, stats.axes.panel, stats.axes.x, stats.axes.y, f"{ctx.name} · seeds per cell",
-                    best=no_cross, caption=CAPTION)
+                    best=no_cross, caption=caption(frame, len(meta.seeds)))
     page.figure(grid.fig, "budget_seeds", "seeds per cell")
     rows = "".join(f"<tr><td style='text-align:left'>{html.escape(d)}</td><td>{html.escape(s)}</td>"
                    f"<td>{'–' if at is None else at}</td><td>{'–' if m is None else f'{m:,}'}</td></tr>"
