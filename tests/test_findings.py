@@ -301,3 +301,22 @@ def test_level_with_fails_only_where_a_difference_exceeds_seed_variation() -> No
     apart = _cells({"NAP": [0.90, 0.5], "BERT": [0.60, 0.5]}, sd=0.01)
     (w,) = _verdicts([{"description": "d", "level_with": {"NAP": ["BERT"]}}], apart)
     assert w.status == FAIL and "difference +30.0 pp" in w.checks[0].text()
+
+
+def test_a_column_the_base_configuration_fixes_does_not_hide_the_cells_not_run() -> None:
+    """gros2024's grids sweep attention x N_con at one learning rate: a study half run leaves the other half's
+    findings UNDECIDED (cells not run span the range), not FAIL for "no data"."""
+    from analysis.stats.coverage import expected_cells
+    from search_spaces import get_study
+    from search_spaces.record import StudyRecord
+
+    meta = StudyRecord.of(get_study("gros2024.fig7", "cpu"))
+    expected = expected_cells(meta, ["attention", "n_context", "learning_rate"])
+    assert expected is not None and expected.columns == ["attention", "n_context"]
+    assert sorted(expected.rows()) == [("dpa", 64), ("dpa", 128), ("ea", 64), ("ea", 128)]
+    half = pl.DataFrame([{"attention": a, "n_context": 64, "learning_rate": 0.02, "g": g, "sd": 0.02, "n_seeds": 16}
+                         for a, g in (("dpa", 0.748), ("ea", 0.855))])
+    data = FindingData(cells={"val_accuracy": half}, panel="attention", select_metric="val_accuracy",
+                       expected=expected, max_seeds=16, missing_note="2 pending")
+    statuses = [v.status for v in evaluate_findings(meta, data)]
+    assert statuses == [FAIL, UNDECIDED, FAIL, UNDECIDED]  # 64 alone decides #1 and the worse-of-both #3

@@ -88,11 +88,14 @@ def study_coverage(location: Location, meta: StudyRecord, readable: Sequence[str
 
 
 def expected_cells(meta: StudyRecord, by: Sequence[str]) -> pl.DataFrame | None:
-    """Every cell (configuration over ``by``) a grid study will have at its scale; None when the study is no full
-    grid over these columns (a sampler's study, or a column that is no axis)."""
-    values = {c: meta.axis_values(c) for c in by}
-    if meta.sampler != "grid" or any(v is None for v in values.values()):
+    """Every cell (configuration over ``by``'s axes) a grid study will have at its scale; None when the study is no
+    full grid over them (a sampler's study, or a continuous axis). A column of ``by`` that is no axis of the study (a
+    value its base configuration fixes, e.g. gros2024's learning rate) does not tell cells apart and is left out."""
+    axes = [c for c in by if c in meta.axes]
+    values = {c: meta.axis_values(c) for c in axes}
+    if meta.sampler != "grid" or not axes or any(v is None for v in values.values()):
         return None
+    by = axes
     frame = pl.DataFrame({by[0]: values[by[0]]}, strict=False)
     for column in by[1:]:
         frame = frame.join(pl.DataFrame({column: values[column]}, strict=False), how="cross")
