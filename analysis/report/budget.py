@@ -14,7 +14,7 @@ import polars as pl
 from analysis.render.grids import rgb_grid
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section
-from analysis.stats.budget import DECIDED
+from analysis.stats.budget import first_decided
 
 
 def caption(frame: pl.DataFrame, seeds: int) -> str:
@@ -42,7 +42,7 @@ def decisions(ctx: ReportContext) -> list[tuple[str, str, int | None, int | None
     looks = ctx.meta.looks_taken
     out = []
     for i, finding in enumerate(ctx.meta.findings):
-        first = next((look for look in looks if i < len(look.statuses) and look.statuses[i] in DECIDED), None)
+        first = first_decided(looks, i)
         last = looks[-1].statuses[i] if looks and i < len(looks[-1].statuses) else "not looked at"
         out.append((finding.description, first.statuses[i] if first else last, first.look if first else None,
                     first.models if first else None))

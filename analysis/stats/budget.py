@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from analysis.stats.findings import FAIL, PARTIAL, PASS, UNDECIDED, FindingData, Verdict, evaluate_findings
-from search_spaces.record import StudyRecord
+from search_spaces.record import BudgetLook, StudyRecord
 
 #: Verdicts that more seeds cannot change: a pass, a fail, or a pass of the part of the claim the data can check.
 DECIDED = (PASS, FAIL, PARTIAL)
@@ -177,7 +177,7 @@ def study_verdicts(meta: StudyRecord, data: FindingData) -> list[Verdict]:
     now = evaluate_findings(meta, data, look=len(looks))
     kept = []
     for index, verdict in enumerate(now):
-        first = next((look for look in looks if look.statuses[index] in DECIDED), None)
+        first = first_decided(looks, index)
         status = first.statuses[index] if first is not None else verdict.status
         if first is None or status == verdict.status:
             kept.append(verdict)
@@ -186,3 +186,8 @@ def study_verdicts(meta: StudyRecord, data: FindingData) -> list[Verdict]:
                f"{len(looks)}): {verdict.status}"
         kept.append(replace(verdict, status=status, reason="; ".join(t for t in (said, verdict.reason) if t)))
     return kept
+
+
+def first_decided(looks: Sequence[BudgetLook], finding: int) -> BudgetLook | None:
+    """The first look a study took (study.json ``looks_taken``) that decided its ``finding``-th finding, or None."""
+    return next((look for look in looks if finding < len(look.statuses) and look.statuses[finding] in DECIDED), None)
