@@ -95,9 +95,8 @@ def expected_cells(meta: StudyRecord, by: Sequence[str]) -> pl.DataFrame | None:
     values = {c: meta.axis_values(c) for c in axes}
     if meta.sampler != "grid" or not axes or any(v is None for v in values.values()):
         return None
-    by = axes
-    frame = pl.DataFrame({by[0]: values[by[0]]}, strict=False)
-    for column in by[1:]:
+    frame = pl.DataFrame({axes[0]: values[axes[0]]}, strict=False)
+    for column in axes[1:]:
         frame = frame.join(pl.DataFrame({column: values[column]}, strict=False), how="cross")
     return frame
 
