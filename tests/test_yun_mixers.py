@@ -187,14 +187,18 @@ def test_packed_bilinear_refuses_another_length() -> None:
 
 
 def test_a_hybrid_stack_learns_mode_where_max_pooling_cannot() -> None:
-    def accuracy(stack: str) -> float:
-        cfg = TrainConfig(architecture="MTE", task="mode", d_model=16, n_heads=2, n_layers=2, seq_len=8,
-                          val_seq_len=8, vocab_size=4, n_steps=200, eval_every=200, eval_batches=4,
-                          learning_rate=1e-2, mixer_stack=stack, conv_width=5)
-        row = train_seed(cfg, 0)[-1]
-        assert not math.isnan(row["val_loss"])
-        return row["val_accuracy"]
+    def accuracy(stack: str) -> float:  # mean over three seeds: one seed's 200 steps swung 0.67-0.92 (below)
+        accuracies = []
+        for seed in range(3):
+            cfg = TrainConfig(architecture="MTE", task="mode", d_model=16, n_heads=2, n_layers=2, seq_len=8,
+                              val_seq_len=8, vocab_size=4, n_steps=400, eval_every=400, eval_batches=4,
+                              learning_rate=1e-2, mixer_stack=stack, conv_width=5)
+            row = train_seed(cfg, seed)[-1]
+            assert not math.isnan(row["val_loss"])
+            accuracies.append(row["val_accuracy"])
+        return sum(accuracies) / len(accuracies)
 
-    # mode of 8 tokens over 4 values: max pooling stays near the majority-guess level (measured 0.41), a
-    # convolution + attention stack counts (measured 0.94)
-    assert accuracy("sepconv,softmax") > 0.8 > 0.5 > accuracy("max,max")
+    # mode of 8 tokens over 4 values: max pooling stays near the majority-guess level (seeds 0-5 at 400 steps:
+    # 0.37-0.47), a convolution + attention stack counts (0.84-0.99). At 200 steps and one seed the stack gave
+    # 0.67-0.92 by seed and 0.76 on a 16-core machine with torch 2.11: too close to a bound to test on.
+    assert accuracy("sepconv,softmax") > 0.75 > 0.55 > accuracy("max,max")
