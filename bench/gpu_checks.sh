@@ -5,6 +5,8 @@
 #   bench/gpu_checks.sh STAGE OUT [SECONDS]
 #
 #   tests       the test suite with CUDA visible (device-parametrized tests run on cpu and cuda)
+#   device-tests  only the test files that run on every device (those that import tests.tiny's DEVICES): the
+#               part of the suite a GPU changes, for a short lease
 #   bench-fp32  bench/throughput.py on cuda: solo vs packed K = 5, 50, the largest K <= 4096 that fits,
 #               and packed K = 50 under torch.compile(mode="reduce-overhead") (CUDA graphs), in one run
 #   bench-bf16  the same under bf16 autocast
@@ -19,13 +21,13 @@
 # resumes on the next call from results-gpu/ (while the machine keeps it) without losing or repeating a
 # trial. Exit status: 0 when every step finished, else the first failing step's (124: cut off by the budget).
 set -uo pipefail
-stage=${1:?STAGE: tests, bench-fp32, bench-bf16, fractions or paper}
+stage=${1:?STAGE: tests, device-tests, bench-fp32, bench-bf16, fractions or paper}
 out=${2:?OUT: a directory for the stage file}
 budget=${3:-540}
 case $stage in
-tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
+tests | device-tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
 *)
-    echo "unknown STAGE '$stage'; allowed: tests, bench-fp32, bench-bf16, fractions, paper" >&2
+    echo "unknown STAGE '$stage'; allowed: tests, device-tests, bench-fp32, bench-bf16, fractions, paper" >&2
     exit 2
     ;;
 esac
@@ -52,9 +54,12 @@ note() {  # note STEP STATUS: remember the first failure, say what happened to e
 }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$work/gpu.txt" || exit 1
-python3 -c "import torch, ray, optuna, polars, deltalake; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
-print('torch', torch.__version__, 'ray', ray.__version__, 'optuna', optuna.__version__, 'polars', polars.__version__, \
-'deltalake', deltalake.__version__)" \
+# The bench stages need torch and this checkout alone (PYTHONPATH: before the bundle has installed it), so a short
+# lease can time them while the bundle's first part is all the node holds; the others need every dependency.
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+needs=$([[ $stage == bench-* ]] && echo "" || echo ", ray, optuna, polars, deltalake")
+python3 -c "import torch$needs; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
+import sys; print(*(f'{m} {sys.modules[m].__version__}' for m in 'torch$needs'.split(', ')))" \
     || { echo "not ready: install the dependencies first, every part of the bundle (docs/gpu.md)"; exit 1; }
 
 run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, stopped (SIGTERM, then
@@ -99,6 +104,13 @@ tests)
         --ignore=tests/test_tracking.py \
         2>&1 | tee "$work/tests.log"
     note "pytest" "${PIPESTATUS[0]}"
+    ;;
+device-tests)
+    # The files that parametrize over tests.tiny's DEVICES: found here, so a new one joins without a list to edit.
+    mapfile -t files < <(grep -l "DEVICES" tests/test_*.py)
+    timeout -k 10 "$(left)" python3 -m pytest -q -n 8 --dist loadfile -p no:cacheprovider "${files[@]}" \
+        2>&1 | tee "$work/device-tests.log"
+    note "pytest (${#files[@]} files)" "${PIPESTATUS[0]}"
     ;;
 bench-fp32 | bench-bf16)
     # Rows print as each d finishes, so a run cut off by the budget keeps the d values it finished. The
