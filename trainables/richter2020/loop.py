@@ -219,10 +219,15 @@ class Pack:
         self.correct_sum, self.seen_batches = torch.zeros(self.model.k, device=device), 0
 
     def _samples(self, seq_len: int, split: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """One batch per member from its own generator, stacked: tokens (K, B, N), labels (K, B)."""
-        pairs = [self.task.sample(self.cfg.batch_size, seq_len, m.gen_train if split == "train" else m.gen_val)
-                 for m in self.members]
-        return torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
+        """One batch per member from its own generator, stacked: tokens (K, B, N), labels (K, B). Only the draws go
+        member by member; the K batches are labelled in one call (the per-member label kernels were most of the
+        launches that grow with K on a GPU: bench/README.md section 10)."""
+        generators = [m.gen_train if split == "train" else m.gen_val for m in self.members]
+        if type(self.task).sample is not Task.sample:  # a batch that is more than the labels of its draw
+            pairs = [self.task.sample(self.cfg.batch_size, seq_len, g) for g in generators]
+            return torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
+        tokens = torch.stack([self.task.draw(self.cfg.batch_size, seq_len, g) for g in generators])  # (K, B, N)
+        return tokens, self.task.labels(tokens.flatten(0, 1)).view(tokens.shape[:2])
 
     @torch.no_grad()
     def _case_accuracies(self) -> list[dict[str, list[float]]] | None:

@@ -49,14 +49,18 @@ class Task:
         return None if vocab_size >= 2 else f"vocab_size={vocab_size} is invalid for task {cls.name!r}; need >= 2"
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Labels (B,) int64 for tokens (B, N)."""
+        """Labels (B,) int64 for tokens (B, N), each row's label a function of that row alone (the packed loop
+        labels the rows of all its members' batches in one call)."""
         raise NotImplementedError
 
+    def draw(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
+        """The random part of a fresh batch: tokens (B, N) int64, drawn from ``generator`` alone."""
+        return torch.randint(self.vocab_size, (batch_size, seq_len), generator=generator, device=generator.device)
+
     def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """A fresh batch: tokens (B, N) int64 and labels (B,) int64."""
-        tokens = torch.randint(
-            self.vocab_size, (batch_size, seq_len), generator=generator, device=generator.device
-        )  # (B, N)
+        """A fresh batch: tokens (B, N) int64 and labels (B,) int64. A task whose batch is more than the labels of
+        its draw overrides this (the packed loop then samples member by member)."""
+        tokens = self.draw(batch_size, seq_len, generator)
         return tokens, self.labels(tokens)
 
 

@@ -122,14 +122,13 @@ class CasesTask(Task):
         marker_t = torch.full_like(after, marker)
         return torch.where(pos < k, before, torch.where(pos == k, marker_t, after))  # (n, N)
 
-    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def draw(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
         if self.case_shares is None:
-            return super().sample(batch_size, seq_len, generator)
+            return super().draw(batch_size, seq_len, generator)
         probs = torch.tensor(self.case_shares, dtype=torch.float64, device=generator.device)
         case = torch.multinomial(probs, batch_size, replacement=True, generator=generator)  # (B,)
         per_case = torch.stack([self.sample_case(c, batch_size, seq_len, generator) for c in range(3)])  # (3, B, N)
-        tokens = per_case.gather(0, case.view(1, -1, 1).expand(1, -1, seq_len)).squeeze(0)  # (B, N)
-        return tokens, self.labels(tokens)
+        return per_case.gather(0, case.view(1, -1, 1).expand(1, -1, seq_len)).squeeze(0)  # (B, N)
 
     def case_eval_set(
         self, n_per_case: int, seq_len: int, generator: torch.Generator

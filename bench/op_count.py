@@ -1,0 +1,51 @@
+"""Operator calls per packed training step, by K: what a GPU pays in kernel launches when small models are packed.
+
+On a GPU these models are launch-bound (bench/README.md section 10: a packed K = 50 step of MTE at d = 16 took
+14.7 ms on an H200, busy 15% of the time), so the number of operator calls a step makes, and how it grows with K, is
+the cost a CPU can measure for it. The count is torch.profiler's ``aten::`` calls of one step of the training loop
+(:meth:`trainables.richter2020.loop.Pack.step` through bench/throughput.py's stepper; views included, so it is an
+upper bound on kernel launches), after two untimed steps.
+
+    .venv/bin/python bench/op_count.py [--d-model 16] [--packs 1 5 50] [--architecture MTE BERT]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from throughput import packed_stepper  # a sibling script: Python puts bench/ on sys.path when it runs this file
+from torch.profiler import ProfilerActivity, profile
+
+from trainables.richter2020.config import TrainConfig
+
+
+def aten_calls(cfg: TrainConfig, k: int) -> int:
+    """aten:: operator calls of one packed step of K members."""
+    step = packed_stepper(cfg, k)
+    step()
+    step()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--architecture", nargs="+", default=["MTE", "BERT"])
+    parser.add_argument("--task", default="cases")
+    parser.add_argument("--d-model", type=int, default=16)
+    parser.add_argument("--packs", type=int, nargs="+", default=[1, 5, 50])
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print("| architecture | " + " | ".join(f"K = {k}" for k in args.packs) + " | per added member |")
+    print("|---|" + "---|" * (len(args.packs) + 1))
+    for architecture in args.architecture:
+        cfg = TrainConfig(architecture=architecture, task=args.task, d_model=args.d_model, n_steps=10**6)
+        counts = [aten_calls(cfg, k) for k in args.packs]
+        slope = (counts[-1] - counts[0]) / (args.packs[-1] - args.packs[0])
+        print(f"| {architecture} | " + " | ".join(str(c) for c in counts) + f" | {slope:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
