@@ -1,10 +1,10 @@
 """Operator calls per packed training step, by K: what a GPU pays in kernel launches when small models are packed.
 
 On a GPU these models are launch-bound (bench/README.md section 10: a packed K = 50 step of MTE at d = 16 took
-14.7 ms on an H200, busy 15% of the time), so the number of operator calls a step makes, and how it grows with K, is
-the cost a CPU can measure for it. The count is torch.profiler's ``aten::`` calls of one step of the training loop
-(:meth:`trainables.richter2020.loop.Pack.step` through bench/throughput.py's stepper; views included, so it is an
-upper bound on kernel launches), after two untimed steps.
+14.7 ms on an H200, busy 15% of the time), so the number of operators a step dispatches, and how it grows with K, is
+the cost a CPU can measure for it. Counted: every ATen operator one step of the training loop dispatches
+(:meth:`trainables.richter2020.loop.Pack.step` through bench/throughput.py's stepper: sampling, forward, loss,
+backward, clipping, Adam), views and other aliasing operators left out (they launch nothing), after two steps.
 
     .venv/bin/python bench/op_count.py [--d-model 16] [--packs 1 5 50] [--architecture MTE BERT]
 """
@@ -12,22 +12,36 @@ upper bound on kernel launches), after two untimed steps.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import torch
 from throughput import packed_stepper  # a sibling script: Python puts bench/ on sys.path when it runs this file
-from torch.profiler import ProfilerActivity, profile
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from trainables.richter2020.config import TrainConfig
 
 
-def aten_calls(cfg: TrainConfig, k: int) -> int:
-    """aten:: operator calls of one packed step of K members."""
+class _Count(TorchDispatchMode):
+    """Counts the non-aliasing operators dispatched while it is active (backward's too: it runs in this thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if not func.is_view and func.overloadpacket.__name__ not in ("detach", "alias", "lift_fresh"):
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def operator_calls(cfg: TrainConfig, k: int) -> int:
+    """Non-aliasing operators one packed step of K members dispatches."""
     step = packed_stepper(cfg, k)
     step()
     step()
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with _Count() as count:
         step()
-    return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    return count.calls
 
 
 def main() -> None:
@@ -42,7 +56,7 @@ def main() -> None:
     print("|---|" + "---|" * (len(args.packs) + 1))
     for architecture in args.architecture:
         cfg = TrainConfig(architecture=architecture, task=args.task, d_model=args.d_model, n_steps=10**6)
-        counts = [aten_calls(cfg, k) for k in args.packs]
+        counts = [operator_calls(cfg, k) for k in args.packs]
         slope = (counts[-1] - counts[0]) / (args.packs[-1] - args.packs[0])
         print(f"| {architecture} | " + " | ".join(str(c) for c in counts) + f" | {slope:.1f} |")
 
