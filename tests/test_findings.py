@@ -320,3 +320,19 @@ def test_a_column_the_base_configuration_fixes_does_not_hide_the_cells_not_run()
                        expected=expected, max_seeds=16, missing_note="2 pending")
     statuses = [v.status for v in evaluate_findings(meta, data)]
     assert statuses == [FAIL, UNDECIDED, FAIL, UNDECIDED]  # 64 alone decides #1 and the worse-of-both #3
+
+
+def test_a_metric_column_missing_because_the_findings_cells_have_not_run_is_undecided_not_a_fail() -> None:
+    """A study run in part (``--where``) has rows of other cells only, so a column that only the finding's cells
+    carry (the cases accuracies of a cases task) is not there yet: UNDECIDED, naming the cells pending. With every
+    cell in (nothing expected), or a region that did run, the missing column is a FAIL naming the columns there are."""
+    cells = _cells({"NAP": [0.8, 0.7]})  # d_model 16 only ran; the finding reads d_model 512
+    finding = {"description": "d", "metric": "val_argmin_accuracy", "where": {"d_model": [512]}, "below": {"max": 0.1}}
+    (pending,) = _verdicts([finding], cells, expected=True)
+    assert pending.status == UNDECIDED
+    assert pending.reason == ("none of its 12 cell(s) has run yet, so the results have no column of "
+                              "val_argmin_accuracy so far")
+    (complete,) = _verdicts([finding], cells)
+    assert complete.status == FAIL and complete.reason.startswith("the results have no column of val_argmin_accuracy")
+    (ran,) = _verdicts([{**finding, "where": {"d_model": [16]}}], cells, expected=True)
+    assert ran.status == FAIL

@@ -200,8 +200,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tup
             return Verdict(finding, metric, NOT_CHECKED, reason=f"not checked at this scale ({meta.scale}): {empty}")
     table = cell_table(data.cells, metric)
     if table is None:
-        return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
-                                                     f"{', '.join(sorted(data.cells))})")
+        return _without_column(finding, metric, data)
     try:
         checks, basis = _checks(finding, metric, with_expected(table, data.expected), data, (meta.confidence, *looks))
     except ValueError as error:  # a region naming a column the data does not have
@@ -218,6 +217,24 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tup
         checked = sorted({k for c in kept for k in _named(c)})
         return Verdict(finding, metric, PARTIAL, kept, f"checked on {', '.join(checked)} only; {left_out}", basis)
     return verdict
+
+
+def _without_column(finding: Finding, metric: str, data: FindingData) -> Verdict:
+    """No cell has ``metric``'s column. Where the grid is not all run and none of the finding's cells has run (a
+    study run in part, ``--where``), the column is not there yet: UNDECIDED. Else the results lack it: FAIL."""
+    any_metric = next(iter(data.cells.values()), None)
+    if data.expected is not None and any_metric is not None:
+        try:
+            regions = [finding.where] + ([finding.versus_where] if finding.versus_where is not None else [])
+            ran = sum(in_region(any_metric, region).height for region in regions)
+        except ValueError:  # a region naming a column the data does not have: said below as a missing column
+            ran = -1
+        if ran == 0:
+            pending = in_region(data.expected, finding.where).height
+            return Verdict(finding, metric, UNDECIDED, reason=f"none of its {pending} cell(s) has run yet, so the "
+                                                              f"results have no column of {metric} so far")
+    return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
+                                                 f"{', '.join(sorted(data.cells))})")
 
 
 @dataclass(frozen=True)
