@@ -223,16 +223,15 @@ def _without_column(finding: Finding, metric: str, data: FindingData) -> Verdict
     """No cell has ``metric``'s column. Where the grid is not all run and none of the finding's cells has run (a
     study run in part, ``--where``), the column is not there yet: UNDECIDED. Else the results lack it: FAIL."""
     any_metric = next(iter(data.cells.values()), None)
-    if data.expected is not None and any_metric is not None:
-        try:
-            regions = [finding.where] + ([finding.versus_where] if finding.versus_where is not None else [])
-            ran = sum(in_region(any_metric, region).height for region in regions)
-        except ValueError:  # a region naming a column the data does not have: said below as a missing column
-            ran = -1
-        if ran == 0:
-            pending = in_region(data.expected, finding.where).height
-            return Verdict(finding, metric, UNDECIDED, reason=f"none of its {pending} cell(s) has run yet, so the "
-                                                              f"results have no column of {metric} so far")
+    regions = [finding.where] + ([finding.versus_where] if finding.versus_where is not None else [])
+    try:
+        ran = any_metric is None or any(in_region(any_metric, region).height for region in regions)
+    except ValueError:  # a region naming a column the data does not have: a missing column all the same
+        ran = True
+    if data.expected is not None and not ran:
+        pending = in_region(data.expected, finding.where).height
+        return Verdict(finding, metric, UNDECIDED, reason=f"none of its {pending} cell(s) has run yet, so the "
+                                                          f"results have no column of {metric} so far")
     return Verdict(finding, metric, FAIL, reason=f"the results have no column of {metric} (columns with a G: "
                                                  f"{', '.join(sorted(data.cells))})")
 
