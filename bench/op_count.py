@@ -15,7 +15,9 @@ import argparse
 from typing import Any
 
 import torch
-from throughput import packed_stepper  # a sibling script: Python puts bench/ on sys.path when it runs this file
+
+# a sibling script: Python puts bench/ on sys.path when it runs this file
+from throughput import packed_stepper, timed_config
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from trainables.richter2020.config import TrainConfig
@@ -55,7 +57,7 @@ def main() -> None:
     print("| architecture | " + " | ".join(f"K = {k}" for k in args.packs) + " | per added member |")
     print("|---|" + "---|" * (len(args.packs) + 1))
     for architecture in args.architecture:
-        cfg = TrainConfig(architecture=architecture, task=args.task, d_model=args.d_model, n_steps=10**6)
+        cfg = timed_config(architecture, args.task, args.d_model)
         counts = [operator_calls(cfg, k) for k in args.packs]
         slope = (counts[-1] - counts[0]) / (args.packs[-1] - args.packs[0])
         print(f"| {architecture} | " + " | ".join(str(c) for c in counts) + f" | {slope:.1f} |")

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 
-from throughput import step_flops  # a sibling script: Python puts bench/ on sys.path when it runs this file
+# a sibling script: Python puts bench/ on sys.path when it runs this file
+from throughput import step_flops, timed_config
 
 from search_spaces import get_study
 from search_spaces.richter2020 import STUDIES
 from study.trial.trainable import member_configs, split_config
 from trainables.catalog import family_for_task
-from trainables.richter2020.config import TrainConfig
 
 # Trial-steps per second, packed K = 50, median of 3 runs: `bench/throughput.py --device cuda [--bf16] --runs 3
 # --d-model 16 64 128 256 --packs 5 50` on one NVIDIA H200 (torch 2.11.0+cu130), 2026-11-26.
@@ -35,8 +35,7 @@ H200_PACKED_RATES = {
 def member_step_cost(rates: dict[int, float]) -> tuple[float, float]:
     """(seconds per member-step, FLOP/s): the least-squares line seconds = fixed + FLOPs / rate through the
     measured points, each at the FLOPs of the configuration bench/throughput.py timed."""
-    points = [(step_flops(TrainConfig(architecture="MTE", task="cases", d_model=d, n_steps=10**6)), 1.0 / r)
-              for d, r in rates.items()]
+    points = [(step_flops(timed_config("MTE", "cases", d)), 1.0 / r) for d, r in rates.items()]
     n = len(points)
     mean_x = sum(x for x, _ in points) / n
     mean_y = sum(y for _, y in points) / n

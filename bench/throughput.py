@@ -64,6 +64,12 @@ def matmul_peak_gflops(n: int = 2048, repeats: int = 5) -> float:
     return 2 * n**3 / min(times) / 1e9
 
 
+def timed_config(architecture: str, task: str, d_model: int) -> TrainConfig:
+    """The configuration this script times at ``d_model`` (the task's defaults: batch 32, N = 128, L = 2; steps
+    unbounded), also what bench/paper_flops.py fits its measured rates to and bench/op_count.py counts."""
+    return TrainConfig(architecture=architecture, task=task, d_model=d_model, n_steps=10**6)
+
+
 def step_flops(cfg: TrainConfig) -> float:
     """Analytic matmul FLOPs of one training step (forward + backward = 3 x forward) of one model."""
     d, n, b, layers = cfg.d_model, cfg.seq_len, cfg.batch_size, cfg.n_layers
@@ -250,7 +256,7 @@ def main() -> None:
     results: list[tuple[int, str, float, list[float], float, float, float]] = []
     for d in args.d_model:
         peak = max(peak, matmul_peak_gflops())
-        cfg = TrainConfig(architecture=args.architecture, task=args.task, d_model=d, n_steps=10**6)
+        cfg = timed_config(args.architecture, args.task, d)
         flops = step_flops(cfg)
         variants = _variants(cfg, args)
         rates: dict[str, list[float]] = {name: [] for name in variants}
