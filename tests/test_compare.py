@@ -239,13 +239,13 @@ def _paired(a: pl.LazyFrame, b: pl.LazyFrame) -> pl.DataFrame:
 
 def test_paired_differences_hand_computed() -> None:
     """Cell by cell on the cells both ran: NAP A - B = 0.7 - 0.6 (lr 0.1) and 0.3 - 0.9 (lr 0.01); B's lr 0.001
-    is unpaired. Differences +0.1, -0.6: mean -0.25, sd 0.7 / sqrt(2), t(1) = 12.706, so the interval is
-    -0.25 +- 12.706 x 0.35."""
+    is unpaired. Differences +0.1, -0.6: mean -0.25, sd 0.7 / sqrt(2), t(1) = 12.7062 (scipy), so the interval is
+    -0.25 +- 12.7062 x 0.35."""
     df = _paired(A, B)
     nap = df.filter(pl.col("architecture") == "NAP").row(0, named=True)
     assert (nap["n"], nap["n_up"], nap["n_down"], nap["only_a"], nap["only_b"]) == (2, 1, 1, 0, 1)
     assert nap["mean_diff"] == pytest.approx(-0.25)
-    assert [nap["ci_low"], nap["ci_high"]] == pytest.approx([-0.25 - 12.706 * 0.35, -0.25 + 12.706 * 0.35])
+    assert [nap["ci_low"], nap["ci_high"]] == pytest.approx([-0.25 - 12.7062 * 0.35, -0.25 + 12.7062 * 0.35], rel=1e-5)
     assert nap["sign_p"] == 1.0
     mx = df.filter(pl.col("architecture") == "max").row(0, named=True)
     assert mx["n"] == 2 and mx["mean_diff"] == pytest.approx(0.0) and mx["only_b"] == 0

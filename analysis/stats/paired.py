@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from analysis.stats.compare import REL_TOL, close_values, common_types, without_failed
 from analysis.stats.order import order_panels
@@ -71,17 +72,9 @@ def _snap(column: str, values: Sequence[object]) -> pl.Expr:
                         .then(pl.lit(v)) for v in floats]).alias(column)  # symmetric, as close_values
 
 
-#: Two-sided 95% quantiles of Student's t by degrees of freedom; between entries and above 120 the next lower
-#: df is used (a slightly wider interval than the exact one).
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-        29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-
-
 def t_quantile_95(df: int) -> float:
-    """The two-sided 95% quantile of Student's t with ``df`` >= 1 degrees of freedom (the table's next lower df)."""
-    return _T95[max(k for k in _T95 if k <= df)]
+    """The two-sided 95% quantile of Student's t with ``df`` >= 1 degrees of freedom (scipy.stats)."""
+    return float(stats.t.ppf(0.975, df))
 
 
 def t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
@@ -95,12 +88,10 @@ def t_interval(diff: np.ndarray) -> tuple[float | None, float | None]:
 
 
 def sign_test(up: int, down: int) -> float:
-    """Exact two-sided sign test: P(a split at least as uneven as up/down | no difference); ties left out."""
+    """Exact two-sided sign test (scipy.stats.binomtest at 1/2): P(a split at least as uneven as up/down | no
+    difference); ties left out."""
     n = up + down
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(up, down) + 1)) / 2**n
-    return min(1.0, 2 * tail)
+    return 1.0 if n == 0 else float(stats.binomtest(up, n, 0.5).pvalue)
 
 
 def format_paired(df: pl.DataFrame, panel: str, metric: str) -> str:
