@@ -71,11 +71,11 @@ class Finding(Schema):
     G (e.g. all three case accuracies learned: ``min(val_argmin_accuracy, val_first_accuracy,
     val_argmax_accuracy)``). ``below`` / ``above`` bound the value per panel value; ``ahead`` compares panel
     values: ``{"NAP": ("BERT",)}`` means NAP's value >= BERT's + ``margin`` (BERT's over ``versus_where`` when
-    given, e.g. the same architecture at other x values); ``level_with`` says two values differ by no more than
-    seed variation ("none of these differences is significant"): it fails only where the interval of their difference
-    excludes zero; ``not_ahead`` says A does not lead B beyond seed variation ("none of these improvements is
-    significant"): it fails only where the interval of A's lead lies above zero. Semantics and verdicts: docs/cli.md,
-    Findings.
+    given, e.g. the same architecture at other x values); ``level_with`` says two values differ by at most
+    ``equivalence_margin`` either way ("nearly identical", "none of these differences is significant") and
+    ``not_ahead`` that A leads B by at most ``equivalence_margin`` ("none of these improvements is significant"): both
+    are tested as equivalence (two one-sided tests), so the margin must be stated - how large a difference the sentence
+    still calls none. Semantics and verdicts: docs/cli.md, Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -96,6 +96,8 @@ class Finding(Schema):
     margin: float = 0.0
     level_with: dict[str, tuple[str, ...]] = {}
     not_ahead: dict[str, tuple[str, ...]] = {}
+    #: level_with / not_ahead: the largest difference that still counts as none (required with them, refused without)
+    equivalence_margin: float | None = None
     versus_where: dict[str, Any] | None = None
 
     @field_validator("description")
@@ -142,6 +144,13 @@ class Finding(Schema):
         for name in ("level", "margin"):
             if not _is_number(getattr(self, name)):
                 raise fail(f"{name} of {named}", getattr(self, name), "a finite number")
+        equivalence = bool(self.level_with or self.not_ahead)
+        margin = self.equivalence_margin
+        if equivalence and (margin is None or not _is_number(margin) or margin < 0):
+            raise fail(f"equivalence_margin of {named}", margin, "a number >= 0 with level_with or not_ahead: the "
+                                                                  "largest difference that still counts as none")
+        if margin is not None and not equivalence:
+            raise fail(f"equivalence_margin of {named}", margin, "None without level_with or not_ahead")
         if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead")
         return self

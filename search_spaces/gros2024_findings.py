@@ -59,10 +59,11 @@ FIG3 = (
                   'performance for a range of complexity levels not accessible to DPA."',
             where=_at(52), above={"ea": HUNDRED}),
     Finding(description="Fig. 3 (Results, '100% performance'; caption): at N_con = 56 both reach 100% (best G >= "
-                        "99.9%), with no difference beyond seed variation",
+                        "99.9%) and lie within 1 point of each other",
             quote='Results: "Eventually, both systems achieve 100% accuracy". Fig. 3: "In this case, EA/DPA shown '
                   'nearly identical training behavior."',
-            where=_at(56), above=dict.fromkeys(BOTH, HUNDRED), level_with={"ea": ("dpa",)}),
+            where=_at(56), above=dict.fromkeys(BOTH, HUNDRED), level_with={"ea": ("dpa",)},
+            equivalence_margin=0.01),
 )
 
 FIG5 = (

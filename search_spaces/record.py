@@ -80,8 +80,7 @@ class StudyRecord(Study):
         if not data.get("tasks") and task and not _has_task_axis(data):
             data["tasks"] = (str(task),)
         data.setdefault("plot", {"panel": None, "x": None, "y": None})
-        data["findings"] = [{**f, "scales": f.get("scales") or SCALES} if isinstance(f, Mapping) else f
-                            for f in data.get("findings") or ()]
+        data["findings"] = [_upgrade_finding(f) if isinstance(f, Mapping) else f for f in data.get("findings") or ()]
         return data
 
     @classmethod
@@ -102,6 +101,16 @@ class StudyRecord(Study):
         """The record of ``study`` (at its scale), as the driver writes it."""
         fields = {name: getattr(study, name) for name in type(study).model_fields} | {"scales": {}}  # one scale
         return cls(**fields, versions=dict(versions or {}), run=run, source=source or f"study {study.name}")
+
+
+def _upgrade_finding(finding: Mapping[str, Any]) -> dict[str, Any]:
+    """A finding of an earlier record: its scales, and an equivalence (``level_with``, ``not_ahead``) written before
+    findings stated a margin reads with margin 0: it can still be refuted, never shown (what "no difference" without
+    a size can honestly mean)."""
+    upgraded = {**finding, "scales": finding.get("scales") or SCALES}
+    if (finding.get("level_with") or finding.get("not_ahead")) and "equivalence_margin" not in finding:
+        upgraded["equivalence_margin"] = 0.0
+    return upgraded
 
 
 def _has_task_axis(data: Mapping[str, Any]) -> bool:

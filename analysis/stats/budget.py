@@ -93,7 +93,7 @@ def plan_round(verdicts: Sequence[Verdict], budget: Budget) -> list[Request]:
     cells: dict[tuple, dict[str, Any]] = {}
     keys = budget.keys
     for index, verdict in enumerate(verdicts):
-        contention = verdict.contention(len(budget.seeds))
+        contention = verdict.contention(futility=True)
         if contention is None:
             continue
         for row in contention.select([c for c in keys if c in contention.columns]).iter_rows(named=True):

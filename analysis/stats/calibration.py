@@ -1,130 +1,260 @@
-"""Calibration by simulation: studies of known truth, replayed many times with drawn seed noise, through the same
-verdicts and budget as real studies. The share of decided verdicts that contradict the truth must stay within the
-error a verdict states (1 - confidence).
+"""Calibration by simulation: studies whose truth is known, built from the authors' own cells, replayed many times
+through the same rows, statistics, verdicts and budget as real studies (bench/calibration.py,
+tests/test_budget_calibration.py).
 
-A synthetic truth is a grid of cells (``architecture`` x ``d_model`` x ``learning_rate``) with a true mean ``mu`` and
-a true seed standard deviation ``sigma`` per cell; some cells are *bimodal* (a seed learns with probability
-``p_learn`` and reaches ``mu_high``, else stays at ``mu_low``): the cells where seeds disagree that real studies have.
-A replay draws every seed of every cell once, then lets the adaptive budget (or the fixed one) see the first ``n``
-seeds of each cell it asks for.
+**The world.** Every cell of a release file (all five seeds' learning curves of one configuration: cells whose seeds
+all learn, all fail, and the mixed ones where some do and some do not) is a population: a replay's seed of that cell
+is one of its five curves drawn at random, plus the evaluation noise of a finite validation set (binomial, each
+evaluation anew). The same draw of curve indices serves every cell, as one seed serves every configuration of a real
+study (the release's seeds are correlated across neighbouring cells). The truth of a cell is the G of its whole
+population: the best over training of the mean of its five curves; a seed of a replay is rows in the results schema,
+and everything from there (G as the best over training of the seeds' mean, the seed noise, the intervals, the
+budget's looks) is the project's own code.
+
+**The findings.** Every statistic and relation, each at bounds set around its true value: on it, inside by 0.5 to 2
+points and outside by as much (:func:`calibration_findings`), so that a PASS is wrong for half of them and a FAIL for
+the others. A decided verdict is wrong when it differs from the verdict on the truth; each finding's wrong rate is
+counted on its own, never pooled.
+
+**The negative controls** the calibration test must catch: seed noise understated three times (``sd_scale``), and
+the noise model this project used before (:class:`LevelBinnedNoise`: a prior grouped by each cell's observed G, so
+a cell whose first seeds happened to learn borrows the small noise of cells near 100%).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
+from scipy import special, stats
 
+from analysis.data.reference import open_reference
 from analysis.stats.budget import DECIDED, Budget, run_budget
+from analysis.stats.finding_cells import VALUES
 from analysis.stats.findings import FindingData, Verdict, evaluate_findings
+from analysis.stats.seed_noise import NoiseModel
+from analysis.stats.training_stats import training_stats
+from search_spaces import Finding
 from search_spaces.record import StudyRecord
 
 KEYS = ("architecture", "d_model", "learning_rate")
+METRIC = "val_accuracy"
+#: Validation examples behind one evaluation of the release's mode task (N = 256 sequences x 4 per batch).
+EVALUATION_EXAMPLES = 1024
+#: Offsets of a bound from the truth, in accuracy (a share: in cells): on it, and 0.5 to 2 points either side.
+OFFSETS = (-0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02)
 
 
 @dataclass(frozen=True)
-class Truth:
-    """Per cell: ``mu`` (the true mean of a seed's value), ``sigma`` (its seeds' noise) and, for a bimodal cell,
-    ``p_learn`` > 0 with ``mu_low`` / ``mu_high`` (its ``mu`` is then their mixture)."""
+class World:
+    """Real cells as populations: per cell (``cells``) its seeds' curves (``curves``: cells x seeds x evaluations)."""
 
     cells: pl.DataFrame
+    curves: np.ndarray
+    steps: np.ndarray
+
+    @classmethod
+    def of_release(cls, name: str = "richter2020/mode__var_dim", architectures: Sequence[str] | None = None) -> World:
+        """The cells of a shipped release file (``architectures``: a subset of its panel values)."""
+        lf, _ = open_reference(name)
+        if architectures:
+            lf = lf.filter(pl.col("architecture").is_in(list(architectures)))
+        rows = lf.select(*KEYS, "seed", "step", METRIC).collect().sort([*KEYS, "seed", "step"])
+        cells = rows.select(KEYS).unique(maintain_order=True)
+        seeds, steps = rows.get_column("seed").n_unique(), np.sort(rows.get_column("step").unique().to_numpy())
+        curves = np.nan_to_num(rows.get_column(METRIC).to_numpy().reshape(cells.height, seeds, len(steps)), nan=0.0)
+        return cls(cells, curves, steps)
+
+    def truth(self) -> pl.DataFrame:
+        """Per cell the population's G (the best over training of its curves' mean), its best curve's best (``b``)
+        and the mean absolute difference of two seeds' bests drawn from it (``gmd``): a cell table of infinitely many
+        seeds (``sd`` 0)."""
+        best = self.curves.max(axis=2)
+        gmd = np.abs(best[:, :, None] - best[:, None, :]).mean(axis=(1, 2))
+        return self.cells.with_columns(g=pl.Series(self.curves.mean(axis=1).max(axis=1)), r=pl.lit(None, pl.Float64),
+                                       b=pl.Series(best.max(axis=1)), sd=pl.lit(0.0), gmd=pl.Series(gmd),
+                                       gmd_var=pl.lit(0.0), n=pl.lit(10**9, pl.Int64))
 
     def draw(self, rng: np.random.Generator, seeds: int) -> np.ndarray:
-        """One value per (cell, seed): normal around ``mu``, or the bimodal cells' mixture; clipped to [0, 1]."""
-        frame = self.cells
-        mu, sigma = frame.get_column("mu").to_numpy(), frame.get_column("sigma").to_numpy()
-        values = rng.normal(mu[:, None], sigma[:, None], (len(mu), seeds))
-        p = frame.get_column("p_learn").to_numpy()
-        learned = rng.random((len(mu), seeds)) < p[:, None]
-        low, high = frame.get_column("mu_low").to_numpy(), frame.get_column("mu_high").to_numpy()
-        bimodal = np.where(learned, high[:, None], low[:, None]) + rng.normal(0, sigma[:, None], values.shape)
-        return np.clip(np.where(p[:, None] > 0, bimodal, values), 0.0, 1.0)
+        """One replay's seeds: cells x seeds x evaluations, each seed one of a cell's curves (the same curve index in
+        every cell) plus binomial evaluation noise."""
+        chosen = rng.integers(0, self.curves.shape[1], seeds)
+        values = self.curves[:, chosen, :]
+        noisy = rng.binomial(EVALUATION_EXAMPLES, np.clip(values, 0.0, 1.0)) / EVALUATION_EXAMPLES
+        return noisy.astype(float)
+
+    def rows(self, values: np.ndarray, given: np.ndarray) -> pl.LazyFrame:
+        """The results rows of the first ``given[c]`` seeds of every cell ``c``."""
+        given_mask = np.arange(values.shape[1])[None, :, None] < given[:, None, None]
+        cell, seed, step = np.nonzero(np.broadcast_to(given_mask, values.shape))
+        frame = self.cells.with_row_index("_cell")
+        return pl.DataFrame({"_cell": cell.astype(np.uint32), "seed": seed, "step": self.steps[step],
+                             METRIC: values[cell, seed, step]}).join(frame, on="_cell").with_columns(
+            trial_key=pl.col("_cell").cast(pl.String), status=pl.lit("ok")).drop("_cell").lazy()
 
 
-def _data(truth: Truth, values: np.ndarray, n: np.ndarray, max_seeds: int, sd_scale: float = 1.0) -> FindingData:
-    """What findings see of the first ``n`` seeds of each cell."""
-    seen = np.where(np.arange(values.shape[1])[None, :] < n[:, None], values, np.nan)
-    g = np.nanmean(seen, axis=1)
-    with np.errstate(invalid="ignore"):
-        sd = np.where(n > 1, np.nanstd(seen, axis=1, ddof=1), 0.0) * sd_scale
-    cells = truth.cells.select(KEYS).with_columns(g=pl.Series(g), r=pl.Series(np.nanmin(seen, axis=1)),
-                                                  b=pl.Series(np.nanmax(seen, axis=1)), sd=pl.Series(sd),
-                                                  n=pl.Series(n.astype(np.int64)))
-    return FindingData(cells={"val_accuracy": cells}, panel="architecture", select_metric="val_accuracy",
-                       max_seeds=max_seeds)
+def study(findings: Sequence[Finding], world: World, budget: str = "fixed", seeds: int = 5) -> StudyRecord:
+    """The record of a study of ``world``'s grid (architecture x d_model x learning rate) with ``findings``."""
+    axes = {c: tuple(sorted(world.cells.get_column(c).unique().to_list())) for c in KEYS}
+    return StudyRecord(name="calibration", goal="known truth", tasks=("mode",), metric=METRIC,
+                       scientific={"architecture": axes["architecture"], "d_model": axes["d_model"]},
+                       nuisance={"learning_rate": axes["learning_rate"]}, findings=tuple(findings),
+                       seeds=tuple(range(seeds)), budget=budget)
 
 
-def true_verdicts(meta: StudyRecord, truth: Truth) -> list[Verdict]:
-    """The verdicts on the true means (no noise: every bound decided exactly)."""
-    cells = truth.cells.select(KEYS).with_columns(g=truth.cells.get_column("mu"), sd=pl.lit(0.0),
-                                                  n=pl.lit(10**9, pl.Int64))
-    data = FindingData(cells={"val_accuracy": cells}, panel="architecture", select_metric="val_accuracy",
-                       max_seeds=10**9)
+def true_verdicts(meta: StudyRecord, world: World) -> list[Verdict]:
+    """The verdicts on the truth (no seed noise: every bound decided exactly)."""
+    data = FindingData(cells={METRIC: world.truth()}, panel="architecture", select_metric=METRIC, max_seeds=10**9)
     return evaluate_findings(meta.replace(budget="fixed"), data)
 
 
-@dataclass(frozen=True)
+def calibration_findings(world: World, offsets: Sequence[float] = OFFSETS) -> list[Finding]:
+    """Every statistic and relation at bounds around its true value on ``world`` (module docstring): NAP's best above,
+    max's best below, BERT's share of cells at 90% or more, NON's mean and seed spread, NON ahead of NAP, NON level
+    with NAP and not ahead of it. An offset > 0 puts the truth on the bound's true side, < 0 on its false side, 0 on
+    the bound itself (a hair inside: the bounds are inclusive, the truth's float sums are not exact)."""
+    truth = world.truth()
+
+    def of(arch: str, expr: pl.Expr) -> float:
+        return float(truth.filter(pl.col("architecture") == arch).select(expr).item())
+
+    best = {a: of(a, pl.col("g").max()) for a in ("NAP", "max", "NON")}
+    cells = truth.filter(pl.col("architecture") == "BERT").height
+    share = of("BERT", (pl.col("g") >= 0.9).mean())
+    spread = of("NON", pl.col("gmd").filter(pl.col("b") >= 0.5).mean())
+    lead = best["NON"] - best["NAP"]
+    found = []
+    for o in offsets:
+        inside = o + 1e-9  # on the bound: a hair inside
+        tag = f" (truth {'+' if o >= 0 else '-'}{abs(100 * o):g} pp inside)"
+        found += [
+            Finding(description=f"NAP's best{tag}", above={"NAP": best["NAP"] - inside}),
+            Finding(description=f"max's best{tag}", below={"max": best["max"] + inside}),
+            Finding(description=f"BERT's share{tag}", statistic="share", level=0.9,
+                    above={"BERT": share - round(100 * o) / cells - 1e-9}),
+            Finding(description=f"NON's mean{tag}", statistic="mean",
+                    above={"NON": of("NON", pl.col("g").mean()) - inside}),
+            Finding(description=f"NON's spread{tag}", statistic="spread", level=0.5, above={"NON": spread - inside}),
+            Finding(description=f"NON ahead of NAP{tag}", ahead={"NON": ("NAP",)}, margin=lead - inside),
+            Finding(description=f"NON level with NAP{tag}", level_with={"NON": ("NAP",)},
+                    equivalence_margin=max(abs(lead) + inside, 0.0)),
+            Finding(description=f"NON not ahead of NAP{tag}", not_ahead={"NON": ("NAP",)},
+                    equivalence_margin=max(lead + inside, 0.0)),
+        ]
+    return found
+
+
+@dataclass
 class Tally:
-    """Over the replays: decided verdicts, how many contradict the truth, the models the budget gave."""
+    """Per finding over the replays: decided verdicts, the wrong ones; the models the budget gave."""
 
-    decided: int
-    wrong: int
-    replays: int
-    models: float  # mean share of all models
+    findings: list[str]
+    truths: list[str]
+    decided: np.ndarray
+    wrong: np.ndarray
+    replays: int = 0
+    models: float = 0.0  # mean share of all models
+    per_replay: list[int] = field(default_factory=list)  # wrong decided verdicts of each replay
 
-    @property
-    def wrong_share(self) -> float:
-        """Wrong decided verdicts per finding and replay (what 1 - confidence bounds)."""
-        return self.wrong / max(self.replays, 1)
+    def rates(self) -> pl.DataFrame:
+        """Per finding: its true verdict, the share of replays it was decided and decided wrong."""
+        return pl.DataFrame({"finding": self.findings, "truth": self.truths, "decided": self.decided / self.replays,
+                             "wrong": self.wrong / self.replays})
 
 
-def simulate(meta: StudyRecord, truth: Truth, replays: int, seed: int = 0, sd_scale: float = 1.0) -> Tally:
-    """Replay ``meta``'s budget (adaptive or fixed) ``replays`` times over seeds drawn from ``truth``; a finding counts
-    wrong when its verdict is decided and contradicts the true one (``sd_scale`` < 1 understates the seed noise: a
-    miscalibrated model, the negative control)."""
+def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_scale: float = 1.0,
+             noise: Callable[[pl.DataFrame], NoiseModel] | None = None) -> Tally:
+    """Replay ``meta``'s budget (adaptive or fixed) ``replays`` times on seeds drawn from ``world``; a finding counts
+    wrong when its verdict is decided and differs from the true one. ``sd_scale`` < 1 understates the seed noise and
+    ``noise`` replaces the noise model: the negative controls."""
     rng = np.random.default_rng(seed)
-    truths = [v.status for v in true_verdicts(meta, truth)]
-    keys = truth.cells.select(KEYS)
+    truths = [v.status for v in true_verdicts(meta, world)]
     seeds = len(meta.seeds)
-    decided = wrong = 0
-    models = 0.0
-    order = {tuple(row): i for i, row in enumerate(keys.iter_rows())}
+    zeros = np.zeros(len(truths), int)
+    tally = Tally([f.description for f in meta.findings], truths, zeros.copy(), zeros.copy())
+    order = {tuple(row): i for i, row in enumerate(world.cells.iter_rows())}
     for _ in range(replays):
-        values = truth.draw(rng, seeds)
+        values = world.draw(rng, seeds)
 
         def view(budget: Budget, values: np.ndarray = values) -> FindingData:
-            n = np.zeros(len(order), dtype=np.int64)
+            given = np.zeros(len(order), dtype=np.int64)
             for row in budget.cells.iter_rows():
-                n[order[tuple(row[:-1])]] = row[-1]
-            return _data(truth, values, n, seeds, sd_scale)
+                given[order[tuple(row[:-1])]] = row[-1]
+            return _data(meta, world.rows(values, given), seeds, sd_scale, noise)
 
         if meta.budget == "adaptive":
-            outcome = run_budget(meta, keys, view)
+            outcome = run_budget(meta, world.cells, view)
             verdicts, given = outcome.verdicts(), outcome.budget.models() if outcome.budget else 0
         else:
-            verdicts = evaluate_findings(meta, _data(truth, values, np.full(len(order), seeds), seeds, sd_scale))
+            verdicts = evaluate_findings(meta, _data(meta, world.rows(values, np.full(len(order), seeds)), seeds,
+                                                     sd_scale, noise))
             given = len(order) * seeds
-        models += given / (len(order) * seeds)
-        for verdict, true in zip(verdicts, truths, strict=True):
-            if verdict.status in DECIDED:
-                decided += 1
-                wrong += verdict.status != true
-    return Tally(decided, wrong, replays * len(truths), models / replays)
+        tally.models += given / (len(order) * seeds) / replays
+        decided = np.array([v.status in DECIDED for v in verdicts])
+        wrong = decided & np.array([v.status != t for v, t in zip(verdicts, truths, strict=True)])
+        tally.decided += decided
+        tally.wrong += wrong
+        tally.per_replay.append(int(wrong.sum()))
+        tally.replays += 1
+    return tally
 
 
-def near_threshold_truth(rng_seed: int = 1) -> Truth:
-    """A 3 x 4 x 5 grid (architectures A, B, C) whose findings sit near their bounds: A's best within a point of 90%,
-    B's share of cells above 50% near one half, C behind A by about the margin; a fifth of the cells bimodal."""
-    rng = np.random.default_rng(rng_seed)
-    rows = []
-    for arch, base in (("A", 0.86), ("B", 0.5), ("C", 0.8)):
-        for d in (16, 32, 64, 128):
-            for i, lr in enumerate((1e-4, 3e-4, 1e-3, 3e-3, 1e-2)):
-                mu = float(np.clip(base + 0.04 * np.log2(d / 32) - 0.02 * abs(i - 2) + rng.normal(0, 0.03), 0, 1))
-                bimodal = rng.random() < 0.2
-                low, high = max(mu - 0.3, 0.05), min(mu + 0.1, 1.0)
-                p = (mu - low) / (high - low) if bimodal else 0.0
-                rows.append({"architecture": arch, "d_model": d, "learning_rate": lr, "mu": mu,
-                             "sigma": 0.01 + 0.02 * rng.random(), "p_learn": p, "mu_low": low, "mu_high": high})
-    return Truth(pl.DataFrame(rows))
+def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
+          noise: Callable[[pl.DataFrame], NoiseModel] | None) -> FindingData:
+    """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale``."""
+    cells = training_stats(rows, meta).finding_cells()
+    if sd_scale != 1.0:
+        cells = {m: c.with_columns(pl.col("sd") * sd_scale, pl.col("gmd_var") * sd_scale**2) for m, c in cells.items()}
+    return FindingData(cells=cells, panel="architecture", select_metric=METRIC, max_seeds=seeds, noise=noise)
+
+
+@dataclass(frozen=True)
+class LevelBinnedNoise(NoiseModel):
+    """The seed-noise model of this project before issue 48, kept as the calibration's negative control: a limma-trend
+    prior grouped by each cell's *observed* G (bins of at least 40 cells; each bin's variance the mean of its cells' log
+    variances, corrected for their degrees of freedom; one prior df from their interquartile range). A cell whose
+    first seeds happened to learn borrows the small noise of the cells near 100%."""
+
+    bins: tuple[tuple[float, ...], tuple[float, ...], float] = ((), (), 0.0)
+
+    @classmethod
+    def fit(cls, table: pl.DataFrame) -> LevelBinnedNoise:
+        run = table.filter(pl.col("n") >= 2)
+        g, sd, n = (run.get_column(c).cast(pl.Float64).fill_null(0.0).to_numpy() for c in ("g", "sd", "n"))
+        positive = sd[sd > 0]
+        keys = tuple(c for c in table.columns if c not in VALUES)
+        if positive.size == 0:
+            return cls(keys)
+        d, sd = n - 1.0, np.maximum(sd, positive.min() / 2)
+        edges, order = [], np.sort(g)
+        for cut in range(40, len(order) - 39, 40):
+            edges.append(float((order[cut - 1] + order[cut]) / 2))
+        index = np.searchsorted(edges, g, side="right")
+        e = np.log(sd**2) - special.digamma(d / 2) + np.log(d / 2)
+        levels = np.array([e[index == b].mean() if (index == b).any() else e.mean() for b in range(len(edges) + 1)])
+        spread = np.subtract(*np.quantile(e - levels[index], [0.75, 0.25]))
+        typical = float(np.median(d))
+        ratio = spread / math.log(stats.chi2.ppf(0.75, typical) / stats.chi2.ppf(0.25, typical))
+        excess = float(special.polygamma(1, typical / 2)) * (ratio**2 - 1.0)
+        df = 1000.0 if excess <= 0 else min(2.0 / excess + 0.5, 1000.0)  # trigamma^-1 to first order
+        return cls(keys, None, float(np.median(positive) ** 2),
+                   bins=(tuple(edges), tuple(float(np.exp(x)) for x in levels), df))
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.bins[1])
+
+    def standard_errors(self, cells: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        n = cells.get_column("n").to_numpy().astype(float)
+        sd = cells.get_column("sd").cast(pl.Float64).fill_null(0.0).to_numpy()
+        d = np.maximum(n - 1.0, 0.0)
+        if not self.measured:
+            return np.where(n >= 2, sd / np.sqrt(np.maximum(n, 1.0)), np.inf), np.maximum(d, 1.0)
+        edges, variances, df = self.bins
+        g = np.nan_to_num(cells.get_column("g").cast(pl.Float64).to_numpy(), nan=-np.inf)
+        prior = np.asarray(variances)[np.searchsorted(edges, g, side="right")]
+        var = np.maximum((df * prior + d * sd**2) / (df + d), sd**2)
+        return np.where(n >= 2, np.sqrt(var / np.maximum(n, 1.0)), np.inf), df + d

@@ -8,9 +8,12 @@ is first minus argmin at one time, as the sentences mean them. A cell without a 
 before it was evaluated, or the rows have no value there) counts as the metric's worst: accuracy 0 (a loss: +inf).
 
 Each cell also carries its seed noise for :mod:`analysis.stats.seed_noise`: ``n`` (seeds) and ``sd`` (the standard
-deviation over its seeds of each seed's best over training; of a combination, the largest of its columns' for
-``min`` / ``max`` and ``sqrt(sd_a² + sd_b²)`` for ``a - b``: on the safe side). A cell the grid has but the rows do
-not (not run yet, or failed) is kept with ``n = 0``: its interval spans the metric's whole range.
+deviation over its seeds of each seed's value at the evaluation where the cell's G is best; of a combination the
+frames lack, the largest of its columns' for ``min`` / ``max`` and ``sqrt(sd_a² + sd_b²)`` for ``a - b``: on the safe
+side), and for the spread statistic ``gmd`` (the mean absolute difference between two seeds' best over training) and
+``gmd_var`` (its jackknife variance). A
+cell the grid has but the rows do not (not run yet, or failed) is kept with ``n = 0``: its interval spans the
+metric's whole range.
 
 ``where`` keeps the cells of a region: ``column -> [values]`` (floats equal to a relative 1e-6) or
 ``column -> {"min": a, "max": b}`` (inclusive).
@@ -29,8 +32,9 @@ from analysis.stats.compare import REL_TOL, approx_in
 from search_spaces.finding import metric_columns
 
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
-#: The columns of a cell table besides the cell's configuration.
-VALUES = ("g", "r", "b", "sd", "n")
+#: The columns of a cell table besides the cell's configuration (the last two: the seed-noise prior,
+#: :meth:`analysis.stats.seed_noise.NoiseModel.annotate`).
+VALUES = ("g", "r", "b", "sd", "gmd", "gmd_var", "n", "prior_var", "prior_df")
 
 
 def lower_is_better(metric: str) -> bool:
@@ -120,7 +124,7 @@ def cell_table(cells: Mapping[str, pl.DataFrame], metric: str) -> pl.DataFrame |
     g = _combine(metric, [pl.col(f"g{i}") for i in range(len(columns))])
     sd = combined_sd(metric, [pl.col(f"s{i}") for i in range(len(columns))])
     return joined.select(*keys, g.alias("g"), pl.lit(None, pl.Float64).alias("r"), pl.lit(None, pl.Float64).alias("b"),
-                         sd.alias("sd"), "n")
+                         sd.alias("sd"), *(pl.lit(None, pl.Float64).alias(c) for c in ("gmd", "gmd_var")), "n")
 
 
 def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -133,6 +137,7 @@ def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
         *keys, pl.when(g.is_finite()).then(g).otherwise(worst_value(metric)).alias("g"),
         *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("r", "b")),
         (pl.col("sd").cast(pl.Float64) if "sd" in have else pl.lit(0.0)).fill_null(0.0).alias("sd"),
+        *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("gmd", "gmd_var")),
         n.cast(pl.Int64).alias("n"))
 
 
@@ -149,6 +154,7 @@ def with_expected(table: pl.DataFrame, expected: pl.DataFrame | None) -> pl.Data
         return table
     filler = missing.with_columns(*(pl.col(c).cast(table.schema[c]) for c in keys), g=pl.lit(None, pl.Float64),
                                   r=pl.lit(None, pl.Float64), b=pl.lit(None, pl.Float64), sd=pl.lit(0.0),
+                                  gmd=pl.lit(None, pl.Float64), gmd_var=pl.lit(None, pl.Float64),
                                   n=pl.lit(0, pl.Int64))
     other = [c for c in table.columns if c not in filler.columns]
     filler = filler.with_columns(*(pl.lit(None).cast(table.schema[c]).alias(c) for c in other))

@@ -1,22 +1,33 @@
 """A finding's number with its interval: a statistic of G over the cells of a region, from the cells' intervals.
 
-Every cell gets an interval of its G (:mod:`analysis.stats.seed_noise`; a cell not run yet spans the metric's
-range). The statistics are monotone in the cells' G, so the intervals of all cells holding together give an
-interval of the statistic:
+Every cell gets an interval of its G (:mod:`analysis.stats.seed_noise`; a cell of one seed or none spans the metric's
+range: it decides nothing). The statistics are monotone in the cells' G, so the cells' bounds give the statistic's.
+Each end of an interval is a one-sided bound at its own error (:class:`Errors`, from the finding's share of its error
+budget), and an end that any cell could make wrong shares that error among the cells, while an end that only one
+fixed cell can make wrong does not:
 
-* ``best`` / ``worst`` - the best (worst) of the cells' lower ends to the best (worst) of their upper ends;
-* ``share`` of cells with G >= ``level`` - the share whose lower end reaches the level to the share whose upper
-  end does (the grid is enumerated, not sampled: the uncertainty is only in the cells near the level);
+* ``best`` (the largest G) - its lower end is the largest of the cells' lower ends, wrong if *any* cell's is, so
+  each cell's lower end is taken at the error over the region's cells (Bonferroni); its upper end is the largest of
+  the cells' upper ends, wrong only if the truly best cell's is, so each cell's upper end is taken at the full error
+  (an intersection-union bound: no share over cells). ``worst`` the other way round; a loss's best is its lowest;
+* ``share`` of cells with G >= ``level`` - the share whose lower end reaches the level to the share whose upper end
+  does, both ends shared over the cells (the grid is enumerated, not sampled: the uncertainty is in the cells near
+  the level);
 * ``mean`` - the mean G plus or minus a t quantile times the standard error of the mean of the cells' G (one
-  interval, not one per cell), cells not run yet at the ends of the range;
-* ``spread`` - the mean over cells of B - R (best seed minus worst) plus or minus a t quantile times its standard
-  error over the cells; a cell with fewer seeds than the study's may still widen (a range only grows with seeds).
+  interval, not one per cell; degrees of freedom by Welch-Satterthwaite), cells of one seed or none at the ends of
+  the range;
+* ``spread`` - the mean over cells of the mean absolute difference between two seeds' best values (Gini's mean
+  difference: an unbiased estimate from any two seeds, five seeds' best-minus-worst range is about twice it), over the
+  cells where some seed reaches ``level``, plus or minus a t quantile times its standard error (each cell's variance
+  its jackknife estimate from three seeds, with two seeds the bound ``4 sigma² / n``, ``sigma`` its seed noise); a
+  cell of one seed or none counts with 0 at the lower end and the range's width at the upper.
 
-:class:`Estimate` also names the cells whose further seeds could decide a bound (:meth:`Estimate.contention`): for a
-best or worst against a threshold, the cells whose interval holds the threshold (a cell wholly below or above it
-cannot change the outcome); compared with another statistic, the leader and its close rivals (every cell whose
-interval reaches the best lower end); for a share, the cells whose interval holds the level; for a mean or a spread,
-every cell short of seeds. An adaptive budget gives seeds to these.
+A cell's interval spends its share of the error by its seed count (an adaptive budget, :class:`Errors`), a mean's or a
+spread's by the look. :class:`Estimate` also names the cells whose further seeds could decide a bound
+(:meth:`Estimate.contention`): for a best or worst against a threshold, the cells whose interval holds the threshold
+(a cell wholly below or above it cannot change the outcome); compared with another statistic, the leader and its close
+rivals (every cell whose interval reaches the best lower end); for a share, the cells whose interval holds the level;
+for a mean or a spread, every cell short of seeds. An adaptive budget gives seeds to these.
 """
 
 from __future__ import annotations
@@ -49,13 +60,19 @@ class Estimate:
     largest: bool = True
     level: float = 0.0
     parts: tuple[Estimate, ...] = field(default=(), compare=False, repr=False)  # a difference: its two sides
+    #: (low, high) were every cell with two seeds or more at every seed with the spread it has: what more seeds can
+    #: at best make of the interval (:meth:`analysis.stats.findings.Check.hopeless`)
+    projected: tuple[float, float] | None = field(default=None, compare=False, repr=False)
 
     def minus(self, other: Estimate) -> Estimate:
         """The difference of two statistics (their intervals held together)."""
         value = None if self.value is None or other.value is None else self.value - other.value
+        projected = None if self.projected is None or other.projected is None else \
+            (self.projected[0] - other.projected[1], self.projected[1] - other.projected[0])
         return Estimate(value, self.low - other.high, self.high - other.low,
                         (min(self.seeds[0], other.seeds[0]), max(self.seeds[1], other.seeds[1])),
-                        self.cells + other.cells, self.not_run + other.not_run, parts=(self, other))
+                        self.cells + other.cells, self.not_run + other.not_run, parts=(self, other),
+                        projected=projected)
 
     def contention(self, threshold: float | None = None) -> pl.DataFrame | None:
         """The cells short of seeds whose further seeds could decide a bound at ``threshold`` (module docstring;
@@ -73,17 +90,19 @@ class Estimate:
             chosen = self.short.filter(pl.col("high") >= self.low if self.largest else pl.col("low") <= self.high)
         else:
             chosen = self.short
-        return chosen.drop("low", "high", "g", strict=False)
+        return chosen.drop("low", "high", "plow", "phigh", "g", strict=False)
 
     def _order_cells(self, threshold: float) -> pl.DataFrame:
-        """A best against a threshold: if a cell holding the threshold already points past it, that one cell (it
-        alone can decide: proving the best is past it, or by its seeds showing it is not); else every cell holding it
-        (all of them must be shown on their side)."""
+        """A best against a threshold: if a cell holding the threshold already points past it, one cell - of those,
+        the one whose interval with every seed would reach furthest past it (it alone can decide: proving the best is
+        past it, or by its seeds showing it is not); else every cell holding it (all of them must be shown on their
+        side)."""
         holding = self.short.filter((pl.col("low") < threshold) & (pl.col("high") >= threshold))
         past = holding.filter(pl.col("g") >= threshold if self.largest else pl.col("g") <= threshold)
         if past.is_empty():
             return holding
-        return past.sort("g", descending=self.largest).head(1)
+        reach = "plow" if "plow" in past.columns else "low"
+        return past.sort(reach if self.largest else reach.replace("low", "high"), descending=self.largest).head(1)
 
     def _share_cells(self, share: float | None) -> pl.DataFrame:
         """A share of cells reaching the level: of the cells whose interval holds the level, as many as the bound
@@ -107,45 +126,73 @@ class Estimate:
         return f"{few} seed{'s' if few != 1 else ''}" if few == many else f"{few}-{many} seeds"
 
 
-def intervals_used(statistic: str, cells: int) -> int:
-    """How many intervals a statistic over ``cells`` cells reads (its share of a finding's error budget)."""
-    return 1 if statistic in ("mean", "spread") else cells
+@dataclass(frozen=True)
+class Errors:
+    """The one-sided error each end of a statistic's interval may have (``low``: that the lower end lies above the
+    truth; ``high``: that the upper end lies below it), and how an adaptive budget spends it: a cell of ``n`` seeds
+    uses ``share(n)`` of it, a mean or a spread (one interval over many cells) ``look`` of it."""
+
+    low: float
+    high: float
+    #: per adaptive seed count (``first``, ``first + 1``, ... ``last``) its share: 1 for a fixed budget
+    shares: tuple[float, ...] = (1.0,)
+    first: int = 1
+    look: float = 1.0
+
+    def share(self, n: np.ndarray) -> np.ndarray:
+        """Per cell of ``n`` seeds the share of the error its interval spends (module docstring)."""
+        index = np.clip(n.astype(int) - self.first, 0, len(self.shares) - 1)
+        return np.asarray(self.shares)[index]
+
+    def halved(self) -> Errors:
+        """Each end at half the error (the two sides of a difference share it)."""
+        return replace(self, low=self.low / 2, high=self.high / 2)
 
 
-def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel, alpha: float,
+def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel, errors: Errors,
              max_seeds: int) -> Estimate:
-    """The statistic over ``cells`` (a cell table, :mod:`analysis.stats.finding_cells`) with its interval, each
-    cell's (or the mean's) at two-sided level ``1 - alpha``."""
-    found = _estimate(cells, statistic, level, metric, noise, alpha, max_seeds)
-    return replace(found, not_run=int((cells.get_column("n") == 0).sum()) if cells.height else 0)
-
-
-def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel, alpha: float,
-              max_seeds: int) -> Estimate:
-    lo, hi = metric_range(metric)
+    """The statistic over ``cells`` (a cell table, :mod:`analysis.stats.finding_cells`, annotated with its seed-noise
+    prior) with its interval, each end at its error in ``errors`` (module docstring), and what every seed could make
+    of it (:attr:`Estimate.projected`: every cell of two seeds or more at ``max_seeds`` with the spread it has)."""
     if cells.is_empty():
-        return Estimate(None, lo, hi)
+        return Estimate(None, *metric_range(metric))
+    every_seed = cells.with_columns(pl.when(pl.col("n") >= 2).then(pl.lit(max_seeds)).otherwise(pl.col("n"))
+                                    .cast(pl.Int64).alias("n"))
+    now, then = (_estimate(c, statistic, level, metric, noise, errors) for c in (cells, every_seed))
+    short = now.short
+    if short is not None and then.short is not None and "low" in short.columns:
+        short = short.with_columns(plow=then.short.get_column("low"), phigh=then.short.get_column("high"))
+    if short is not None:
+        short = short.filter(pl.col("n") < max_seeds).drop("n")
+    return replace(now, short=short, not_run=int((cells.get_column("n") == 0).sum()), projected=(then.low, then.high))
+
+
+def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel,
+              errors: Errors) -> Estimate:
+    """The estimate, its ``short`` every cell that more seeds could move (its keys, ``n`` and, where the statistic
+    reads cells one by one, ``g`` and its bounds ``low`` / ``high``)."""
+    lo, hi = metric_range(metric)
     n = cells.get_column("n").to_numpy().astype(float)
     run = n > 0
+    known = n >= 2  # one seed decides nothing
     seeds = (int(n.min()), int(n.max()))
     keys = [c for c in cells.columns if c not in VALUES]
-    if statistic == "spread":
-        return _spread(cells, run, level, (lo, hi), alpha, (seeds, max_seeds), _short(cells, keys, max_seeds))
     g = np.nan_to_num(cells.get_column("g").to_numpy().astype(float), nan=0.0)
-    se, df = noise.standard_errors(g, cells.get_column("sd").to_numpy(), n)
+    se, df = noise.standard_errors(cells)
+    if statistic == "spread":  # the cells in its region (or that may be) are the ones more seeds can move
+        region = cells.filter(pl.col("n").lt(2) | pl.col("b").cast(pl.Float64).ge(level))
+        return _spread(cells, (se, df), level, (lo, hi), errors, seeds, region.select(*keys, "n"))
     if statistic == "mean":
-        return _mean(g, se, df, run, (lo, hi), alpha, seeds, _short(cells, keys, max_seeds))
-    with np.errstate(invalid="ignore"):
-        half = np.where(run, quantile(alpha, df) * se, np.inf)
-    low = np.where(run, np.clip(g - half, lo, hi), lo)
-    high = np.where(run, np.clip(g + half, lo, hi), hi)
-    short = _short(cells.with_columns(low=pl.Series(low), high=pl.Series(high)), [*keys, "g", "low", "high"],
-                   max_seeds)
+        return _mean(g, se, df, n, (lo, hi), errors, seeds, cells.select(*keys, "n"))
+    share, m = errors.share(n), len(n)
+    largest = statistic == "share" or (statistic == "best") != lower_is_better(metric)
+    union = {"low": largest, "high": not largest or statistic == "share"}  # the ends any cell could make wrong
+    low, high = (_bound(g, se, df, known, errors, share, m, end, union[end], (lo, hi)) for end in ("low", "high"))
+    short = cells.select(*keys, "g", "n").with_columns(low=pl.Series(low), high=pl.Series(high))
     if statistic == "share":
         value = float((g[run] >= level).mean()) if run.any() else None
         return Estimate(value, float((low >= level).mean()), float((high >= level).mean()), seeds, len(n),
                         short=short, kind="level", level=level)
-    largest = (statistic == "best") != lower_is_better(metric)
     pick = np.max if largest else np.min
     value = float(pick(g[run])) if run.any() else None
     attains = seeds if value is None else _seeds_of(n, g, run, value)
@@ -153,9 +200,17 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
                     largest=largest)
 
 
-def _short(cells: pl.DataFrame, columns: list[str], max_seeds: int) -> pl.DataFrame:
-    """The given columns of the cells that can still get seeds."""
-    return cells.filter(pl.col("n") < max_seeds).select(columns)
+def _bound(g: np.ndarray, se: np.ndarray, df: np.ndarray, known: np.ndarray, errors: Errors, share: np.ndarray,
+           cells: int, end: str, union: bool, bounds: tuple[float, float]) -> np.ndarray:
+    """Every cell's lower (``end`` "low") or upper bound at the end's error, shared over the ``cells`` when
+    ``union``; a cell of one seed or none at the range's end."""
+    alpha = getattr(errors, end) * share / (cells if union else 1)
+    with np.errstate(invalid="ignore"):
+        half = np.where(known, quantile(alpha, df) * se, np.inf)
+    lo, hi = bounds
+    if end == "low":
+        return np.where(known, np.clip(g - half, lo, hi), lo)
+    return np.where(known, np.clip(g + half, lo, hi), hi)
 
 
 def _seeds_of(n: np.ndarray, g: np.ndarray, run: np.ndarray, value: float) -> tuple[int, int]:
@@ -164,40 +219,54 @@ def _seeds_of(n: np.ndarray, g: np.ndarray, run: np.ndarray, value: float) -> tu
     return (int(at.min()), int(at.max())) if at.size else (0, 0)
 
 
-def _mean(g: np.ndarray, se: np.ndarray, df: np.ndarray, run: np.ndarray, bounds: tuple[float, float], alpha: float,
-          seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
-    """The mean G of the cells: a t interval of the mean of the cells run, cells not run at the range's ends."""
+def _mean(g: np.ndarray, se: np.ndarray, df: np.ndarray, n: np.ndarray, bounds: tuple[float, float],
+          errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
+    """The mean G of the cells (the value: of the cells run): a t interval of the mean of the cells with two seeds or
+    more, the others at the range's ends."""
     lo, hi = bounds
-    k, missing = len(g), int((~run).sum())
-    if not run.any():
-        return Estimate(None, lo, hi, seeds, k, short=short)
-    total, error = float(g[run].sum()), math.sqrt(float((se[run] ** 2).sum()))
-    q = float(quantile(alpha, float(df[run].min())))
-    low = (total - q * error + missing * lo) / k
-    high = (total + q * error + missing * hi) / k
-    return Estimate(total / int(run.sum()), max(low, lo), min(high, hi), seeds, k, short=short)
-
-
-def _spread(cells: pl.DataFrame, run: np.ndarray, level: float, bounds: tuple[float, float], alpha: float,
-            seeds_of: tuple[tuple[int, int], int], short: pl.DataFrame) -> Estimate:
-    """The mean of B - R over the cells whose best seed reaches ``level``, with a t interval over those cells; a
-    cell short of seeds may still widen, a cell not run may still count."""
-    lo, hi = bounds
-    (seeds, max_seeds), k = seeds_of, len(run)
-    if not run.all():
-        learned = cells.filter(pl.col("n") > 0)
-        value = _mean_spread(learned, level)
+    known, k = n >= 2, len(g)
+    value = float(g[n > 0].mean()) if (n > 0).any() else None
+    if not known.any():
         return Estimate(value, lo, hi, seeds, k, short=short)
-    learned = cells.filter(pl.col("b") >= level)
-    v = (learned.get_column("b") - learned.get_column("r")).fill_null(0.0).to_numpy().astype(float)
-    if v.size == 0:
-        return Estimate(None, lo, hi, seeds, k, short=short)
-    half = float(quantile(alpha, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size) if v.size > 1 else 0.0
-    top = np.where((learned.get_column("n") < max_seeds).to_numpy(), hi, v)  # more seeds may widen B - R
-    return Estimate(float(v.mean()), max(float(v.mean()) - half, lo), min(float(top.mean()) + half, hi), seeds, k,
-                    short=short)
+    missing, dof = int((~known).sum()), satterthwaite(se[known] ** 2, df[known])
+    total, error = float(g[known].sum()), math.sqrt(float((se[known] ** 2).sum()))
+    low = (total - float(quantile(errors.low * errors.look, dof)) * error + missing * lo) / k
+    high = (total + float(quantile(errors.high * errors.look, dof)) * error + missing * hi) / k
+    return Estimate(value, max(low, lo), min(high, hi), seeds, k, short=short)
 
 
-def _mean_spread(cells: pl.DataFrame, level: float) -> float | None:
-    learned = cells.filter(pl.col("b") >= level)
-    return float((learned.get_column("b") - learned.get_column("r")).fill_null(0.0).mean()) if learned.height else None
+def satterthwaite(variances: np.ndarray, df: np.ndarray) -> float:
+    """The degrees of freedom of a sum of independent variance estimates (Welch-Satterthwaite), at least the fewest
+    of its parts'."""
+    top, bottom = float(variances.sum()) ** 2, float((variances**2 / df).sum())
+    return max(top / bottom if bottom > 0 else float(df.min()), float(df.min()))
+
+
+def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: float, bounds: tuple[float, float],
+            errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
+    """The mean over the cells where some seed reaches ``level`` of the seeds' mean absolute difference (module
+    docstring): a t interval from each cell's error ``2 sigma / sqrt(n)``; a cell of one seed or none counts with 0
+    at the lower end and the range's width at the upper (it may be in the region or not)."""
+    lo, hi = bounds
+    width = hi - lo
+    se, df = noise
+    n = cells.get_column("n").to_numpy().astype(float)
+    best = cells.get_column("b").cast(pl.Float64).fill_null(-math.inf).to_numpy()
+    gmd = cells.get_column("gmd").cast(pl.Float64).to_numpy() if "gmd" in cells.columns else np.full(len(n), np.nan)
+    known = (n >= 2) & np.isfinite(gmd)
+    unknown = n < 2  # may be in the region or not, with any difference
+    counted = known & (best >= level)
+    k = int(counted.sum()) + int(unknown.sum())
+    value = float(gmd[counted].mean()) if counted.any() else None
+    if k == 0:
+        return Estimate(value, lo, hi, seeds, len(n), short=short)
+    sigma = np.where(np.isfinite(se), se * np.sqrt(np.maximum(n, 1.0)), width)
+    jackknife = cells.get_column("gmd_var").cast(pl.Float64).to_numpy() if "gmd_var" in cells.columns else \
+        np.full(len(n), np.nan)
+    variance = np.where(np.isfinite(jackknife), jackknife, 4 * sigma**2 / np.maximum(n, 1.0))
+    error = math.sqrt(float(variance[counted].sum()))
+    dof = satterthwaite(variance[counted], np.maximum(n[counted] - 1, 1.0)) if counted.any() else 1.0
+    total = float(gmd[counted].sum())
+    low = (total - float(quantile(errors.low * errors.look, dof)) * error) / k
+    high = (total + float(quantile(errors.high * errors.look, dof)) * error + unknown.sum() * width) / k
+    return Estimate(value, max(low, 0.0), min(high, width), seeds, len(n), short=short)

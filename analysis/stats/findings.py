@@ -28,14 +28,14 @@ the interval clears it:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from analysis.stats.finding_cells import cell_table, in_region, is_accuracy, outside_grid, region_text, with_expected
-from analysis.stats.finding_intervals import Estimate, estimate, intervals_used
+from analysis.stats.finding_intervals import Errors, Estimate, estimate
 from analysis.stats.seed_noise import NoiseModel
 from search_spaces.finding import Finding
 from search_spaces.record import StudyRecord
@@ -64,11 +64,12 @@ def _span(e: Estimate, points: bool = False, percent: bool = True) -> str:
     return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
 
 
-#: How close to its bound (as a share of the half-width its interval would have with every seed) a number must sit
-#: for its bound to ask for no more seeds. Small, because the number itself moves as seeds come in: replayed on the
-#: three release files, 0.5 left fig7's d = 1024 verdict undecided that the full data decides; 0.15 keeps every
-#: decided verdict and still stops fig7's seeds where no seed count would decide (bench/README.md).
-FUTILITY_SHARE = 0.15
+#: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
+#: bound inside it counts as out of reach (:meth:`Check.hopeless`), per kind of statistic. A best or worst of many
+#: cells reads high (low) at few seeds - it is the extreme of noisy numbers - and moves as seeds come in, so its
+#: projection is shrunk to the inner part; a share, a mean, a spread and a difference move little, and a bound inside
+#: their projection is out of reach. Chosen on the release replays and measured out of sample (bench/adaptive.py).
+FUTILITY_SHARE = {"order": 0.5, "other": 1.0}
 
 
 @dataclass(frozen=True)
@@ -92,17 +93,33 @@ class Check:
         """The panel value's number on the data."""
         return (self.mine or self.estimate).value
 
-    def hopeless(self, max_seeds: int) -> bool:
-        """Whether even every seed would leave this bound undecided: its number lies closer to the bound than
-        :data:`FUTILITY_SHARE` of the half-width its interval would shrink to with ``max_seeds`` seeds per cell (a
-        width falls as one over the square root of the seeds). A matter of efficiency only: a hopeless bound asks
-        for no seeds, it decides nothing."""
+    def hopeless(self) -> bool:
+        """Whether even every seed would most likely leave this bound undecided: the bound lies inside the interval the
+        statistic would have were every cell at every seed with the spread it has now (:attr:`Estimate.projected`),
+        shrunk towards the number to :data:`FUTILITY_SHARE` of its extent on each side. A matter of efficiency only:
+        a hopeless bound asks for no seeds, it decides nothing."""
         e = self.estimate
-        if e.value is None or self.bound is None or e.seeds[1] == 0 or not (math.isfinite(e.low) and
-                                                                          math.isfinite(e.high)):
+        if e.value is None or self.bound is None or e.projected is None or \
+                not all(math.isfinite(x) for x in e.projected):
             return False
-        half = (e.high - e.low) / 2 * math.sqrt(e.seeds[1] / max_seeds)
-        return abs(e.value - self.bound) < FUTILITY_SHARE * half
+        share = FUTILITY_SHARE["order" if e.kind == "order" else "other"]
+        low = e.value - share * max(e.value - e.projected[0], 0.0)  # the projection, shrunk to the number
+        high = e.value + share * max(e.projected[1] - e.value, 0.0)
+        bounds = (-self.bound, self.bound) if self.relation == "level" else (self.bound,)
+        return any(low < b < high for b in bounds)
+
+    def points_to_failing(self) -> bool:
+        """Whether the number, as it stands, lies on the failing side of its bound."""
+        value, bound = self.estimate.value, self.bound
+        if value is None or bound is None:
+            return True
+        if self.relation == "below":
+            return value > bound
+        if self.relation == "level":
+            return abs(value) > bound
+        if self.relation == "not_ahead":
+            return value > bound
+        return value <= bound if self.relation == "ahead" and bound >= 0 else value < bound
 
     def text(self) -> str:
         """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
@@ -118,9 +135,10 @@ class Check:
         shown = "" if lead.value is None else \
             f"{_points(lead.value, pct)}{unit} {_span(lead, points=True, percent=pct)}"
         if self.relation in ("level", "not_ahead"):
-            words = "level with" if self.relation == "level" else "not ahead of"
-            return (f"{self.subject or self.panel_value}: {number}, required {words} {self.against} (beyond seed "
-                    f"variation){'; difference ' + shown if shown else ''}: {self.state}")
+            within = _points(self.bound or 0.0, pct).lstrip("+") + unit
+            words = f"within {within} of" if self.relation == "level" else f"at most {within} ahead of"
+            return (f"{self.subject or self.panel_value}: {number}, required {words} {self.against}"
+                    f"{'; difference ' + shown if shown else ''}: {self.state}")
         bound = f"{self.against} = {_percent(self.threshold, pct)}" if self.threshold is not None else self.against
         lead_text = f"; lead {shown}" if shown else ""
         return f"{self.subject or self.panel_value}: {number}, required >= {bound}{lead_text}: {self.state}"
@@ -145,14 +163,18 @@ class Verdict:
         detail += [f"      {text}" for text in (self.reason, self.basis) if text]
         return [head, *detail]
 
-    def contention(self, max_seeds: int | None = None) -> pl.DataFrame | None:
+    def contention(self, futility: bool = False) -> pl.DataFrame | None:
         """The cells whose further seeds could decide this finding (None: none can, or it is decided). With
-        ``max_seeds``, a bound whose number sits so close to it that even every seed would leave it undecided asks
-        for nothing (:meth:`Check.hopeless`)."""
+        ``futility``, a bound whose number sits so close to it that even every seed would leave it undecided asks for
+        nothing (:meth:`Check.hopeless`), and once one bound is so, the finding can no longer PASS: only the bounds
+        whose numbers point to failing still ask."""
         if self.status != UNDECIDED:
             return None
-        found = [c.estimate.contention(c.threshold if c.relation in ("below", "above") else None)
-                 for c in self.checks if c.state == "undecided" and not (max_seeds and c.hopeless(max_seeds))]
+        open_ = [c for c in self.checks if c.state == "undecided"]
+        if futility:
+            stuck = any(c.hopeless() for c in open_)
+            open_ = [c for c in open_ if not c.hopeless() and (not stuck or c.points_to_failing())]
+        found = [c.estimate.contention(c.threshold if c.relation in ("below", "above") else None) for c in open_]
         frames = [f for f in found if f is not None and f.height]
         return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
 
@@ -180,16 +202,21 @@ class FindingData:
     max_seeds: int = 1
     missing_note: str = ""
     present: set[str] | None = None
+    #: the seed-noise model fitted to a metric's cells (None: :meth:`NoiseModel.fit`; the calibration's negative
+    #: controls put a wrong one here)
+    noise: Callable[[pl.DataFrame], NoiseModel] | None = field(default=None, compare=False)
 
 
 def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = None) -> list[Verdict]:
     """The :class:`Verdict` of every finding of ``meta`` at look ``look`` of the study's
     (:attr:`search_spaces.study.Study.looks`; None: the last)."""
     look = meta.looks if look is None else look
-    return [_evaluate(finding, meta, data, (look, meta.looks)) for finding in meta.findings]
+    tables: dict[str, tuple[pl.DataFrame, NoiseModel] | None] = {}
+    return [_evaluate(finding, meta, data, look, tables) for finding in meta.findings]
 
 
-def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tuple[int, int]) -> Verdict:
+def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
+              tables: dict[str, tuple[pl.DataFrame, NoiseModel] | None]) -> Verdict:
     metric = finding.metric_of(data.select_metric)
     if not finding.checked_at(meta.scale):
         reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales)}"
@@ -198,11 +225,16 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, looks: tup
         empty = outside_grid(region, meta.axis_values)  # nothing there to judge at this scale: no FAIL
         if empty:
             return Verdict(finding, metric, NOT_CHECKED, reason=f"not checked at this scale ({meta.scale}): {empty}")
-    table = cell_table(data.cells, metric)
-    if table is None:
+    if metric not in tables:  # one table and one noise model per metric, whatever the findings reading it
+        table = cell_table(data.cells, metric)
+        table = None if table is None else with_expected(table, data.expected)
+        noise = None if table is None else (data.noise or NoiseModel.fit)(table)
+        tables[metric] = None if table is None or noise is None else (noise.annotate(table), noise)
+    if tables[metric] is None:
         return _without_column(finding, metric, data)
+    table, noise = tables[metric]
     try:
-        checks, basis = _checks(finding, metric, with_expected(table, data.expected), data, (meta.confidence, *looks))
+        checks, basis = _checks(finding, metric, table, data, noise, (meta, look))
     except ValueError as error:  # a region naming a column the data does not have
         return Verdict(finding, metric, FAIL, reason=str(error))
     absent = sorted({k for c in checks for k in _named(c) if data.present is not None and k not in data.present}
@@ -245,20 +277,19 @@ class _Side:
     cells: pl.DataFrame
 
 
-def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingData,
-            budget: tuple[float, int, int]) -> tuple[list[Check], str]:
+def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingData, noise: NoiseModel,
+            budget: tuple[StudyRecord, int]) -> tuple[list[Check], str]:
     """Every bound of ``finding`` on ``table``, and the words saying how its intervals were taken (``budget``: the
-    confidence, this look, the looks)."""
-    confidence, look, looks = budget
+    study, this look)."""
+    meta, look = budget
     versus_region = finding.where if finding.versus_where is None else finding.versus_where
-    sides: dict[tuple[str, str], _Side] = {}
+    sides: dict[tuple[str, str], pl.DataFrame] = {}
 
-    def side(value: str, region: Mapping[str, Any]) -> _Side:
+    def side(value: str, region: Mapping[str, Any]) -> tuple[str, str]:
         key = (value, repr(sorted(region.items())))
         if key not in sides:
-            cells = in_region(table, region).filter(pl.col(data.panel).cast(pl.String) == value)
-            sides[key] = _Side(value, region, cells)
-        return sides[key]
+            sides[key] = in_region(table, region).filter(pl.col(data.panel).cast(pl.String) == value)
+        return key
 
     bounds = [(r, k, t) for r in ("below", "above") for k, t in getattr(finding, r).items()]
     pairs = [(a, b, "ahead") for a, bs in finding.ahead.items() for b in bs]
@@ -268,46 +299,62 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
         side(key, finding.where)
     for a, b, _ in pairs:
         side(a, finding.where), side(b, versus_region)
-    intervals = sum(intervals_used(finding.statistic, s.cells.height) for s in sides.values())
-    alpha = spent(1.0 - confidence, look, looks) / max(intervals, 1)
-    run = table.filter(pl.col("n") > 0)
-    noise = NoiseModel.fit(*(run.get_column(c).to_numpy() for c in ("g", "sd", "n")))
-    numbers = {k: estimate(s.cells, finding.statistic, finding.level, metric, noise, alpha, data.max_seeds)
-               for k, s in sides.items()}
+    ends = len(bounds) + sum(2 if relation == "level" else 1 for *_, relation in pairs)
+    errors = error_budget(meta, look, ends)
+    numbers: dict[tuple[tuple[str, str], bool], Estimate] = {}
 
-    def number(value: str, region: Mapping[str, Any]) -> Estimate:
-        return numbers[(value, repr(sorted(region.items())))]
+    def number(value: str, region: Mapping[str, Any], halved: bool = False) -> Estimate:
+        key = (side(value, region), halved)
+        if key not in numbers:
+            numbers[key] = estimate(sides[key[0]], finding.statistic, finding.level, metric, noise,
+                                    errors.halved() if halved else errors, data.max_seeds)
+        return numbers[key]
 
     percent = is_accuracy(metric)
     checks = [_bound_check(finding, r, k, t, number(k, finding.where), percent) for r, k, t in bounds]
-    checks += [_ahead_check(finding, (a, b, relation), (number(a, finding.where), number(b, versus_region)),
-                            versus_region, percent) for a, b, relation in pairs]
-    return checks, _basis(confidence, intervals, (look, looks), noise)
+    checks += [_ahead_check(finding, (a, b, relation), (number(a, finding.where, True),
+                                                        number(b, versus_region, True)), versus_region, percent)
+               for a, b, relation in pairs]
+    return checks, _basis(meta, ends, (look, meta.looks), noise)
 
 
-#: The power of the error-spending function over an adaptive budget's looks: look r of R spends
-#: alpha ((r / R)^2 - ((r - 1) / R)^2), less on the first looks (two seeds decide only what is far from a bound)
-#: and most on the last (where the data is the full grid's wherever it matters).
+#: The power of the error-spending function of an adaptive budget: a cell's interval at its ``i``-th seed count of
+#: ``L`` (``starting seeds``, ..., all seeds) spends alpha ((i / L)^2 - ((i - 1) / L)^2), a mean's or a spread's at
+#: look ``i`` of ``L`` the same: little on the first (two seeds decide only what is far from a bound), most on the last.
 SPENDING_POWER = 2
 
 
 def spent(alpha: float, look: int, looks: int) -> float:
-    """The share of the error budget ``alpha`` that look ``look`` of ``looks`` spends (all of it with one look)."""
+    """The share of the error budget ``alpha`` that the ``look``-th of ``looks`` spends (all of it with one look)."""
     return alpha * ((look / looks) ** SPENDING_POWER - ((look - 1) / looks) ** SPENDING_POWER)
 
 
-def _basis(confidence: float, intervals: int, looks: tuple[int, int], noise: NoiseModel) -> str:
+def error_budget(meta: StudyRecord, look: int, ends: int) -> Errors:
+    """Each interval end's one-sided error in a finding whose checks have ``ends`` ends that can fail it (a level
+    check two, any other one): ``alpha / ends``, alpha = 1 - confidence. A wrong PASS needs the one bound the truth
+    breaks to be wrongly held (an end's error); a wrong FAIL needs any bound wrongly failed (the ends' errors summed):
+    either way at most alpha. An adaptive budget spends it over the seed counts a cell goes through (a cell's
+    interval is a function of its first seeds, whichever cells the earlier looks chose: docs/budget.md)."""
+    alpha = (1.0 - meta.confidence) / max(ends, 1)
+    if meta.looks == 1:
+        return Errors(alpha, alpha)
+    shares = tuple(spent(1.0, i, meta.looks) for i in range(1, meta.looks + 1))
+    return Errors(alpha, alpha, shares, len(meta.starting_seeds), spent(1.0, look, meta.looks))
+
+
+def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel) -> str:
     look, total = looks
-    when = "one look" if total == 1 else f"look {look} of {total} (an error budget spent over the looks)"
-    return (f"{100 * confidence:g}% confidence, simultaneous over {intervals} interval{'s' if intervals != 1 else ''}"
-            f" and {when}; {noise.text()}")
+    when = "one look" if total == 1 else f"look {look} of {total}, spent over the seed counts"
+    share = f"; each end of an interval at {100 * (1 - meta.confidence) / ends:.2g}%" if ends > 1 else ""
+    return (f"{100 * meta.confidence:g}% confidence (a wrong PASS or FAIL at most {100 * (1 - meta.confidence):g}%; "
+            f"{when}{share}); {noise.text()}")
 
 
 def _subject(finding: Finding, panel_value: str, region: Mapping) -> str:
     if finding.statistic == "best" and not region:
         return panel_value
     stat = {"share": f"share of cells with G >= {100 * finding.level:.0f}%",
-            "spread": f"mean seed spread B - R where a seed reaches {100 * finding.level:.0f}%"
+            "spread": f"mean difference of two seeds where a seed reaches {100 * finding.level:.0f}%"
             }.get(finding.statistic, finding.statistic)
     where = region_text(region)
     return f"{panel_value} ({stat}{' at ' + where if where else ''})"
@@ -333,16 +380,18 @@ def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e:
 def _ahead_check(finding: Finding, pair: tuple[str, str, str], numbers: tuple[Estimate, Estimate],
                  versus_region: Mapping, percent: bool) -> Check:
     """``ahead``: A's number >= B's + ``margin`` (strictly more for a margin >= 0: a lead), decided on the interval of
-    the lead; ``level``: A and B differ by no more than seed variation (fails where the lead's interval excludes 0);
-    ``not_ahead``: A does not lead B beyond seed variation (fails where the lead's interval lies above 0)."""
+    the lead; ``level``: A and B differ by at most ``equivalence_margin`` either way, ``not_ahead``: A leads B by at
+    most ``equivalence_margin`` (equivalence tested as equivalence, two one-sided tests: the interval wholly inside the
+    margin holds, wholly outside fails, else undecided - fewer seeds, a wider interval, never a likelier PASS)."""
     (a, b, relation), (mine, theirs) = pair, numbers
-    margin = finding.margin if relation == "ahead" else 0.0
-    shown = f" {'+' if margin >= 0 else '-'} {_percent(abs(margin), percent).rstrip('%')}{' pp' if percent else ''}" \
-        if margin else ""
+    margin = finding.margin if relation == "ahead" else finding.equivalence_margin or 0.0
+    unit = " pp" if percent else ""
+    shown = f" {'+' if margin >= 0 else '-'} {_percent(abs(margin), percent).rstrip('%')}{unit}" \
+        if margin and relation == "ahead" else ""
     seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
     against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value, percent)}{seeds}{shown}"
     lead = mine.minus(theirs)
-    threshold = None if theirs.value is None else theirs.value + margin
+    threshold = None if theirs.value is None else theirs.value + (margin if relation == "ahead" else 0.0)
     made = {"subject": _subject(finding, a, finding.where), "versus": b, "against": against, "mine": mine,
             "bound": margin, "percent": percent}
     if mine.cells == 0 or theirs.cells == 0:
@@ -353,10 +402,10 @@ def _ahead_check(finding: Finding, pair: tuple[str, str, str], numbers: tuple[Es
 def _lead_state(relation: str, lead: Estimate, margin: float) -> str:
     if lead.value is None:
         return "undecided"
-    if relation == "level":  # no difference beyond seed variation, either way
-        return _state(lead.low <= 0 <= lead.high, True)
-    if relation == "not_ahead":  # no lead beyond seed variation
-        return _state(lead.low <= 0, True)
+    if relation == "level":  # |A - B| <= margin: the whole interval inside [-margin, margin]
+        return _state(-margin <= lead.low and lead.high <= margin, lead.low > margin or lead.high < -margin)
+    if relation == "not_ahead":  # A - B <= margin
+        return _state(lead.high <= margin, lead.low > margin)
     if margin >= 0:  # "more": the lead must exceed the margin
         return _state(lead.low > margin, lead.high <= margin)
     return _state(lead.low >= margin, lead.high < margin)

@@ -8,13 +8,16 @@ would train them, and counts:
 * **model-epochs** - the evaluations those models trained: every one, except where the stopping rule of a model ends
   it early (:func:`stop_epochs`: once every seed of its cell sits at the ceiling of every column the study reads at
   one evaluation, the cell's G, R and B are final and the cell's last model stops there);
-* **same verdicts** - of the full rows' decided verdicts (one look at everything), how many the budget reached too;
-  a budget that decides the opposite of the full rows is named (it must never happen with the stated confidence).
+* **same verdicts** - of the verdicts every seed decides under the budget's own error spending (the adaptive study
+  completed: every cell at every seed, its last look), how many the budget reached too; a budget that decides the
+  opposite is named (it must never happen with the stated confidence). Beside them, the verdicts of one look at
+  every seed with the whole error (a fixed budget): a verdict that one look decides by less than the spending costs
+  (the error a look spends is a share of the whole) is open under any adaptive budget, seeds or not, and is named.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -33,9 +36,10 @@ class Replay:
     """The adaptive budget over the rows, beside the verdicts of all the rows."""
 
     outcome: Outcome
-    full: list[Verdict]
+    full: list[Verdict]  # every seed, the adaptive study completed (its last look)
     models: tuple[int, int]  # used, all
     epochs: tuple[int, int]  # model-epochs used, all
+    fixed: list[Verdict] = field(default_factory=list)  # every seed, one look (a fixed budget)
 
     @property
     def adaptive(self) -> list[Verdict]:
@@ -68,6 +72,10 @@ class Replay:
             text += f"; left UNDECIDED: {'; '.join(left_open)}"
         if opposite:
             text += f"; DECIDED THE OPPOSITE: {'; '.join(opposite)}"
+        spent = [f.finding.description for f, c in zip(self.fixed, self.full, strict=True)
+                 if f.status in DECIDED and c.status not in DECIDED]
+        if spent:
+            text += f"; decided by one look at every seed only (the looks' error spending): {'; '.join(spent)}"
         return text
 
 
@@ -77,7 +85,8 @@ def replay(meta: StudyRecord, rows: pl.LazyFrame) -> Replay:
     adaptive = meta.replace(budget="adaptive")
     full_stats = training_stats(rows, fixed)
     keys = full_stats.axes.by
-    full = evaluate_findings(fixed, published_data(full_stats, len(meta.seeds)))
+    every_seed = published_data(full_stats, len(meta.seeds))
+    full, one_look = evaluate_findings(adaptive, every_seed), evaluate_findings(fixed, every_seed)
     cells = full_stats.select_rgb.select(keys)
 
     def view(budget: Budget) -> FindingData:
@@ -90,7 +99,7 @@ def replay(meta: StudyRecord, rows: pl.LazyFrame) -> Replay:
     epochs = stop_epochs(rows, given, keys, _read_columns(meta, full_stats), len(meta.seeds))
     all_epochs = rows.group_by([*keys, "seed"]).agg(pl.col("step").n_unique().alias("e")).select(pl.col("e").sum())
     n_all = rows.select(pl.struct([*keys, "seed"]).n_unique()).collect().item()
-    return Replay(outcome, full, (given.height, int(n_all)), (epochs, int(all_epochs.collect().item())))
+    return Replay(outcome, full, (given.height, int(n_all)), (epochs, int(all_epochs.collect().item())), one_look)
 
 
 def published_data(stats: TrainingStats, max_seeds: int) -> FindingData:

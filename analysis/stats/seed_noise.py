@@ -1,147 +1,150 @@
-"""The seed noise of a cell's G and its confidence interval: the one noise model under every finding's verdict.
+"""The seed noise of a cell's G: the one noise model under every finding's interval (docs/budget.md argues it).
 
-A cell (one configuration) has G, the mean over its ``n`` seeds maximised over training, and ``sd``, the standard
-deviation over its seeds of each seed's best over training. With two or three seeds a cell's own ``sd`` says
-little (a t interval from two seeds has one degree of freedom), while seed noise is similar across cells whose G is
-similar: on the NAP release data cells near chance or near 100% have seed sds around 0.6 points, cells in between
-(some seeds learn, some not) around 6. The cells' variances are therefore *moderated* (empirical Bayes: Smyth 2004,
-the estimator behind limma's moderated t, with a prior that follows G as in limma-trend):
+A cell (one configuration) has G, the mean over its ``n`` seeds at the evaluation where that mean is best, and
+``sd``, the standard deviation over its seeds of each seed's value at that evaluation (the spread whose mean G is).
+With two or three seeds a cell's own ``sd`` says little, and in these grids it says least where it matters most: at
+the edge between configurations that learn and ones that do not, a seed learns or fails by chance, so two seeds that
+agree (both learned) say nothing about the third. Such cells are not marked by their own G (their first seeds may
+sit at either level) but by their *neighbourhood*: splits come in bands along the grid's transitions, and a cell
+next to a split cell, or next to a cliff in G, may split too. So each cell's prior variance comes from its
+neighbours in the grid, not from cells that happen to share its G:
 
-* cells are grouped by G into bins of at least :data:`MIN_BIN_CELLS`; each bin's prior variance ``s0²`` is its
-  cells' mean log sample variance (corrected for their degrees of freedom);
-* one prior ``d0`` for all bins measures how much more the cells' log variances spread around their bin's level than
-  sampling alone would make them: measured by the interquartile range against the exact one of sampling
-  (log chi-square quantiles), so that a few cells whose seeds disagree wildly do not make every prior weak;
-* a cell's variance is ``(d0 s0² + (n - 1) sd²) / (d0 + n - 1)`` with ``d0 + n - 1`` degrees of freedom, and never
-  below its own ``sd²`` (a cell whose seeds disagree keeps its own spread: conservative);
-* seeds that agree exactly (two seeds at 100%) measure a variance below the data's resolution: such a cell counts
-  with half the smallest standard deviation any cell of the metric shows.
+* the neighbourhood of a cell is itself and every cell of the same categorical values (panel, task, ...) at most
+  one grid step away along every numeric axis (learning rate, d, ...): up to 9 cells on a 2-D grid;
+* its prior variance ``s0²`` is the largest of: the mean seed variance of the neighbourhood's cells (an arithmetic
+  mean of variances: a split neighbour's variance is carried in full by the mean, where a mean of log variances
+  would discount it), ``(JUMP_SHARE x Δ)²`` for the largest step Δ in G to a neighbour (a cliff: a transition whose
+  cells each read one side so far), and the metric's floor (below);
+* the prior counts for ``d0 = min(PRIOR_DF, the neighbours' own degrees of freedom)``; a cell's variance is
+  ``max((d0 s0² + (n - 1) sd²) / (d0 + n - 1), sd²)`` with ``d0 + n - 1`` degrees of freedom, so its own seeds take
+  over as they come in;
+* the floor is, among the cells of the same categorical values (the panel value's cells), the share whose seeds
+  differ at all (Laplace's rule: ``(d + 1) / (m + 2)``) times the median variance of those that do (at most the whole
+  metric's): seeds that agree exactly, in a neighbourhood that agrees exactly (three seeds at 100% among cells at
+  100%), measure a variance below what any evaluation resolves, and the prior gives them the variance a cell of
+  their panel value is expected to have (small where nearly every cell's seeds agree exactly, never zero);
+* a cell of one seed (or none) has no interval to give: it spans the metric's range and decides nothing.
 
-The interval of G is ``G ± t · sqrt(variance / n)`` at the two-sided level the caller gives (a finding's error budget
-split over the intervals it reads and the looks it takes: :mod:`analysis.stats.findings`), clipped to the metric's
-range; a cell with no seeds yet (not run) spans the whole range. Quantiles and special functions are scipy's
-(``scipy.stats``, ``scipy.special``); the moderation is written out below because no maintained Python package
-exposes it on its own. Its calibration is measured by simulation (tests/test_budget_calibration.py).
+Without any measured seed noise (a published table printing no spread), a cell's own ``sd`` is all there is: its
+number decides on its own, with no confidence to state (the verdict says so). The interval of G is
+``G ± t(df) · sqrt(variance / n)`` at the one-sided level the caller gives (:mod:`analysis.stats.finding_intervals`),
+clipped to the metric's range. Coverage on the authors' release, by seed count: bench/coverage.py.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+import polars as pl
+from scipy import stats
 
-#: Prior degrees of freedom are capped here (a prior of more is a pooled variance for every purpose).
-MAX_PRIOR_DF = 1000.0
-#: The fewest cells (with two seeds or more) a G-level bin of the prior holds.
-MIN_BIN_CELLS = 40
+from analysis.stats.finding_cells import VALUES
+
+#: The most degrees of freedom a cell's neighbourhood counts for (a prior worth five seeds of the cell's own).
+PRIOR_DF = 4.0
+#: A step of Δ in G to a grid neighbour counts as seed noise of sd JUMP_SHARE x Δ: a cliff between cells that learn
+#: and cells that do not is where a cell's next seed may land on the other side (bench/coverage.py: without it, two
+#: seeds of a cell at such a cliff miss the five-seed G in 8 of 40 seed pairs of the first-token release).
+JUMP_SHARE = 1 / 8
 
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """The prior of a metric's cell variances: per G-level bin (``edges`` between them) a variance, one ``df``."""
+    """Per cell of a metric: the prior variance of its seeds and the degrees of freedom it counts for."""
 
-    edges: tuple[float, ...] = ()
-    variances: tuple[float, ...] = ()  # empty: no seed noise measured
-    df: float = 0.0
+    keys: tuple[str, ...] = ()
+    #: ``keys`` + ``_s0`` (prior variance) + ``_d0`` (prior degrees of freedom); None: no seed noise measured
+    prior: pl.DataFrame | None = None
+    floor: float = 0.0  # the median seed variance of the metric's cells whose seeds differ (shown in the basis line)
 
     @classmethod
-    def fit(cls, g: np.ndarray, sd: np.ndarray, n: np.ndarray) -> NoiseModel:
-        """The prior of cells with G ``g``, seed sd ``sd`` and ``n`` seeds (module docstring)."""
-        use = (n >= 2) & np.isfinite(sd) & np.isfinite(g)
-        positive = sd[use & (sd > 0)]
-        if positive.size == 0:
-            return cls()
-        g, d = g[use], n[use].astype(float) - 1.0
-        sd = np.maximum(sd[use].astype(float), positive.min() / 2)
-        edges = _edges(np.sort(g))
-        index = np.searchsorted(np.asarray(edges), g, side="right")
-        e = np.log(sd ** 2) - special.digamma(d / 2) + np.log(d / 2)
-        levels = np.array([e[index == b].mean() for b in range(len(edges) + 1)])
-        df = _prior_df(e - levels[index], d)
-        shift = 0.0 if df >= MAX_PRIOR_DF else float(special.digamma(df / 2) - np.log(df / 2))
-        return cls(edges, tuple(float(np.exp(level + shift)) for level in levels), df)
+    def fit(cls, table: pl.DataFrame) -> NoiseModel:
+        """The prior of every cell of ``table`` (a metric's cells: configuration columns, ``g``, ``sd``, ``n``) from
+        its grid neighbours (module docstring)."""
+        keys = tuple(c for c in table.columns if c not in VALUES)
+        var = _own_variance(table)
+        positive = var.filter(pl.col("_v") > 0).get_column("_v")
+        if positive.is_empty():
+            return cls(keys)
+        numeric = [c for c in keys if table.schema[c].is_numeric()]
+        categorical = [c for c in keys if c not in numeric]
+        typical = float(positive.median())
+        differ = pl.col("_v") > 0
+        measured = pl.col("n") >= 2
+        # the floor, per panel value (task, ...): how often its cells' seeds differ at all, times by how much
+        floor = ((differ.sum() + 1) / (measured.sum() + 2)) * pl.min_horizontal(
+            pl.col("_v").filter(differ).median(), pl.lit(typical))
+        var = var.with_columns((floor.over(categorical) if categorical else floor).alias("_floor"))
+        steps = var.with_columns(pl.col(c).rank("dense").cast(pl.Int64).alias(f"_i{c}") for c in numeric)
+        position = [*categorical, *(f"_i{c}" for c in numeric)]
+        seen = steps.filter(pl.col("n") >= 1).select(*position, pl.col("g").alias("_gj"), pl.col("_v").alias("_vj"),
+                                                     (pl.col("n") - 1).clip(0).alias("_dj"))
+        pairs = []
+        for offset in itertools.product((-1, 0, 1), repeat=len(numeric)):
+            shifted = seen.with_columns(pl.col(f"_i{c}") - o for c, o in zip(numeric, offset, strict=True))
+            pairs.append(steps.join(shifted, on=position, how="inner", nulls_equal=True)
+                         .with_columns(_self=pl.lit(not any(offset))))
+        around = (pl.concat(pairs).group_by(keys).agg(
+            pl.col("_vj").filter(pl.col("_dj") > 0).mean().alias("_vmean"),
+            ((pl.col("_gj") - pl.col("g")) ** 2).max().alias("_jump"),
+            pl.col("_dj").filter(~pl.col("_self")).sum().alias("_dn")))
+        prior = steps.select(*keys, "_floor").join(around, on=list(keys), how="left", nulls_equal=True).select(
+            *keys, pl.max_horizontal(pl.col("_vmean").fill_null(0.0), JUMP_SHARE**2 * pl.col("_jump").fill_null(0.0),
+                                     pl.col("_floor")).alias("_s0"),
+            pl.min_horizontal(pl.col("_dn").fill_null(0).cast(pl.Float64), pl.lit(PRIOR_DF)).alias("_d0"))
+        return cls(keys, prior, typical)
 
     @property
     def measured(self) -> bool:
         """Whether any seed noise was measured."""
-        return bool(self.variances)
+        return self.prior is not None
 
     def text(self) -> str:
         """The seed noise in words, for a verdict's basis line."""
         if not self.measured:
             return ("no seed noise measured: a cell of one seed decides nothing; cells whose seeds agree exactly, or "
                     "a published number printed without its spread, decide on the number alone (no confidence)")
-        sds = sorted(100 * math.sqrt(v) for v in self.variances)
-        level = f"sd {sds[0]:.1f} pp" if len(sds) == 1 else f"sd {sds[0]:.1f}-{sds[-1]:.1f} pp by G level"
-        prior = "pooled" if self.df >= MAX_PRIOR_DF else f"prior df {self.df:.0f}"
-        return f"seed noise {level} ({prior})"
+        return (f"seed noise from each cell's grid neighbours (their mean variance, cliffs in G; median sd "
+                f"{100 * math.sqrt(self.floor):.1f} pp; prior df <= {PRIOR_DF:g})")
 
-    def standard_errors(self, g: np.ndarray, sd: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per cell the standard error of G and its degrees of freedom (module docstring); a cell with no seeds has
-        an infinite error, and so has a cell of one seed where no cell measured any noise (nothing states how far its
-        one seed may lie from its mean); seeds that all agree exactly, an error of 0."""
-        n = n.astype(float)
-        own = np.where(np.isfinite(sd), sd.astype(float), 0.0) ** 2
+    def annotate(self, table: pl.DataFrame) -> pl.DataFrame:
+        """``table`` (cells of the metric the model was fit on) with each cell's prior: ``prior_var`` and
+        ``prior_df`` (:data:`analysis.stats.finding_cells.VALUES`), which :meth:`standard_errors` reads."""
+        if self.prior is None:
+            return table.with_columns(prior_var=pl.lit(0.0), prior_df=pl.lit(0.0))
+        prior = self.prior.rename({"_s0": "prior_var", "_d0": "prior_df"})
+        return table.drop("prior_var", "prior_df", strict=False).join(prior, on=list(self.keys), how="left",
+                                                                     nulls_equal=True)
+
+    def standard_errors(self, cells: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell of ``cells`` (rows of the table the model annotated: :meth:`annotate`) the standard error of G
+        and its degrees of freedom; a cell of one seed or none has an infinite error (it decides nothing); seeds that
+        agree exactly, with no noise measured anywhere, an error of 0."""
+        n = cells.get_column("n").to_numpy().astype(float)
+        sd = np.nan_to_num(cells.get_column("sd").cast(pl.Float64).fill_null(0.0).to_numpy())
+        own = np.where(n >= 2, sd**2, 0.0)
         d = np.maximum(n - 1.0, 0.0)
         if self.measured:
-            index = np.searchsorted(np.asarray(self.edges), np.nan_to_num(g, nan=-np.inf), side="right")
-            prior = np.asarray(self.variances)[index]
-            var = np.maximum((self.df * prior + d * own) / (self.df + d), own)
-            df = self.df + d
+            s0 = cells.get_column("prior_var").fill_null(self.floor).to_numpy()
+            d0 = cells.get_column("prior_df").fill_null(0.0).to_numpy()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pooled = np.where(d0 + d > 0, (d0 * s0 + d * own) / np.maximum(d0 + d, 1e-12), own)
+            var, df = np.maximum(pooled, own), np.maximum(d0 + d, 1.0)
         else:
-            var, df = np.where(n > 1, own, np.inf), np.maximum(d, 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            se = np.where(n > 0, np.sqrt(var / np.maximum(n, 1.0)), np.inf)
+            var, df = own, np.maximum(d, 1.0)
+        se = np.where(n >= 2, np.sqrt(var / np.maximum(n, 1.0)), np.inf)
         return se, df
 
 
-def _edges(values: np.ndarray) -> tuple[float, ...]:
-    """Bin edges between sorted G values: bins of at least :data:`MIN_BIN_CELLS` cells (tied values stay together,
-    so a bin may hold more)."""
-    edges: list[float] = []
-    start = 0
-    while len(values) - start >= 2 * MIN_BIN_CELLS:
-        cut = start + MIN_BIN_CELLS
-        while cut < len(values) and values[cut] == values[cut - 1]:
-            cut += 1
-        if len(values) - cut < MIN_BIN_CELLS:
-            break
-        edges.append(float((values[cut - 1] + values[cut]) / 2))
-        start = cut
-    return tuple(edges)
+def _own_variance(cells: pl.DataFrame) -> pl.DataFrame:
+    """``cells`` with ``_v``: the variance of each cell's seeds (0 below two seeds)."""
+    sd = pl.col("sd").cast(pl.Float64).fill_null(0.0).fill_nan(0.0)
+    return cells.with_columns(pl.when(pl.col("n") >= 2).then(sd**2).otherwise(0.0).alias("_v"))
 
 
-def _prior_df(residuals: np.ndarray, d: np.ndarray) -> float:
-    """d0 from the cells' log variances around their bins' levels: ``2 trigamma^-1`` of their spread beyond
-    sampling's, ``trigamma(d/2) (r² - 1)`` with ``r`` their interquartile range over sampling's (the median cell's
-    degrees of freedom); no spread beyond sampling: pooled."""
-    if residuals.size < 4:
-        return MAX_PRIOR_DF
-    typical = float(np.median(d))
-    sampling = stats.chi2.ppf([0.25, 0.75], typical)
-    ratio = float(np.subtract(*np.quantile(residuals, [0.75, 0.25]))) / float(np.log(sampling[1] / sampling[0]))
-    excess = float(special.polygamma(1, typical / 2)) * (ratio ** 2 - 1.0)
-    return MAX_PRIOR_DF if excess <= 0 else min(2.0 * trigamma_inverse(excess), MAX_PRIOR_DF)
-
-
-def trigamma_inverse(x: float) -> float:
-    """y with trigamma(y) = x (Newton's method, as limma's ``trigammaInverse``)."""
-    if x > 1e7:
-        return 1.0 / math.sqrt(x)
-    if x < 1e-6:
-        return 1.0 / x
-    y = 0.5 + 1.0 / x
-    for _ in range(50):
-        tri = float(special.polygamma(1, y))
-        step = tri * (1 - tri / x) / float(special.polygamma(2, y))
-        y += step
-        if -step / y < 1e-8:
-            break
-    return y
-
-
-def quantile(alpha: float, df: np.ndarray | float) -> np.ndarray:
-    """The two-sided t quantile at level ``1 - alpha``."""
-    return stats.t.ppf(1.0 - alpha / 2.0, df)
+def quantile(alpha: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
+    """The one-sided t quantile: a bound exceeded with probability ``alpha``."""
+    return stats.t.ppf(1.0 - np.asarray(alpha), df)

@@ -10,7 +10,7 @@ per-cell data of the interactive grids. The report's sections (:mod:`analysis.re
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +162,8 @@ class TrainingStats:
     rgb_min: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' loss metrics: RGB, minimised
     combo_g: dict[str, pl.DataFrame] = field(default_factory=dict)  # findings' combinations: G per configuration
     seed_stats: pl.DataFrame | None = None
+    #: per configuration, metric and each of its best evaluations, every seed's value (:func:`seed_at_best`)
+    seed_at_best: pl.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
@@ -175,15 +177,25 @@ class TrainingStats:
         return {**self.rgb, **self.rgb_min, **self.combo_g}
 
     def finding_cells(self) -> dict[str, pl.DataFrame]:
-        """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``, ``b``,
-        ``n_seeds`` and ``sd``, the standard deviation over seeds of each seed's best over training (a seed that
-        never had a finite value counts as 0; a combination of columns: each seed's combination, per evaluation)."""
+        """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``,
+        ``b``, ``n_seeds``, ``sd`` (the standard deviation over seeds of each seed's value at the evaluations where
+        the cell's G is best, pooled over the best :data:`NOISE_EVALUATIONS`: the spread whose mean G is), ``gmd``
+        (the mean absolute difference between two seeds' best over training: the spread statistic's) and ``gmd_var``
+        (its jackknife variance, from three seeds). A seed without a finite value counts as the metric's worst
+        (accuracy 0)."""
         by = self.axes.by
-        measured = [c for c in self.per_seed.columns if c not in (*by, "seed", "diverged")]
-        finite = [pl.when(pl.col(m).is_finite()).then(pl.col(m)).otherwise(0.0).alias(m) for m in measured]
-        noise = self.per_seed.with_columns(finite).group_by(by).agg(pl.col(m).std().fill_null(0.0) for m in measured)
-        return {metric: frame.join(noise.select(*by, pl.col(metric).alias("sd")), on=by, how="left", nulls_equal=True)
-                if metric in measured else frame for metric, frame in self.finding_rgb.items()}
+        noise = _noise(self.seed_at_best, by) if self.seed_at_best is not None else \
+            _per_cell(self.per_seed, by, lambda m: pl.col(m).std().fill_null(0.0))
+        pairs = _per_cell(self.per_seed, by, _mean_difference)
+        jackknife = _per_cell(self.per_seed, by, _mean_difference_variance)
+        found = {}
+        for metric, frame in self.finding_rgb.items():
+            for extra, name in ((noise, "sd"), (pairs, "gmd"), (jackknife, "gmd_var")):
+                if metric in extra.columns:
+                    frame = frame.join(extra.select(*by, pl.col(metric).alias(name)), on=by, how="left",
+                                       nulls_equal=True)
+            found[metric] = frame
+        return found
 
     @property
     def select_rgb(self) -> pl.DataFrame:
@@ -229,6 +241,42 @@ class TrainingStats:
         return per_x_table(self.select_rgb, [self.axes.panel, *self.axes.varying], table_by)
 
 
+def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[str], pl.Expr]) -> pl.DataFrame:
+    """Per configuration ``statistic`` of every measured column over its seeds (a non-finite value counts as 0)."""
+    measured = [c for c in per_seed.columns if c not in (*by, "seed", "diverged")]
+    finite = [pl.when(pl.col(m).is_finite()).then(pl.col(m)).otherwise(0.0).alias(m) for m in measured]
+    return per_seed.with_columns(finite).group_by(list(by)).agg(statistic(m).alias(m) for m in measured)
+
+
+def _noise(at_best: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Per configuration, each metric's seed standard deviation pooled over its best evaluations (the root of the
+    mean variance over seeds at each; a non-finite value counts as 0): one column per metric."""
+    value = pl.when(pl.col("value").is_finite()).then(pl.col("value")).otherwise(0.0)
+    per_evaluation = at_best.group_by([*by, "metric", "_rank"]).agg(value.var().alias("_v"))
+    pooled = per_evaluation.group_by([*by, "metric"]).agg(pl.col("_v").mean().fill_null(0.0).sqrt().alias("sd"))
+    return pooled.pivot("metric", index=list(by), values="sd")
+
+
+def _mean_difference(column: str) -> pl.Expr:
+    """Gini's mean difference over a cell's seeds, the mean of |x_i - x_j| over pairs: from the sorted values
+    ``2 / (k (k - 1)) sum_i (2 i - k - 1) x_(i)``; null below two seeds."""
+    k = pl.len().cast(pl.Float64)
+    weights = 2 * pl.int_range(1, pl.len() + 1).cast(pl.Float64) - k - 1
+    return pl.when(k >= 2).then((weights * pl.col(column).sort()).sum() * 2 / (k * (k - 1))).otherwise(None)
+
+
+def _mean_difference_variance(column: str) -> pl.Expr:
+    """The jackknife variance of Gini's mean difference over a cell's seeds (null below three seeds): leaving seed
+    ``i`` out removes its differences ``r_i = (2 i - k) x_(i) - 2 C_i + T`` (``C`` the cumulative, ``T`` the total
+    of the sorted values) from the pairs' sum."""
+    k = pl.len().cast(pl.Float64)
+    x = pl.col(column).sort()
+    index = pl.int_range(1, pl.len() + 1).cast(pl.Float64)
+    pairs = ((2 * index - k - 1) * x).sum()
+    left_out = (pairs - ((2 * index - k) * x - 2 * x.cum_sum() + x.sum())) / ((k - 1) * (k - 2) / 2)
+    return pl.when(k >= 3).then((k - 1) / k * ((left_out - left_out.mean()) ** 2).sum()).otherwise(None)
+
+
 def robustness_table(rgb: pl.DataFrame, panel: str, panel_order: Sequence[Any] = ()) -> pl.DataFrame:
     """Per panel value: how many combinations, best and median G, and the share of combinations with
     G >= 50% and within 5 percentage points of the panel's best (all G values fractions)."""
@@ -264,6 +312,7 @@ class _Aggregates:
     case_rgb: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     best_steps: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     per_seed: list[pl.DataFrame] = field(default_factory=list)
+    seed_at_best: list[pl.DataFrame] = field(default_factory=list)
     counts: list[pl.DataFrame] = field(default_factory=list)
     curve_steps: list[pl.DataFrame] = field(default_factory=list)
     cases_with_data: set[str] = field(default_factory=set)
@@ -295,6 +344,10 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
         queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
     steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
     out.per_seed.append(per_seed)
+    picks = [(steps, m, pl.col(f"{m}__g"), "max") for m in maxed] + [(steps, m, per_step(m), "max")
+                                                                      for m in metrics.combos]
+    picks += [(minimised[0], m, pl.col(f"{m}__g"), "min") for m in metrics.extra_min]
+    out.seed_at_best.append(seed_at_best(seeds, picks, by).collect(engine="streaming"))
     out.counts.append(counts)
     out.step_rows += steps.height
     for m in maxed:
@@ -314,6 +367,29 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
     # the learning curves' configuration (best per panel value) is the best of some pass's best ones
     chosen = best_config(out.rgb[metrics.select][-1].lazy(), axes.panel).collect().select(by)
     out.curve_steps.append(steps.join(chosen, on=by, how="semi", nulls_equal=True))
+
+
+#: The evaluations a cell's seed noise is pooled over: its best ones by G (the single best is picked where the seeds
+#: happen to agree most, so its spread alone reads low).
+NOISE_EVALUATIONS = 3
+
+
+def seed_at_best(seeds: pl.LazyFrame, picks: Sequence[tuple[pl.DataFrame, str, pl.Expr, str]],
+                 by: Sequence[str]) -> pl.LazyFrame:
+    """Per configuration, metric, and each of the cell's :data:`NOISE_EVALUATIONS` best evaluations by its G of that
+    metric (``_rank`` 0 = the best), every seed's value there: columns ``*by, seed, metric, _rank, value``.
+
+    ``picks``: (the :func:`~analysis.stats.rgb.step_stats` frame, the metric (a column of ``seeds``), its per-step G,
+    ``"max"`` or ``"min"``)."""
+    parts = []
+    for steps, metric, g, mode in picks:
+        order = steps.lazy().sort([*by, "step"]).group_by(list(by)).agg(
+            pl.col("step").sort_by(g, descending=mode == "max", maintain_order=True).head(NOISE_EVALUATIONS))
+        best = order.explode("step").with_columns(pl.int_range(pl.len()).over(list(by)).alias("_rank"))
+        parts.append(seeds.join(best, on=[*by, "step"], how="inner", nulls_equal=True).select(
+            *by, "seed", pl.lit(metric).alias("metric"), "_rank", pl.col(metric).cast(pl.Float64).alias("value")))
+    empty = pl.LazyFrame(schema={"metric": pl.String, "_rank": pl.Int64, "value": pl.Float64})
+    return pl.concat(parts) if parts else seeds.select(*by, "seed").head(0).join(empty, how="cross")
 
 
 def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> _Aggregates:
@@ -353,4 +429,5 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
         best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
         rgb_min=_joined(agg.rgb_min, by), combo_g=_joined(agg.combo_g, by),
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
+        seed_at_best=pl.concat(agg.seed_at_best),
     )
