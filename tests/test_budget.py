@@ -37,12 +37,13 @@ def _view(g: list[float], sd: float):
 
 
 def test_seeds_go_only_to_the_cells_an_undecided_finding_depends_on() -> None:
-    """A's best near 90% asks for its leading cell; B's best, far below its bound, is decided at once and asks for
-    nothing; each round gives one more seed, in order, and the budget ends when the findings are decided."""
+    """A's best near 90%, at a cliff in G (95% next to 50%), asks for its leading cell; B's best, far below its bound,
+    is decided at once and asks for nothing; each round gives one more seed, in order, and the budget ends when the
+    findings are decided."""
     study = _study(findings=(Finding(description="A reaches 90%", above={"A": 0.9}),
                              Finding(description="B stays under 50%", below={"B": 0.5})))
     looks = []
-    outcome = run_budget(study, _cells(), _view([0.95, 0.5, 0.3, 0.2, 0.25, 0.1], 0.04),
+    outcome = run_budget(study, _cells(), _view([0.95, 0.5, 0.3, 0.2, 0.25, 0.1], 0.01),
                          on_look=lambda look, budget: looks.append((look, budget.models())))
     first = looks[0][0]
     assert [v.status for v in first.verdicts] == ["UNDECIDED", "PASS"]
@@ -74,7 +75,7 @@ def test_an_adaptive_study_keeps_the_verdict_its_look_decided_and_says_what_ever
     looks = (BudgetLook(look=1, statuses=("PASS", "UNDECIDED"), models=12),
              BudgetLook(look=2, statuses=("PASS", "PASS"), models=13))
     study = _study(findings=findings, looks_taken=looks)
-    data = _view([0.905, 0.5, 0.3, 0.2, 0.25, 0.1], 0.04)(Budget.start(_cells(), study))
+    data = _view([0.905, 0.5, 0.3, 0.2, 0.25, 0.1], 0.01)(Budget.start(_cells(), study))
     kept = study_verdicts(study, data)
     assert [v.status for v in kept] == ["PASS", "PASS"]
     assert kept[0].reason.startswith("decided PASS at look 1 (12 models); on every seed now (look 2): UNDECIDED")

@@ -34,7 +34,7 @@ from search_spaces.finding import metric_columns
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
 #: The columns of a cell table besides the cell's configuration (the last two: the seed-noise prior,
 #: :meth:`analysis.stats.seed_noise.NoiseModel.annotate`).
-VALUES = ("g", "r", "b", "sd", "gmd", "gmd_var", "n", "prior_var", "prior_df")
+VALUES = ("g", "r", "b", "sd", "lift", "gmd", "gmd_var", "n", "prior_var", "prior_df")
 
 
 def lower_is_better(metric: str) -> bool:
@@ -124,7 +124,7 @@ def cell_table(cells: Mapping[str, pl.DataFrame], metric: str) -> pl.DataFrame |
     g = _combine(metric, [pl.col(f"g{i}") for i in range(len(columns))])
     sd = combined_sd(metric, [pl.col(f"s{i}") for i in range(len(columns))])
     return joined.select(*keys, g.alias("g"), pl.lit(None, pl.Float64).alias("r"), pl.lit(None, pl.Float64).alias("b"),
-                         sd.alias("sd"), *(pl.lit(None, pl.Float64).alias(c) for c in ("gmd", "gmd_var")), "n")
+                         sd.alias("sd"), *(pl.lit(None, pl.Float64).alias(c) for c in ("lift", "gmd", "gmd_var")), "n")
 
 
 def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -137,6 +137,7 @@ def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
         *keys, pl.when(g.is_finite()).then(g).otherwise(worst_value(metric)).alias("g"),
         *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("r", "b")),
         (pl.col("sd").cast(pl.Float64) if "sd" in have else pl.lit(0.0)).fill_null(0.0).alias("sd"),
+        (pl.col("lift").cast(pl.Float64) if "lift" in have else pl.lit(0.0)).fill_null(0.0).alias("lift"),
         *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("gmd", "gmd_var")),
         n.cast(pl.Int64).alias("n"))
 
@@ -154,7 +155,7 @@ def with_expected(table: pl.DataFrame, expected: pl.DataFrame | None) -> pl.Data
         return table
     filler = missing.with_columns(*(pl.col(c).cast(table.schema[c]) for c in keys), g=pl.lit(None, pl.Float64),
                                   r=pl.lit(None, pl.Float64), b=pl.lit(None, pl.Float64), sd=pl.lit(0.0),
-                                  gmd=pl.lit(None, pl.Float64), gmd_var=pl.lit(None, pl.Float64),
+                                  lift=pl.lit(0.0), gmd=pl.lit(None, pl.Float64), gmd_var=pl.lit(None, pl.Float64),
                                   n=pl.lit(0, pl.Int64))
     other = [c for c in table.columns if c not in filler.columns]
     filler = filler.with_columns(*(pl.lit(None).cast(table.schema[c]).alias(c) for c in other))

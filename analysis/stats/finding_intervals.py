@@ -1,7 +1,9 @@
 """A finding's number with its interval: a statistic of G over the cells of a region, from the cells' intervals.
 
 Every cell gets an interval of its G (:mod:`analysis.stats.seed_noise`; a cell of one seed or none spans the metric's
-range: it decides nothing). The statistics are monotone in the cells' G, so the cells' bounds give the statistic's.
+range: it decides nothing). G is the best evaluation's seed mean, so at few seeds it reads high (a loss: low): the
+end it may have inflated is taken from G less its ``lift`` (how far G lies above the mean of the cell's best
+evaluations), the other from G. The statistics are monotone in the cells' G, so the cells' bounds give the statistic's.
 Each end of an interval is a one-sided bound at its own error (:class:`Errors`, from the finding's share of its error
 budget), and an end that any cell could make wrong shares that error among the cells, while an end that only one
 fixed cell can make wrong does not:
@@ -18,7 +20,8 @@ fixed cell can make wrong does not:
   the range;
 * ``spread`` - the mean over cells of the mean absolute difference between two seeds' best values (Gini's mean
   difference: an unbiased estimate from any two seeds, five seeds' best-minus-worst range is about twice it), over the
-  cells where some seed reaches ``level``, plus or minus a t quantile times its standard error (each cell's variance
+  cells whose G reaches ``level`` (G, not "some seed": which seeds happen to be drawn must not decide which cells
+  count), plus or minus a t quantile times its standard error (each cell's variance
   its jackknife estimate from three seeds, with two seeds the bound ``4 sigma² / n``, ``sigma`` its seed noise); a
   cell of one seed or none counts with 0 at the lower end and the range's width at the upper.
 
@@ -178,16 +181,20 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
     seeds = (int(n.min()), int(n.max()))
     keys = [c for c in cells.columns if c not in VALUES]
     g = np.nan_to_num(cells.get_column("g").to_numpy().astype(float), nan=0.0)
+    lift = cells.get_column("lift").cast(pl.Float64).fill_null(0.0).to_numpy() if "lift" in cells.columns else 0 * g
+    # G is the best evaluation of noisy ones: it may read high (a loss: low) by its lift, never the other way
+    centres = {"low": g, "high": g + lift} if lower_is_better(metric) else {"low": g - lift, "high": g}
     se, df = noise.standard_errors(cells)
     if statistic == "spread":  # the cells in its region (or that may be) are the ones more seeds can move
-        region = cells.filter(pl.col("n").lt(2) | pl.col("b").cast(pl.Float64).ge(level))
+        region = cells.filter(pl.col("n").lt(2) | pl.col("g").cast(pl.Float64).ge(level))
         return _spread(cells, (se, df), level, (lo, hi), errors, seeds, region.select(*keys, "n"))
     if statistic == "mean":
-        return _mean(g, se, df, n, (lo, hi), errors, seeds, cells.select(*keys, "n"))
+        return _mean(g, centres, (se, df), n, (lo, hi), errors, seeds, cells.select(*keys, "n"))
     share, m = errors.share(n), len(n)
     largest = statistic == "share" or (statistic == "best") != lower_is_better(metric)
     union = {"low": largest, "high": not largest or statistic == "share"}  # the ends any cell could make wrong
-    low, high = (_bound(g, se, df, known, errors, share, m, end, union[end], (lo, hi)) for end in ("low", "high"))
+    low, high = (_bound(centres[end], se, df, known, errors, share, m, end, union[end], (lo, hi))
+                 for end in ("low", "high"))
     short = cells.select(*keys, "g", "n").with_columns(low=pl.Series(low), high=pl.Series(high))
     if statistic == "share":
         value = float((g[run] >= level).mean()) if run.any() else None
@@ -202,8 +209,9 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
 
 def _bound(g: np.ndarray, se: np.ndarray, df: np.ndarray, known: np.ndarray, errors: Errors, share: np.ndarray,
            cells: int, end: str, union: bool, bounds: tuple[float, float]) -> np.ndarray:
-    """Every cell's lower (``end`` "low") or upper bound at the end's error, shared over the ``cells`` when
-    ``union``; a cell of one seed or none at the range's end."""
+    """Every cell's lower (``end`` "low") or upper bound around ``g`` (its G, less its lift at the end it may have
+    inflated) at the end's error, shared over the ``cells`` when ``union``; a cell of one seed or none at the range's
+    end."""
     alpha = getattr(errors, end) * share / (cells if union else 1)
     with np.errstate(invalid="ignore"):
         half = np.where(known, quantile(alpha, df) * se, np.inf)
@@ -219,19 +227,23 @@ def _seeds_of(n: np.ndarray, g: np.ndarray, run: np.ndarray, value: float) -> tu
     return (int(at.min()), int(at.max())) if at.size else (0, 0)
 
 
-def _mean(g: np.ndarray, se: np.ndarray, df: np.ndarray, n: np.ndarray, bounds: tuple[float, float],
-          errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
+def _mean(g: np.ndarray, centres: dict[str, np.ndarray], noise: tuple[np.ndarray, np.ndarray], n: np.ndarray,
+          bounds: tuple[float, float], errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
     """The mean G of the cells (the value: of the cells run): a t interval of the mean of the cells with two seeds or
-    more, the others at the range's ends."""
+    more (each end around the cells' G less their lift where it may have inflated them), the others at the range's
+    ends."""
     lo, hi = bounds
+    se, df = noise
     known, k = n >= 2, len(g)
     value = float(g[n > 0].mean()) if (n > 0).any() else None
     if not known.any():
         return Estimate(value, lo, hi, seeds, k, short=short)
     missing, dof = int((~known).sum()), satterthwaite(se[known] ** 2, df[known])
-    total, error = float(g[known].sum()), math.sqrt(float((se[known] ** 2).sum()))
-    low = (total - float(quantile(errors.low * errors.look, dof)) * error + missing * lo) / k
-    high = (total + float(quantile(errors.high * errors.look, dof)) * error + missing * hi) / k
+    error = math.sqrt(float((se[known] ** 2).sum()))
+    low = (float(centres["low"][known].sum()) - float(quantile(errors.low * errors.look, dof)) * error
+           + missing * lo) / k
+    high = (float(centres["high"][known].sum()) + float(quantile(errors.high * errors.look, dof)) * error
+            + missing * hi) / k
     return Estimate(value, max(low, lo), min(high, hi), seeds, k, short=short)
 
 
@@ -244,18 +256,18 @@ def satterthwaite(variances: np.ndarray, df: np.ndarray) -> float:
 
 def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: float, bounds: tuple[float, float],
             errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
-    """The mean over the cells where some seed reaches ``level`` of the seeds' mean absolute difference (module
-    docstring): a t interval from each cell's error ``2 sigma / sqrt(n)``; a cell of one seed or none counts with 0
-    at the lower end and the range's width at the upper (it may be in the region or not)."""
+    """The mean over the cells whose G reaches ``level`` of the seeds' mean absolute difference (module docstring): a t
+    interval from each cell's variance (jackknife, or ``4 sigma² / n`` from two seeds); a cell of one seed or none
+    counts with 0 at the lower end and the range's width at the upper (it may be in the region or not)."""
     lo, hi = bounds
     width = hi - lo
     se, df = noise
     n = cells.get_column("n").to_numpy().astype(float)
-    best = cells.get_column("b").cast(pl.Float64).fill_null(-math.inf).to_numpy()
+    g = cells.get_column("g").cast(pl.Float64).fill_null(-math.inf).to_numpy()
     gmd = cells.get_column("gmd").cast(pl.Float64).to_numpy() if "gmd" in cells.columns else np.full(len(n), np.nan)
     known = (n >= 2) & np.isfinite(gmd)
     unknown = n < 2  # may be in the region or not, with any difference
-    counted = known & (best >= level)
+    counted = known & (g >= level)
     k = int(counted.sum()) + int(unknown.sum())
     value = float(gmd[counted].mean()) if counted.any() else None
     if k == 0:

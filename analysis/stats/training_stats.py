@@ -180,18 +180,19 @@ class TrainingStats:
         """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``,
         ``b``, ``n_seeds``, ``sd`` (the standard deviation over seeds of each seed's value at the evaluations where
         the cell's G is best, pooled over the best :data:`NOISE_EVALUATIONS`: the spread whose mean G is), ``gmd``
-        (the mean absolute difference between two seeds' best over training: the spread statistic's) and ``gmd_var``
-        (its jackknife variance, from three seeds). A seed without a finite value counts as the metric's worst
-        (accuracy 0)."""
+        (the mean absolute difference between two seeds' best over training: the spread statistic's), ``gmd_var``
+        (its jackknife variance, from three seeds) and ``lift`` (how far G lies from the mean of those best
+        evaluations' seed means: the most that picking the best evaluation may have added to G). A seed without a
+        finite value counts as the metric's worst (accuracy 0)."""
         by = self.axes.by
-        noise = _noise(self.seed_at_best, by) if self.seed_at_best is not None else \
-            _per_cell(self.per_seed, by, lambda m: pl.col(m).std().fill_null(0.0))
+        noise, lift = _noise(self.seed_at_best, by) if self.seed_at_best is not None else \
+            (_per_cell(self.per_seed, by, lambda m: pl.col(m).std().fill_null(0.0)), None)
         pairs = _per_cell(self.per_seed, by, _mean_difference)
         jackknife = _per_cell(self.per_seed, by, _mean_difference_variance)
         found = {}
         for metric, frame in self.finding_rgb.items():
-            for extra, name in ((noise, "sd"), (pairs, "gmd"), (jackknife, "gmd_var")):
-                if metric in extra.columns:
+            for extra, name in ((noise, "sd"), (lift, "lift"), (pairs, "gmd"), (jackknife, "gmd_var")):
+                if extra is not None and metric in extra.columns:
                     frame = frame.join(extra.select(*by, pl.col(metric).alias(name)), on=by, how="left",
                                        nulls_equal=True)
             found[metric] = frame
@@ -248,13 +249,17 @@ def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[st
     return per_seed.with_columns(finite).group_by(list(by)).agg(statistic(m).alias(m) for m in measured)
 
 
-def _noise(at_best: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
-    """Per configuration, each metric's seed standard deviation pooled over its best evaluations (the root of the
-    mean variance over seeds at each; a non-finite value counts as 0): one column per metric."""
+def _noise(at_best: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per configuration and metric (one column each): the seed standard deviation pooled over the cell's best
+    evaluations (the root of the mean variance over seeds at each), and G's lift over them (how far G, the best of the
+    evaluations' seed means, lies from their mean: what picking the best evaluation of noisy ones may add). A
+    non-finite value counts as 0."""
     value = pl.when(pl.col("value").is_finite()).then(pl.col("value")).otherwise(0.0)
-    per_evaluation = at_best.group_by([*by, "metric", "_rank"]).agg(value.var().alias("_v"))
-    pooled = per_evaluation.group_by([*by, "metric"]).agg(pl.col("_v").mean().fill_null(0.0).sqrt().alias("sd"))
-    return pooled.pivot("metric", index=list(by), values="sd")
+    per_evaluation = at_best.group_by([*by, "metric", "_rank"]).agg(value.var().alias("_v"), value.mean().alias("_m"))
+    pooled = per_evaluation.group_by([*by, "metric"]).agg(
+        pl.col("_v").mean().fill_null(0.0).sqrt().alias("sd"),
+        (pl.col("_m").sort_by("_rank").first() - pl.col("_m").mean()).abs().alias("lift"))
+    return (pooled.pivot("metric", index=list(by), values="sd"), pooled.pivot("metric", index=list(by), values="lift"))
 
 
 def _mean_difference(column: str) -> pl.Expr:
