@@ -1,60 +1,79 @@
-"""The verdicts' stated confidence, measured (issue 41): synthetic studies of known truth, whose findings sit half a
-point on the true side of their bounds, replayed with drawn seed noise under the fixed and the adaptive budget. The
-share of decided verdicts that contradict the truth stays within 1 - confidence; a noise model that understates the
-seed noise (the negative control) breaks it, so the test can fail."""
+"""The verdicts' stated confidence, measured (issue 48): studies whose truth is known, built from the authors' own
+release cells (mixed-outcome ones included), replayed through the project's rows, statistics, verdicts and budget;
+every finding's bound set on its truth, 0.5 and 2 points inside it and as far outside (analysis/stats/calibration.py).
+Each finding's wrong-decision rate is held to the stated 5% on its own; the test can tell 5% from 10% (power below);
+and its two negative controls - the seed noise understated three times, and the noise prior this project used before
+(grouped by each cell's observed G) - are caught."""
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 import pytest
+from scipy import stats
 
-from analysis.stats.calibration import near_threshold_truth, simulate, true_verdicts
-from search_spaces import Finding
-from search_spaces.record import StudyRecord
+from analysis.stats.calibration import (
+    LevelBinnedNoise,
+    World,
+    calibration_findings,
+    simulate,
+    study,
+    true_verdicts,
+)
+from analysis.stats.findings import FAIL, PASS
 
-REPLAYS = 200
-EDGE = 0.005  # each finding's truth lies this far on its true side of the bound
+REPLAYS = 300
+ALPHA = 0.05
+#: A finding fails the test when more of its REPLAYS are decided wrong than a 5% rate exceeds 1% of the time.
+CRITICAL = int(stats.binom.ppf(0.99, REPLAYS, ALPHA))
+#: The chance a finding wrong 10% of the time is caught: what "tells 5% from 10%" means here.
+POWER = float(stats.binom.sf(CRITICAL, REPLAYS, 2 * ALPHA))
+#: The spread's region (the cells whose G reaches its level) is read from the same seeds as its differences: its
+#: confidence is measured and reported (bench/calibration.py, docs/budget.md), not held to the stated error.
+UNCALIBRATED = "spread"
 
-
-def _study() -> StudyRecord:
-    truth = near_threshold_truth()
-    cells = truth.cells
-
-    def of(arch: str, expr: pl.Expr) -> float:
-        return cells.filter(pl.col("architecture") == arch).select(expr).item()
-
-    best_a, best_c = of("A", pl.col("mu").max()), of("C", pl.col("mu").max())
-    findings = (Finding(description="A's best", above={"A": best_a - EDGE}),
-                Finding(description="C's best", below={"C": best_c + EDGE}),
-                Finding(description="B's share", statistic="share", level=0.5,
-                        below={"B": of("B", (pl.col("mu") >= 0.5).mean())}),
-                Finding(description="A ahead of C", ahead={"A": ("C",)}, margin=best_a - best_c - EDGE),
-                Finding(description="B's mean", statistic="mean", above={"B": of("B", pl.col("mu").mean()) - EDGE}))
-    return StudyRecord(name="calibration", goal="known truth", tasks=("cases",),
-                       scientific={"architecture": ("A", "B", "C"), "d_model": (16, 32, 64, 128)},
-                       nuisance={"learning_rate": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)}, findings=findings)
+WORLD = World.of_release()
+FINDINGS = calibration_findings(WORLD)
 
 
-def test_every_finding_of_the_synthetic_study_is_true() -> None:
-    assert [v.status for v in true_verdicts(_study(), near_threshold_truth())] == ["PASS"] * 5
+def test_the_test_tells_5_from_10_percent() -> None:
+    assert CRITICAL == 24 and POWER > 0.85  # 300 replays: 24 wrong of 300 (8%) is the line; 10% is caught 87%
+
+
+def test_every_bound_has_truths_on_both_sides_and_on_it() -> None:
+    truths = [v.status for v in true_verdicts(study(FINDINGS, WORLD), WORLD)]
+    kinds: dict[str, set[str]] = {}
+    for finding, truth in zip(FINDINGS, truths, strict=True):
+        kinds.setdefault(finding.description.split(" (truth")[0], set()).add(truth)
+    assert len(kinds) == 10 and all(seen == {PASS, FAIL} for seen in kinds.values()), kinds
+    on_it = [t for f, t in zip(FINDINGS, truths, strict=True) if "+0 pp" in f.description]
+    assert on_it == [PASS] * 10  # bounds are inclusive: the truth on the bound satisfies it
+
+
+def _held(tally) -> pl.DataFrame:
+    """Per finding held to the stated error: its rates and its count of wrong decisions."""
+    rates = tally.rates().with_columns(wrong_count=pl.col("wrong") * tally.replays)
+    return rates.filter(~pl.col("finding").str.contains(UNCALIBRATED))
 
 
 @pytest.mark.parametrize("budget", ["fixed", "adaptive"])
-def test_wrong_decided_verdicts_stay_within_the_stated_error(budget: str) -> None:
-    study = _study().replace(budget=budget)
-    alpha = 1 - study.confidence
-    tally = simulate(study, near_threshold_truth(), REPLAYS)
-    allowed = alpha + 3 * math.sqrt(alpha * (1 - alpha) / tally.replays)
-    assert tally.decided > 0.05 * tally.replays  # the verdicts decide something, not only UNDECIDED
-    assert tally.wrong_share <= allowed, tally
+def test_each_finding_is_wrong_no_more_often_than_stated(budget: str) -> None:
+    tally = simulate(study(FINDINGS, WORLD, budget), WORLD, REPLAYS, seed=48)
+    held = _held(tally)
+    assert held.filter(pl.col("wrong_count") > CRITICAL).is_empty(), held.sort("wrong").tail(5)
+    # and they decide: of the bounds 2 points from their truth, a third or more get decided in some replays (a best
+    # over 80 cells with five seeds has an interval some 3 to 5 points wide: the rest stay UNDECIDED, as they should)
+    far = held.filter(pl.col("finding").str.contains(r"[+-]2 pp"))
+    assert far.filter(pl.col("decided") > 0).height >= far.height // 3, far
     if budget == "adaptive":
-        assert tally.models < 0.95  # and it saves models
+        assert tally.models < 0.6  # with less than 60% of the models
 
 
-def test_an_understated_seed_noise_breaks_the_calibration() -> None:
-    """The same simulation with every cell's seed sd at a fifth: the wrong verdicts exceed the stated error."""
-    study = _study().replace(budget="adaptive")
-    tally = simulate(study, near_threshold_truth(), REPLAYS, sd_scale=0.2)
-    assert tally.wrong_share > 1 - study.confidence, tally
+@pytest.mark.parametrize(("control", "options"), [("seed noise understated 3x", {"sd_scale": 1 / 3}),
+                                                  ("the prior grouped by observed G", {"noise": LevelBinnedNoise.fit})])
+def test_the_negative_controls_are_caught(control: str, options: dict) -> None:
+    """The findings where seeds split (NON's best at learning rates >= 0.09) under the adaptive budget, whose first
+    look reads every cell on two seeds: a wrong noise model decides them wrong far more often than 5%."""
+    mixed = [f for f in FINDINGS if "seeds split" in f.description]
+    tally = simulate(study(mixed, WORLD, "adaptive"), WORLD, REPLAYS // 2, seed=48, **options)
+    worst = tally.rates().sort("wrong").tail(1)
+    assert worst.get_column("wrong").item() * tally.replays > stats.binom.ppf(0.99, tally.replays, ALPHA), worst

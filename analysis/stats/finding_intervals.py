@@ -254,6 +254,11 @@ def satterthwaite(variances: np.ndarray, df: np.ndarray) -> float:
     return max(top / bottom if bottom > 0 else float(df.min()), float(df.min()))
 
 
+#: The seeds a cell needs before its seed differences count in a spread: with three, its difference has a jackknife
+#: variance of its own, and which cells reach the level no longer rests on two seeds that happen to agree.
+SPREAD_SEEDS = 3
+
+
 def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: float, bounds: tuple[float, float],
             errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
     """The mean over the cells whose G reaches ``level`` of the seeds' mean absolute difference (module docstring): a t
@@ -265,8 +270,8 @@ def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: fl
     n = cells.get_column("n").to_numpy().astype(float)
     g = cells.get_column("g").cast(pl.Float64).fill_null(-math.inf).to_numpy()
     gmd = cells.get_column("gmd").cast(pl.Float64).to_numpy() if "gmd" in cells.columns else np.full(len(n), np.nan)
-    known = (n >= 2) & np.isfinite(gmd)
-    unknown = n < 2  # may be in the region or not, with any difference
+    known = (n >= SPREAD_SEEDS) & np.isfinite(gmd)
+    unknown = n < SPREAD_SEEDS  # may be in the region or not, with any difference
     counted = known & (g >= level)
     k = int(counted.sum()) + int(unknown.sum())
     value = float(gmd[counted].mean()) if counted.any() else None

@@ -9,7 +9,10 @@ and 5 of 4), every cell's interval is computed from those ``k`` seeds alone, by 
   more seeds approach, and all the seeds are the nearest the data comes to it (all seeds share the ``k``, so a
   correct interval misses them less often than it states);
 * **the other seeds** - G over the seeds left out, held against the prediction interval the same noise model gives
-  for them (``G ± t sqrt(var (1 / k + 1 / (n - k)))``): this one misses at the stated rate if the model is right.
+  for them (``G ± t sqrt(var (1 / k + 1 / (n - k)))``, its upper end raised by G's lift: the other seeds' G picks its
+  best evaluation too): this one misses at the stated rate if the model is right.
+
+Each interval is a verdict's: its lower end from G less its lift (:mod:`analysis.stats.finding_intervals`).
 
 Two levels, as verdicts read intervals: **per cell**, each end at ``alpha / 2`` (a bound that reads one cell: the
 upper end of a best); **per panel value**, every cell of the panel value's grid at once, each end at
@@ -86,19 +89,23 @@ def _misses(mine: pl.DataFrame, whole: pl.DataFrame, rest: pl.DataFrame, panel: 
     model = noise.fit(mine)
     se, df = model.standard_errors(model.annotate(joined))
     g, k = joined.get_column("g").to_numpy(), joined.get_column("n").to_numpy().astype(float)
+    lift = joined.get_column("lift").fill_null(0.0).to_numpy()
     values = (joined.get_column("_all").to_numpy(), joined.get_column("_rest").to_numpy())
     halves = (se, se * np.sqrt(1.0 + k / left))  # the other seeds' mean has its own noise besides the k seeds'
+    lifts = ((lift, 0 * lift), (lift, lift))  # (below, above): the other seeds' G picks its best evaluation too
     cells = joined.get_column(panel).to_frame().join(joined.group_by(panel).len(), on=panel, how="left") \
         .get_column("len").to_numpy()
-    per_cell = [_outside(v, g, stats.t.ppf(1 - alpha / 2, df) * h) for v, h in zip(values, halves, strict=True)]
-    per_family = [_outside(v, g, stats.t.ppf(1 - alpha / (2 * cells), df) * h)
-                  for v, h in zip(values, halves, strict=True)]
+    per_cell = [_outside(v, g, stats.t.ppf(1 - alpha / 2, df) * h, up) for v, h, up in zip(values, halves, lifts,
+                                                                                           strict=True)]
+    per_family = [_outside(v, g, stats.t.ppf(1 - alpha / (2 * cells), df) * h, up)
+                  for v, h, up in zip(values, halves, lifts, strict=True)]
     family = joined.select(panel).with_columns(a=pl.Series(per_family[0]), r=pl.Series(per_family[1])) \
         .group_by(panel).agg(pl.col("a").any(), pl.col("r").any())
     return np.array([len(g), per_cell[0].sum(), per_cell[1].sum(), family.height, family.get_column("a").sum(),
                      family.get_column("r").sum()])
 
 
-def _outside(value: np.ndarray, g: np.ndarray, half: np.ndarray) -> np.ndarray:
-    """Whether ``value`` lies outside ``g ± half`` (clipped intervals change nothing: the values share the range)."""
-    return (value < g - half - 1e-12) | (value > g + half + 1e-12)
+def _outside(value: np.ndarray, g: np.ndarray, half: np.ndarray, lift: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Whether ``value`` lies outside ``[g - lift[0] - half, g + lift[1] + half]`` (the interval of a verdict: its
+    lower end from G less its lift; clipping to the range changes nothing, the values share it)."""
+    return (value < g - lift[0] - half - 1e-12) | (value > g + lift[1] + half + 1e-12)
