@@ -241,14 +241,15 @@ FIG5 = (
             metric="train_accuracy", where={"learning_rate": {"min": _lr(5)}, "d_model": {"max": 64}},
             versus_where={"learning_rate": {"min": _lr(5)}, "d_model": {"min": 512}},
             ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.1, scales=PAPER),
-    Finding(description="Fig. 14 (App. G.2): BERT's and MTE's seeds vary widely: where some seed learns (best seed "
-                        ">= 50%), two of their seeds' best training accuracies lie at least 10 points apart on average "
-                        "(five seeds' best-minus-worst range: about 20) and 2.5 points further than those of the "
-                        "unconstrained NAP, NON and max",
+    Finding(description="Fig. 14 (App. G.2): BERT's and MTE's seeds vary widely: where a cell learns at all (G >= "
+                        "30%, chance 22%), two of their seeds' best training accuracies lie at least 10 points apart "
+                        "on average (five seeds' best-minus-worst range: about 20) and 2.5 points further than those "
+                        "of the unconstrained NAP, NON and max",
             quote='App. G.2: "We also note that these probability simplex constrained architectures have a large '
                   'performance variation across random seeds in this setup."',
-            # sum is left out: it never learns this task (no seed reaches 50%), so it has no spread to compare
-            metric="train_accuracy", statistic="spread", level=0.5, above={"BERT": 0.1, "MTE": 0.1},
+            # sum is left out: it never learns this task (no cell above 30%), so it has no spread to compare; the
+            # cells are chosen by their G, not by "some seed learned", so which seeds ran does not decide which count
+            metric="train_accuracy", statistic="spread", level=0.3, above={"BERT": 0.1, "MTE": 0.1},
             ahead={a: ("NAP", "NON", "max") for a in ("BERT", "MTE")}, margin=0.025, scales=PAPER),
     Finding(description="Conclusion (Sec. 6), first-token output: NAP performs well (best training G >= 90%) and "
                         "better than BERT (by 5 points)",

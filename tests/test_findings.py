@@ -10,7 +10,7 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 from analysis.data.meta import parse_meta
 from analysis.data.synthetic import ARCHITECTURES, synthetic_record

@@ -120,8 +120,9 @@ def true_verdicts(meta: StudyRecord, world: World) -> list[Verdict]:
 def calibration_findings(world: World, offsets: Sequence[float] = OFFSETS) -> list[Finding]:
     """Every statistic and relation at bounds around its true value on ``world`` (module docstring): NAP's best above,
     max's best below, NON's best above and below where its seeds split, BERT's share of cells at 90% or more, NON's
-    mean and seed spread, NON ahead of NAP, NON level with NAP and not ahead of it. An offset > 0 puts the truth on the bound's true side, < 0 on its false side, 0 on
-    the bound itself (a hair inside: the bounds are inclusive, the truth's float sums are not exact)."""
+    mean and seed spread, NON ahead of NAP, NON level with NAP and not ahead of it. An offset > 0 puts the truth on
+    the bound's true side, < 0 on its false side, 0 on the bound itself (a hair inside: the bounds are inclusive, the
+    truth's float sums are not exact)."""
     truth = world.truth()
 
     def of(arch: str, expr: pl.Expr) -> float:

@@ -274,7 +274,8 @@ def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: fl
     unknown = n < SPREAD_SEEDS  # may be in the region or not, with any difference
     counted = known & (g >= level)
     k = int(counted.sum()) + int(unknown.sum())
-    value = float(gmd[counted].mean()) if counted.any() else None
+    shown = (n >= 2) & np.isfinite(gmd) & (g >= level)  # the number on the data: every cell with a difference
+    value = float(gmd[shown].mean()) if shown.any() else None
     if k == 0:
         return Estimate(value, lo, hi, seeds, len(n), short=short)
     sigma = np.where(np.isfinite(se), se * np.sqrt(np.maximum(n, 1.0)), width)

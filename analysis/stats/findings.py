@@ -315,7 +315,7 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     checks += [_ahead_check(finding, (a, b, relation), (number(a, finding.where, True),
                                                         number(b, versus_region, True)), versus_region, percent)
                for a, b, relation in pairs]
-    return checks, _basis(meta, ends, (look, meta.looks), noise)
+    return checks, _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
 
 
 #: The power of the error-spending function of an adaptive budget: a cell's interval at its ``i``-th seed count of
@@ -342,19 +342,21 @@ def error_budget(meta: StudyRecord, look: int, ends: int) -> Errors:
     return Errors(alpha, alpha, shares, len(meta.starting_seeds), spent(1.0, look, meta.looks))
 
 
-def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel) -> str:
+def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel, statistic: str) -> str:
     look, total = looks
     when = "one look" if total == 1 else f"look {look} of {total}, spent over the seed counts"
     share = f"; each end of an interval at {100 * (1 - meta.confidence) / ends:.2g}%" if ends > 1 else ""
+    caveat = ("; a spread's cells (those whose G reaches its level) are read from the same seeds as its differences, "
+              "so this confidence is approximate (docs/budget.md, Calibration)") if statistic == "spread" else ""
     return (f"{100 * meta.confidence:g}% confidence (a wrong PASS or FAIL at most {100 * (1 - meta.confidence):g}%; "
-            f"{when}{share}); {noise.text()}")
+            f"{when}{share}); {noise.text()}{caveat}")
 
 
 def _subject(finding: Finding, panel_value: str, region: Mapping) -> str:
     if finding.statistic == "best" and not region:
         return panel_value
     stat = {"share": f"share of cells with G >= {100 * finding.level:.0f}%",
-            "spread": f"mean difference of two seeds where a seed reaches {100 * finding.level:.0f}%"
+            "spread": f"mean difference of two seeds where G reaches {100 * finding.level:.0f}%"
             }.get(finding.statistic, finding.statistic)
     where = region_text(region)
     return f"{panel_value} ({stat}{' at ' + where if where else ''})"

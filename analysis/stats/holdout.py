@@ -109,3 +109,19 @@ def _outside(value: np.ndarray, g: np.ndarray, half: np.ndarray, lift: tuple[np.
     """Whether ``value`` lies outside ``[g - lift[0] - half, g + lift[1] + half]`` (the interval of a verdict: its
     lower end from G less its lift; clipping to the range changes nothing, the values share it)."""
     return (value < g - lift[0] - half - 1e-12) | (value > g + lift[1] + half + 1e-12)
+
+
+def finding_metrics(meta: StudyRecord, columns: Sequence[str]) -> list[str]:
+    """The metrics the study's findings read (at its scale) that ``columns`` can give: what its intervals cover."""
+    from search_spaces.finding import metric_columns
+
+    wanted = dict.fromkeys(f.metric_of(meta.metric) for f in meta.findings if f.checked_at(meta.scale))
+    return [m for m in wanted if all(c in columns for c in metric_columns(m))]
+
+
+def pooled(found: Sequence[Misses], k: int) -> dict:
+    """The counts of every metric at ``k`` seeds, summed: cells, families and their misses."""
+    rows = [m for m in found if m.k == k]
+    return {name: sum(getattr(m, name) for m in rows)
+            for name in ("cells", "cell_misses_all", "cell_misses_rest", "families", "family_misses_all",
+                         "family_misses_rest")}
