@@ -8,6 +8,7 @@
    adaptive``: models and model-epochs, verdicts reproduced).
 3. The smallest fixed number of seeds per cell that gives the full data's verdicts (the first k seeds of each cell
    of the release, k = 1 .. 5): the baseline an adaptive budget must beat.
+4. The futility constants chosen out of sample: on two release files, measured on the third (each held out once).
 
     .venv/bin/python bench/adaptive.py [--skip-training] [--storage /tmp/bench_adaptive]
 
@@ -148,6 +149,51 @@ def fixed_seeds_baseline() -> dict:
     return out
 
 
+#: The futility constants tried (analysis.stats.findings.FUTILITY_SHARE): how far a best's (an "order" statistic's)
+#: and any other statistic's projection with every seed is shrunk towards its number before a bound inside it counts
+#: as out of reach. At most 1: beyond it a bound the projection itself says every seed would decide asks for nothing.
+FUTILITY_GRID = [{"order": o, "other": t} for o in (0.25, 0.5, 0.75, 1.0) for t in (0.25, 0.5, 0.75, 1.0)]
+
+
+def futility_out_of_sample() -> dict:
+    """The futility constants chosen on two release files and measured on the third (each file held out once), and
+    chosen on all three: per file and constants, the replay's models and verdicts kept (analysis.stats.replay). A
+    choice keeps every verdict the completed budget decides on the files it is chosen on, with the fewest models
+    there (ties: the smaller constants, the more cautious)."""
+    import analysis.stats.findings as findings_module
+    from analysis.data.reference import open_reference
+    from analysis.stats.replay import replay
+    from search_spaces import get_study
+    from search_spaces.record import StudyRecord
+
+    data = {name: (StudyRecord.of(get_study(name)), open_reference(ref)[0].collect().lazy())
+            for name, ref in RELEASE.items()}
+    chosen_now = dict(findings_module.FUTILITY_SHARE)
+    table = {}
+    for constants in FUTILITY_GRID:
+        findings_module.FUTILITY_SHARE = constants
+        key = f"order {constants['order']:g}, other {constants['other']:g}"
+        table[key] = {}
+        for name, (meta, lf) in data.items():
+            done = replay(meta, lf)
+            same, decided, opposite, _ = done.agreement()
+            table[key][name] = {"models": done.models[0] / done.models[1], "kept": same == decided and not opposite,
+                                "same": same, "decided": decided}
+    findings_module.FUTILITY_SHARE = chosen_now
+
+    def choose(files: list[str]) -> str:
+        kept = [k for k in table if all(table[k][f]["kept"] for f in files)]
+        return min(kept, key=lambda k: (sum(table[k][f]["models"] for f in files), k))
+
+    folds = {}
+    for held in data:
+        train = [f for f in data if f != held]
+        pick = choose(train)
+        folds[held] = {"chosen_on": train, "constants": pick, "held_out": table[pick][held]}
+        print(json.dumps({held: folds[held]}), flush=True)
+    return {"grid": table, "folds": folds, "all_three": choose(list(data)), "in_use": chosen_now}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", type=Path, default=Path("/tmp/bench_adaptive"))
@@ -158,7 +204,8 @@ def main() -> None:
     earlier = json.loads(out.read_text()) if out.exists() else {}
     result = {"replays": {"commit": _commit(), **replays()},
               "fixed_seeds": {"commit": _commit(), **fixed_seeds_baseline()},
-              "seed_use": {"commit": _commit(), **seed_use()}}
+              "seed_use": {"commit": _commit(), **seed_use()},
+              "futility": {"commit": _commit(), **futility_out_of_sample()}}
     if not args.skip_training:
         result["training"] = {"commit": _commit(), **train_both(args.storage)}
     elif "training" in earlier:  # kept as measured, with the commit that measured it

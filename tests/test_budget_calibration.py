@@ -31,6 +31,9 @@ POWER = float(stats.binom.sf(CRITICAL, REPLAYS, 2 * ALPHA))
 #: confidence is measured and reported (bench/calibration.py, docs/budget.md), not held to the stated error.
 UNCALIBRATED = "spread"
 
+#: The seeds of a replay's study: a fixed budget of two (the fewest that decide anything), an adaptive one of up to five
+#: (starting with two: four looks)
+SEEDS = {"fixed": 2, "adaptive": 5}
 WORLD = World.of_release()
 FINDINGS = calibration_findings(WORLD)
 
@@ -57,15 +60,15 @@ def _held(tally) -> pl.DataFrame:
 
 @pytest.mark.parametrize("budget", ["fixed", "adaptive"])
 def test_each_finding_is_wrong_no_more_often_than_stated(budget: str) -> None:
-    tally = simulate(study(FINDINGS, WORLD, budget), WORLD, REPLAYS, seed=48)
+    tally = simulate(study(FINDINGS, WORLD, budget, seeds=SEEDS[budget]), WORLD, REPLAYS, seed=48)
     held = _held(tally)
     assert held.filter(pl.col("wrong_count") > CRITICAL).is_empty(), held.sort("wrong").tail(5)
-    # and they decide: of the bounds 2 points from their truth, a third or more get decided in some replays (a best
-    # over 80 cells with five seeds has an interval some 3 to 5 points wide: the rest stay UNDECIDED, as they should)
+    # and they decide: bounds 2 points from their truth get decided in some replays (a best over 80 cells has an
+    # interval some 3 to 10 points wide at these seeds: most stay UNDECIDED, as they should)
     far = held.filter(pl.col("finding").str.contains(r"[+-]2 pp"))
-    assert far.filter(pl.col("decided") > 0).height >= far.height // 3, far
+    assert far.filter(pl.col("decided") > 0).height >= 2, far
     if budget == "adaptive":
-        assert tally.models < 0.6  # with less than 60% of the models
+        assert tally.models < 0.6  # with less than 60% of the models (two of five seeds to start: 40% at least)
 
 
 @pytest.mark.parametrize(("control", "options"), [("seed noise understated 3x", {"sd_scale": 1 / 3}),
@@ -74,6 +77,7 @@ def test_the_negative_controls_are_caught(control: str, options: dict) -> None:
     """The findings where seeds split (NON's best at learning rates >= 0.09) under the adaptive budget, whose first
     look reads every cell on two seeds: a wrong noise model decides them wrong far more often than 5%."""
     mixed = [f for f in FINDINGS if "seeds split" in f.description]
-    tally = simulate(study(mixed, WORLD, "adaptive"), WORLD, REPLAYS // 2, seed=48, **options)
+    tally = simulate(study(mixed, WORLD, "adaptive", seeds=SEEDS["adaptive"]), WORLD, REPLAYS // 2, seed=48,
+                     **options)
     worst = tally.rates().sort("wrong").tail(1)
     assert worst.get_column("wrong").item() * tally.replays > stats.binom.ppf(0.99, tally.replays, ALPHA), worst

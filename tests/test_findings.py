@@ -71,7 +71,7 @@ def test_a_cells_variance_is_moderated_by_its_grid_neighbours() -> None:
     """A 2 x 2 grid per architecture, every cell a neighbour of the others. NAP's cell (16, 0.09) has seed sd 0.02 over
     5 seeds; its neighbourhood's mean variance (0.02², 0.04², 0.02², 0.02²) is 0.0007, its largest step in G (0.1)
     counts as (0.1 / 8)², NAP's floor is 5/6 (Laplace: 4 of 4 cells differ) of its median variance 0.0004: the prior
-    is 0.0007 with 4 degrees of freedom, the cell's variance (4 x 0.0007 + 4 x 0.0004) / 8 with 8."""
+    is 0.0007 with 3 degrees of freedom, the cell's variance (3 x 0.0007 + 4 x 0.0004) / 7 with 7."""
     from analysis.stats.finding_cells import cell_table
     from analysis.stats.seed_noise import NoiseModel
 
@@ -83,13 +83,13 @@ def test_a_cells_variance_is_moderated_by_its_grid_neighbours() -> None:
     annotated = noise.annotate(table)
     first = annotated.filter((pl.col("d_model") == 16) & (pl.col("learning_rate") == 0.09))
     assert first.get_column("prior_var").item() == pytest.approx(0.0007)
-    assert first.get_column("prior_df").item() == 4.0
+    assert first.get_column("prior_df").item() == 3.0
     se, df = noise.standard_errors(first)
-    assert se[0] == pytest.approx(math.sqrt((4 * 0.0007 + 4 * 0.0004) / 8 / 5)) and df[0] == 8.0
+    assert se[0] == pytest.approx(math.sqrt((3 * 0.0007 + 4 * 0.0004) / 7 / 5)) and df[0] == 7.0
     (v,) = _verdicts([{"description": "d", "where": {"d_model": [16], "learning_rate": [0.09]},
                        "above": {"NAP": 0.4}}], cells)  # one bound, one cell: each end at 5% one-sided
-    assert v.checks[0].estimate.low == pytest.approx(0.5 - stats.t.ppf(0.95, 8) * se[0])
-    assert v.checks[0].estimate.high == pytest.approx(0.5 + stats.t.ppf(0.95, 8) * se[0])
+    assert v.checks[0].estimate.low == pytest.approx(0.5 - stats.t.ppf(0.95, 7) * se[0])
+    assert v.checks[0].estimate.high == pytest.approx(0.5 + stats.t.ppf(0.95, 7) * se[0])
 
 
 def test_a_split_neighbour_widens_a_cell_whose_own_seeds_agree() -> None:

@@ -4,12 +4,13 @@ tests/test_budget_calibration.py).
 
 **The world.** Every cell of a release file (all five seeds' learning curves of one configuration: cells whose seeds
 all learn, all fail, and the mixed ones where some do and some do not) is a population: a replay's seed of that cell
-is one of its five curves drawn at random, plus the evaluation noise of a finite validation set (binomial, each
-evaluation anew). The same draw of curve indices serves every cell, as one seed serves every configuration of a real
-study (the release's seeds are correlated across neighbouring cells). The truth of a cell is the G of its whole
-population: the best over training of the mean of its five curves; a seed of a replay is rows in the results schema,
-and everything from there (G as the best over training of the seeds' mean, the seed noise, the intervals, the
-budget's looks) is the project's own code.
+is one of its five curves drawn at random (the bootstrap), plus the evaluation noise of a finite validation set
+(binomial, each evaluation anew); the truth of a cell is the G of its whole population, the best over training of
+the mean of its five curves. Each cell draws its seeds on its own: the release's seeds are correlated across
+neighbouring cells (a seed that learns in one cell tends to in the next), which this world does not keep - the
+holdout on the release's own seeds (:mod:`analysis.stats.holdout`) is the check that does. A seed of a replay is
+rows in the results schema, and everything from there (G as the best over training of the seeds' mean, the seed
+noise, the intervals, the budget's looks) is the project's own code.
 
 **The findings.** Every statistic and relation, each at bounds set around its true value: on it, inside by 0.5 to 2
 points and outside by as much (:func:`calibration_findings`), so that a PASS is wrong for half of them and a FAIL for
@@ -85,10 +86,11 @@ class World:
                                        gmd_var=pl.lit(0.0), n=pl.lit(10**9, pl.Int64))
 
     def draw(self, rng: np.random.Generator, seeds: int) -> np.ndarray:
-        """One replay's seeds: cells x seeds x evaluations, each seed one of a cell's curves (the same curve index in
-        every cell) plus binomial evaluation noise."""
-        chosen = rng.integers(0, self.curves.shape[1], seeds)
-        values = self.curves[:, chosen, :]
+        """One replay's seeds: cells x seeds x evaluations, each seed one of its cell's curves drawn at random (the
+        bootstrap: the cell's five curves are its population) plus binomial evaluation noise."""
+        cells, curves, _ = self.curves.shape
+        chosen = rng.integers(0, curves, (cells, seeds))
+        values = np.take_along_axis(self.curves, chosen[:, :, None], axis=1)
         noisy = rng.binomial(EVALUATION_EXAMPLES, np.clip(values, 0.0, 1.0)) / EVALUATION_EXAMPLES
         return noisy.astype(float)
 
@@ -201,9 +203,7 @@ def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_sc
             outcome = run_budget(meta, world.cells, view)
             verdicts, given = outcome.verdicts(), outcome.budget.models() if outcome.budget else 0
         else:
-            verdicts = evaluate_findings(meta, _data(meta, world.rows(values, np.full(len(order), seeds)), seeds,
-                                                     sd_scale, noise))
-            given = len(order) * seeds
+            verdicts, given = first_seeds_verdicts(meta, world, values, seeds, sd_scale, noise), len(order) * seeds
         tally.models += given / (len(order) * seeds) / replays
         decided = np.array([v.status in DECIDED for v in verdicts])
         wrong = decided & np.array([v.status != t for v, t in zip(verdicts, truths, strict=True)])
@@ -212,6 +212,13 @@ def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_sc
         tally.per_replay.append(int(wrong.sum()))
         tally.replays += 1
     return tally
+
+
+def first_seeds_verdicts(meta: StudyRecord, world: World, values: np.ndarray, seeds: int, sd_scale: float = 1.0,
+                         noise: Callable[[pl.DataFrame], NoiseModel] | None = None) -> list[Verdict]:
+    """The verdicts of ``meta`` (one look) on the first ``seeds`` of every cell's drawn ``values``."""
+    given = np.full(world.cells.height, seeds)
+    return evaluate_findings(meta, _data(meta, world.rows(values, given), len(meta.seeds), sd_scale, noise))
 
 
 def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,

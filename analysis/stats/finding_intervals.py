@@ -63,8 +63,8 @@ class Estimate:
     largest: bool = True
     level: float = 0.0
     parts: tuple[Estimate, ...] = field(default=(), compare=False, repr=False)  # a difference: its two sides
-    #: (low, high) were every cell with two seeds or more at every seed with the spread it has: what more seeds can
-    #: at best make of the interval (:meth:`analysis.stats.findings.Check.hopeless`)
+    #: (low, high) were every cell run at every seed with the spread it has (one seed: its prior's): what more seeds
+    #: can at best make of the interval (:meth:`analysis.stats.findings.Check.hopeless`)
     projected: tuple[float, float] | None = field(default=None, compare=False, repr=False)
 
     def minus(self, other: Estimate) -> Estimate:
@@ -156,10 +156,10 @@ def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noi
              max_seeds: int) -> Estimate:
     """The statistic over ``cells`` (a cell table, :mod:`analysis.stats.finding_cells`, annotated with its seed-noise
     prior) with its interval, each end at its error in ``errors`` (module docstring), and what every seed could make
-    of it (:attr:`Estimate.projected`: every cell of two seeds or more at ``max_seeds`` with the spread it has)."""
+    of it (:attr:`Estimate.projected`: every cell run at ``max_seeds`` with the spread it has)."""
     if cells.is_empty():
         return Estimate(None, *metric_range(metric))
-    every_seed = cells.with_columns(pl.when(pl.col("n") >= 2).then(pl.lit(max_seeds)).otherwise(pl.col("n"))
+    every_seed = cells.with_columns(pl.when(pl.col("n") >= 1).then(pl.lit(max_seeds)).otherwise(pl.col("n"))
                                     .cast(pl.Int64).alias("n"))
     now, then = (_estimate(c, statistic, level, metric, noise, errors) for c in (cells, every_seed))
     short = now.short

@@ -1,0 +1,70 @@
+"""What a verdict promises whatever the statistic (issue 48): one seed decides nothing, and fewer seeds never make a
+PASS more likely - the property an equivalence tested as "the interval holds zero" breaks (a wider interval holds
+zero more often)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from analysis.stats.calibration import World, calibration_findings, first_seeds_verdicts, study
+from analysis.stats.findings import NOT_CHECKED, PASS, UNDECIDED, evaluate_findings
+from analysis.stats.replay import published_data
+from analysis.stats.training_stats import training_stats
+from search_spaces import Finding, get_study
+from search_spaces.finding import STATISTICS
+from study.cli.findings import published_rows
+
+WORLD = World.of_release()
+FINDINGS = calibration_findings(WORLD)
+REPLAYS = 60
+
+
+def test_the_calibration_findings_cover_every_statistic_and_relation() -> None:
+    assert {f.statistic for f in FINDINGS} == set(STATISTICS) - {"worst"} | {"best"}
+    relations = {r for f in FINDINGS for r in ("above", "below", "ahead", "level_with", "not_ahead") if getattr(f, r)}
+    assert relations == {"above", "below", "ahead", "level_with", "not_ahead"}
+
+
+@pytest.mark.parametrize("statistic", STATISTICS)
+def test_one_seed_decides_nothing_for_any_statistic(statistic: str) -> None:
+    """Every statistic, every relation, on one seed per cell of the authors' release: UNDECIDED, never a verdict -
+    however the one seed lies (a seed spread of one seed reads [0, 0] and once FAILed every such file)."""
+    bounds = [{"above": {"NON": 0.3}}, {"below": {"NON": 0.99}}, {"ahead": {"NON": ("NAP",)}, "margin": -0.5},
+              {"level_with": {"NON": ("NAP",)}, "equivalence_margin": 0.9},
+              {"not_ahead": {"NON": ("NAP",)}, "equivalence_margin": 0.9}]
+    findings = [Finding(description=f"{statistic} {i}", statistic=statistic, level=0.3, **b)
+                for i, b in enumerate(bounds)]
+    values = WORLD.draw(np.random.default_rng(1), 4)
+    verdicts = first_seeds_verdicts(study(findings, WORLD, seeds=4), WORLD, values, 1)
+    assert [v.status for v in verdicts] == [UNDECIDED] * len(findings), [v.lines() for v in verdicts]
+
+
+@pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5", "richter2020.fig7"])
+def test_every_finding_on_one_seed_of_a_release_file_is_undecided(name: str) -> None:
+    _, rows, meta, _ = published_rows(get_study(name), "published")
+    for seed in range(5):
+        one = training_stats(rows.filter(pl.col("seed") == seed), meta)
+        verdicts = evaluate_findings(meta.replace(budget="fixed"), published_data(one, 5))
+        assert {v.status for v in verdicts} <= {UNDECIDED, NOT_CHECKED}, [v.lines() for v in verdicts]
+
+
+def test_fewer_seeds_never_make_a_pass_more_likely() -> None:
+    """The same drawn seeds read as their first 2, 3 and 4: for every finding, every statistic and relation, PASS is
+    no likelier on fewer seeds (within the replays' noise: two binomial standard errors)."""
+    meta = study(FINDINGS, WORLD, seeds=4)
+    rng = np.random.default_rng(7)
+    passes = {k: np.zeros(len(FINDINGS)) for k in (2, 3, 4)}
+    for _ in range(REPLAYS):
+        values = WORLD.draw(rng, 4)
+        for k in passes:
+            passes[k] += [v.status == PASS for v in first_seeds_verdicts(meta, WORLD, values, k)]
+    rate = {k: p / REPLAYS for k, p in passes.items()}
+    slack = 2 * np.sqrt(np.maximum(rate[4] * (1 - rate[4]), 0.05 * 0.95) / REPLAYS)
+    for k in (2, 3):
+        worse = [f.description for f, few, every, s in zip(FINDINGS, rate[k], rate[4], slack, strict=True)
+                 if few > every + s]
+        assert worse == [], (k, worse)
+    assert rate[4].sum() > rate[2].sum()  # and more seeds do decide more
+
