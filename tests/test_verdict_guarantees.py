@@ -18,7 +18,8 @@ from study.cli.findings import published_rows
 
 WORLD = World.of_release()
 FINDINGS = calibration_findings(WORLD)
-REPLAYS = 60
+REPLAYS = 80
+ALPHA = 0.05
 
 
 def test_the_calibration_findings_cover_every_statistic_and_relation() -> None:
@@ -52,7 +53,11 @@ def test_every_finding_on_one_seed_of_a_release_file_is_undecided(name: str) -> 
 
 def test_fewer_seeds_never_make_a_pass_more_likely() -> None:
     """The same drawn seeds read as their first 2, 3 and 4: for every finding, every statistic and relation, PASS is
-    no likelier on fewer seeds (within the replays' noise: two binomial standard errors)."""
+    no likelier on fewer seeds than on more, beyond the stated error (a verdict may be wrong with that probability on
+    any number of seeds, so a false claim may PASS on fewer up to 5% more often, never more) and the replays' noise
+    (two binomial standard errors). An equivalence tested as "the interval holds zero" PASSes more often on fewer seeds
+    (a wider interval holds zero more often); tested against its margin it cannot (tests/test_findings.py shows both
+    on one pair of cells)."""
     meta = study(FINDINGS, WORLD, seeds=4)
     rng = np.random.default_rng(7)
     passes = {k: np.zeros(len(FINDINGS)) for k in (2, 3, 4)}
@@ -61,7 +66,7 @@ def test_fewer_seeds_never_make_a_pass_more_likely() -> None:
         for k in passes:
             passes[k] += [v.status == PASS for v in first_seeds_verdicts(meta, WORLD, values, k)]
     rate = {k: p / REPLAYS for k, p in passes.items()}
-    slack = 2 * np.sqrt(np.maximum(rate[4] * (1 - rate[4]), 0.05 * 0.95) / REPLAYS)
+    slack = ALPHA + 2 * np.sqrt(np.maximum(rate[4] * (1 - rate[4]), ALPHA * (1 - ALPHA)) / REPLAYS)
     for k in (2, 3):
         worse = [f.description for f, few, every, s in zip(FINDINGS, rate[k], rate[4], slack, strict=True)
                  if few > every + s]
