@@ -44,10 +44,15 @@ def main() -> None:
     parser.add_argument("--replays", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "budget_calibration.png")
+    parser.add_argument("--plot-only", action="store_true", help="draw the figure from bench/calibration.json")
     args = parser.parse_args()
+    saved = ROOT / "bench" / "calibration.json"
+    if args.plot_only:
+        _plot(json.loads(saved.read_text()), args.out)
+        return
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(one, RUNS, [args.replays] * len(RUNS)))
-    (ROOT / "bench" / "calibration.json").write_text(json.dumps(results, indent=1) + "\n")
+    saved.write_text(json.dumps(results, indent=1) + "\n")
     for r in results:
         rates = sorted(r["rates"], key=lambda x: -x["wrong"])
         held = [x for x in rates if "spread" not in x["finding"]]
@@ -67,7 +72,7 @@ def _plot(results: list[dict], out: Path) -> None:
 
     findings = [x["finding"] for x in results[0]["rates"]]
     kinds = list(dict.fromkeys(f.split(" (truth")[0] for f in findings))
-    fig, axes = plt.subplots(1, len(results), figsize=(3.1 * len(results), 4.2), sharey=True)
+    fig, axes = plt.subplots(1, len(results), figsize=(3.1 * len(results), 5.0), sharey=True)
     for ax, r in zip(axes, results, strict=True):
         for kind in kinds:
             rows = [x for x in r["rates"] if x["finding"].startswith(kind + " (truth")]
@@ -78,10 +83,11 @@ def _plot(results: list[dict], out: Path) -> None:
         ax.set_title(f"{r['budget']}, {r['seeds']} seeds\nnoise: {r['noise']}", fontsize=8)
         ax.set_xlabel("truth inside the bound by (pp)", fontsize=8)
     axes[0].set_ylabel("decided wrong (% of replays)")
-    axes[-1].legend(fontsize=6, loc="upper right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7, frameon=False)
     fig.suptitle(f"Calibration on release cells: {results[0]['replays']} replays per run (dashed: the stated 5%)",
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(out, dpi=110)
 
 

@@ -66,7 +66,8 @@ class Finding(Schema):
     By default the statistic is the best G over the whole grid; ``where`` restricts it to a region (e.g. a band
     of learning rates: ``{"learning_rate": {"min": 0.027}}``, or x values: ``{"seq_len": (256,)}``), and
     ``statistic`` is ``best``, ``worst``, ``mean``, ``share`` (of the region's cells with G >= ``level``) or ``spread``
-    (the mean over the region's cells of B - R: how far the best and worst seed lie apart).
+    (over the region's cells whose G reaches ``level``, the mean absolute difference between two seeds' bests: how
+    far apart seeds land).
     ``metric`` is a results column, or per cell ``min(a, b, ...)`` / ``max(a, b, ...)`` / ``a - b`` of columns'
     G (e.g. all three case accuracies learned: ``min(val_argmin_accuracy, val_first_accuracy,
     val_argmax_accuracy)``). ``below`` / ``above`` bound the value per panel value; ``ahead`` compares panel
