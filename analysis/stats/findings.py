@@ -11,10 +11,13 @@ the interval clears it:
   **undecided**. PASS needs every bound to hold, FAIL one bound to fail; anything else is UNDECIDED, with the
   intervals. A strict lead (``ahead`` with ``margin >= 0``: "more", "better") holds when the lower end of the lead
   exceeds the margin and fails when its upper end does not; a negative margin ("within 2 points") is a bound as it is;
-* **confidence** - every interval a finding reads (each cell's, or a mean's) is taken at ``1 - alpha / (m x looks)``
-  with ``alpha = 1 - confidence`` (the study's, default 95%), ``m`` the intervals the finding reads and ``looks`` the
-  times the study decides on its findings (1 for a fixed budget; an adaptive budget's rounds): Bonferroni over both,
-  so the chance that any decided verdict of the finding is wrong stays below ``alpha`` however many cells and rounds;
+  ``level_with`` and ``not_ahead`` are equivalence, tested against the finding's ``equivalence_margin`` (two one-sided
+  tests: inside holds, wholly outside fails);
+* **confidence** - a wrong PASS or a wrong FAIL of the finding happens with probability at most ``alpha = 1 -
+  confidence`` (the study's, default 95%): each end of an interval is a one-sided bound at ``alpha / ends``
+  (:func:`error_budget`), shared over the cells where any cell could make that end wrong
+  (:mod:`analysis.stats.finding_intervals`), and an adaptive budget spends it over each cell's seed counts (a mean's
+  or a spread's over the looks); docs/budget.md states it once, with what a study of many findings promises;
 * **cells not run** - a cell the grid has but the rows lack spans the metric's range: a bound it could flip stays
   undecided, what it cannot change is decided;
 * **scales** - a finding whose ``scales`` do not include the study's scale, or whose region this scale's grid has
@@ -155,7 +158,7 @@ class Verdict:
     status: str
     checks: tuple[Check, ...] = ()
     reason: str = ""
-    #: how the intervals were taken: ``95% confidence, simultaneous over 48 intervals and 1 look; seed noise ...``
+    #: how the intervals were taken: ``95% confidence (a wrong PASS or FAIL at most 5%; one look); seed noise ...``
     basis: str = ""
 
     def lines(self) -> list[str]:

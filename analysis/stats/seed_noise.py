@@ -23,7 +23,9 @@ neighbours in the grid, not from cells that happen to share its G:
   metric's): seeds that agree exactly, in a neighbourhood that agrees exactly (three seeds at 100% among cells at
   100%), measure a variance below what any evaluation resolves, and the prior gives them the variance a cell of
   their panel value is expected to have (small where nearly every cell's seeds agree exactly, never zero);
-* a cell of one seed (or none) has no interval to give: it spans the metric's range and decides nothing.
+* a cell of one seed (or none) has no interval to give: it spans the metric's range and decides nothing;
+* a cell with no neighbour at all (a published table's cells: model x direction) stands on its own seeds, their
+  spread at least half the smallest any cell shows (a printed "± 0.00" is a spread below the print's resolution).
 
 Without any measured seed noise (a published table printing no spread), a cell's own ``sd`` is all there is: its
 number decides on its own, with no confidence to state (the verdict says so). The interval of G is
@@ -62,6 +64,8 @@ class NoiseModel:
     #: ``keys`` + ``_s0`` (prior variance) + ``_d0`` (prior degrees of freedom); None: no seed noise measured
     prior: pl.DataFrame | None = None
     floor: float = 0.0  # the median seed variance of the metric's cells whose seeds differ (shown in the basis line)
+    #: the variance a cell with no neighbour counts with at least: half the smallest sd any cell shows, squared
+    resolution: float = 0.0
 
     @classmethod
     def fit(cls, table: pl.DataFrame) -> NoiseModel:
@@ -98,7 +102,7 @@ class NoiseModel:
             *keys, pl.max_horizontal(pl.col("_vmean").fill_null(0.0), JUMP_SHARE**2 * pl.col("_jump").fill_null(0.0),
                                      pl.col("_floor")).alias("_s0"),
             pl.min_horizontal(pl.col("_dn").fill_null(0).cast(pl.Float64), pl.lit(PRIOR_DF)).alias("_d0"))
-        return cls(keys, prior, typical)
+        return cls(keys, prior, typical, float(positive.min()) / 4)
 
     @property
     def measured(self) -> bool:
@@ -136,6 +140,7 @@ class NoiseModel:
             with np.errstate(invalid="ignore", divide="ignore"):
                 pooled = np.where(d0 + d > 0, (d0 * s0 + d * own) / np.maximum(d0 + d, 1e-12), own)
             var, df = np.maximum(pooled, own), np.maximum(d0 + d, 1.0)
+            var = np.where(d0 > 0, var, np.maximum(var, self.resolution))  # alone: no prior, the data's resolution
         else:
             var, df = own, np.maximum(d, 1.0)
         se = np.where(n >= 2, np.sqrt(var / np.maximum(n, 1.0)), np.inf)
