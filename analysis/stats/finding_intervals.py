@@ -21,9 +21,9 @@ fixed cell can make wrong does not:
 * ``spread`` - the mean over cells of the mean absolute difference between two seeds' best values (Gini's mean
   difference: an unbiased estimate from any two seeds, five seeds' best-minus-worst range is about twice it), over the
   cells whose G reaches ``level`` (G, not "some seed": which seeds happen to be drawn must not decide which cells
-  count), plus or minus a t quantile times its standard error (each cell's variance
-  its jackknife estimate from three seeds, with two seeds the bound ``4 sigma² / n``, ``sigma`` its seed noise); a
-  cell of one seed or none counts with 0 at the lower end and the range's width at the upper.
+  count), plus or minus a t quantile times its standard error (each cell's variance its jackknife estimate; where the
+  data gives none, the bound ``4 sigma² / n``, ``sigma`` its seed noise); a cell counts from
+  :data:`SPREAD_SEEDS` seeds, one of fewer with 0 at the lower end and the range's width at the upper.
 
 A cell's interval spends its share of the error by its seed count (an adaptive budget, :class:`Errors`), a mean's or a
 spread's by the look. :class:`Estimate` also names the cells whose further seeds could decide a bound
@@ -262,8 +262,9 @@ SPREAD_SEEDS = 3
 def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: float, bounds: tuple[float, float],
             errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
     """The mean over the cells whose G reaches ``level`` of the seeds' mean absolute difference (module docstring): a t
-    interval from each cell's variance (jackknife, or ``4 sigma² / n`` from two seeds); a cell of one seed or none
-    counts with 0 at the lower end and the range's width at the upper (it may be in the region or not)."""
+    interval from each cell's variance (its jackknife, else ``4 sigma² / n``); a cell of fewer than
+    :data:`SPREAD_SEEDS` seeds counts with 0 at the lower end and the range's width at the upper (it may be in the
+    region or not, with any difference)."""
     lo, hi = bounds
     width = hi - lo
     se, df = noise
