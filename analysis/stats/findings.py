@@ -273,15 +273,6 @@ def _without_column(finding: Finding, metric: str, data: FindingData) -> Verdict
                                                  f"{', '.join(sorted(data.cells))})")
 
 
-@dataclass(frozen=True)
-class _Side:
-    """A panel value's cells of one region, and the statistic over them."""
-
-    value: str
-    region: Mapping[str, Any]
-    cells: pl.DataFrame
-
-
 def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingData, noise: NoiseModel,
             budget: tuple[StudyRecord, int]) -> tuple[list[Check], str]:
     """Every bound of ``finding`` on ``table``, and the words saying how its intervals were taken (``budget``: the
