@@ -23,7 +23,6 @@ from analysis.stats.findings import (
     FindingData,
     evaluate_findings,
     failed,
-    spent,
 )
 from search_spaces import StudyError
 
@@ -147,7 +146,7 @@ def test_more_bounds_and_more_seed_counts_make_each_interval_wider() -> None:
     """Each end of an interval is a one-sided bound at alpha over the ends that can fail the finding (two bounds: 2.5%
     each); an adaptive budget spends alpha over a cell's seed counts (2, 3, 4, 5 seeds: 1/16, 3/16, 5/16, 7/16), so a
     cell's interval depends on its seeds, not on the look - and a mean's (one interval over many cells) on the look."""
-    from analysis.stats.findings import error_budget
+    from analysis.stats.finding_intervals import error_budget, spent
 
     cells = _cells({a: [0.5, 0.5, 0.5, 0.5] for a in ("NAP", "sum")}, sd=0.05)
     (one,) = _verdicts([{"description": "d", "above": {"NAP": 0.1}}], cells)

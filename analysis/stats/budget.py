@@ -1,13 +1,14 @@
 """An adaptive budget: seeds go only to the cells whose numbers could still decide an undecided finding.
 
 Every cell of the grid starts with the study's first seeds (:attr:`search_spaces.study.Study.starting_seeds`). Then
-rounds: the findings are checked on what has run (look 1, 2, ... of :attr:`Study.looks`, each spending its share of
-the error budget: :func:`analysis.stats.findings.spent`); each UNDECIDED finding asks for one more seed on the cells
-its statistic depends on (:meth:`analysis.stats.findings.Verdict.contention`: the leader and its close rivals of a
-best, the cells whose interval holds a share's level, every cell short of seeds of a mean), unless its number sits so
-close to its bound that every seed would still leave it open (:meth:`analysis.stats.findings.Check.hopeless`); a
-cell asked for by several findings gets one seed. The study ends when every finding is decided, when no undecided
-finding can ask for a seed any more (its cells have every seed), or after the last look.
+rounds: the findings are checked on what has run (look 1, 2, ... of :attr:`Study.looks`; each cell's interval spends
+its share of the error by its seed count: :func:`analysis.stats.finding_intervals.error_budget`); each UNDECIDED
+finding asks for one more seed on the cells its statistic depends on
+(:meth:`analysis.stats.findings.Verdict.contention`: the leader and its close rivals of a best, the cells whose
+interval holds a share's level, every cell short of seeds of a mean), unless even every seed would most likely leave
+it open (:meth:`analysis.stats.findings.Check.hopeless`); a cell asked for by several findings gets one seed. The
+study ends when every finding is decided, when no undecided finding can ask for a seed any more (its cells have every
+seed), or after the last look.
 
 A finding's verdict is the first decided one over the looks (the looks' intervals hold together with the stated
 confidence, so a later look cannot contradict an earlier decision except with that error); until then its latest.

@@ -43,6 +43,7 @@ import polars as pl
 
 from analysis.stats.finding_cells import VALUES, lower_is_better, metric_range
 from analysis.stats.seed_noise import NoiseModel, quantile
+from search_spaces.record import StudyRecord
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,30 @@ class Errors:
     def halved(self) -> Errors:
         """Each end at half the error (the two sides of a difference share it)."""
         return replace(self, low=self.low / 2, high=self.high / 2)
+
+
+#: The power of the error-spending function of an adaptive budget: a cell's interval at its ``i``-th seed count of
+#: ``L`` (``starting seeds``, ..., all seeds) spends alpha ((i / L)^2 - ((i - 1) / L)^2), a mean's or a spread's at
+#: look ``i`` of ``L`` the same: little on the first (two seeds decide only what is far from a bound), most on the last.
+SPENDING_POWER = 2
+
+
+def spent(alpha: float, look: int, looks: int) -> float:
+    """The share of the error budget ``alpha`` that the ``look``-th of ``looks`` spends (all of it with one look)."""
+    return alpha * ((look / looks) ** SPENDING_POWER - ((look - 1) / looks) ** SPENDING_POWER)
+
+
+def error_budget(meta: StudyRecord, look: int, ends: int) -> Errors:
+    """Each interval end's one-sided error in a finding whose checks have ``ends`` ends that can fail it (a level
+    check two, any other one): ``alpha / ends``, alpha = 1 - confidence. A wrong PASS needs the one bound the truth
+    breaks to be wrongly held (an end's error); a wrong FAIL needs any bound wrongly failed (the ends' errors summed):
+    either way at most alpha. An adaptive budget spends it over the seed counts a cell goes through (a cell's
+    interval is a function of its first seeds, whichever cells the earlier looks chose: docs/budget.md)."""
+    alpha = (1.0 - meta.confidence) / max(ends, 1)
+    if meta.looks == 1:
+        return Errors(alpha, alpha)
+    shares = tuple(spent(1.0, i, meta.looks) for i in range(1, meta.looks + 1))
+    return Errors(alpha, alpha, shares, len(meta.starting_seeds), spent(1.0, look, meta.looks))
 
 
 def estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, noise: NoiseModel, errors: Errors,

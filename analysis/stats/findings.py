@@ -14,10 +14,10 @@ the interval clears it:
   ``level_with`` and ``not_ahead`` are equivalence, tested against the finding's ``equivalence_margin`` (two one-sided
   tests: inside holds, wholly outside fails);
 * **confidence** - a wrong PASS or a wrong FAIL of the finding happens with probability at most ``alpha = 1 -
-  confidence`` (the study's, default 95%): each end of an interval is a one-sided bound at ``alpha / ends``
-  (:func:`error_budget`), shared over the cells where any cell could make that end wrong
-  (:mod:`analysis.stats.finding_intervals`), and an adaptive budget spends it over each cell's seed counts (a mean's
-  or a spread's over the looks); docs/budget.md states it once, with what a study of many findings promises;
+  confidence`` (the study's, default 95%): each end of an interval is a one-sided bound at ``alpha / ends``, shared
+  over the cells where any cell could make that end wrong, and an adaptive budget spends it over each cell's seed
+  counts (a mean's or a spread's over the looks): :func:`analysis.stats.finding_intervals.error_budget`;
+  docs/budget.md states it once, with what a study of many findings promises;
 * **cells not run** - a cell the grid has but the rows lack spans the metric's range: a bound it could flip stays
   undecided, what it cannot change is decided;
 * **scales** - a finding whose ``scales`` do not include the study's scale, or whose region this scale's grid has
@@ -38,35 +38,13 @@ from typing import Any
 import polars as pl
 
 from analysis.stats.finding_cells import cell_table, in_region, is_accuracy, outside_grid, region_text, with_expected
-from analysis.stats.finding_intervals import Errors, Estimate, estimate
+from analysis.stats.finding_intervals import Estimate, error_budget, estimate
 from analysis.stats.seed_noise import NoiseModel
+from analysis.stats.verdict_text import SIGN, percent_text, point_text, span_text
 from search_spaces.finding import Finding
 from search_spaces.record import StudyRecord
 
 PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
-_SIGN = {"below": "<=", "above": ">="}
-
-
-def _percent(x: float | None, percent: bool = True) -> str:
-    """A number as the metric reads: an accuracy in percent, anything else (a loss, an output scale) as it is."""
-    if x is None:
-        return "no data"
-    return f"{100 * x:.1f}%" if percent else f"{x:.4g}"
-
-
-def _points(x: float, percent: bool = True) -> str:
-    return f"{100 * x:+.1f}" if percent else f"{x:+.4g}"
-
-
-def _span(e: Estimate, points: bool = False, percent: bool = True) -> str:
-    """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference; a metric that is no accuracy in its own unit)."""
-    if not percent:
-        show = (lambda x: f"{x:+.4g}") if points else (lambda x: f"{x:.4g}")
-        return f"[{show(e.low)}, {show(e.high)}]"
-    show = _points if points else (lambda x: f"{100 * x:.1f}")
-    return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
-
-
 #: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
 #: bound inside it counts as out of reach (:meth:`Check.hopeless`), per kind of statistic. A best or worst of many
 #: cells reads high (low) at few seeds - it is the extreme of noisy numbers - and moves as seeds come in, so only the
@@ -130,21 +108,21 @@ class Check:
         """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
         and exactly the bound tested."""
         own, pct = self.mine or self.estimate, self.percent
-        number = _percent(own.value, pct)
+        number = percent_text(own.value, pct)
         if own.value is not None or own.cells:
-            number += f" {_span(own, percent=pct)} ({own.seeds_text()})"
+            number += f" {span_text(own, percent=pct)} ({own.seeds_text()})"
         if self.relation in ("below", "above"):
-            return f"{self.subject or self.panel_value}: {number}, required {_SIGN[self.relation]} " \
-                   f"{_percent(self.threshold, pct)}: {self.state}"
+            return f"{self.subject or self.panel_value}: {number}, required {SIGN[self.relation]} " \
+                   f"{percent_text(self.threshold, pct)}: {self.state}"
         lead, unit = self.estimate, " pp" if pct else ""
         shown = "" if lead.value is None else \
-            f"{_points(lead.value, pct)}{unit} {_span(lead, points=True, percent=pct)}"
+            f"{point_text(lead.value, pct)}{unit} {span_text(lead, points=True, percent=pct)}"
         if self.relation in ("level", "not_ahead"):
-            within = _points(self.bound or 0.0, pct).lstrip("+") + unit
+            within = point_text(self.bound or 0.0, pct).lstrip("+") + unit
             words = f"within {within} of" if self.relation == "level" else f"at most {within} ahead of"
             return (f"{self.subject or self.panel_value}: {number}, required {words} {self.against}"
                     f"{'; difference ' + shown if shown else ''}: {self.state}")
-        bound = f"{self.against} = {_percent(self.threshold, pct)}" if self.threshold is not None else self.against
+        bound = f"{self.against} = {percent_text(self.threshold, pct)}" if self.threshold is not None else self.against
         lead_text = f"; lead {shown}" if shown else ""
         return f"{self.subject or self.panel_value}: {number}, required >= {bound}{lead_text}: {self.state}"
 
@@ -314,30 +292,6 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     return checks, _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
 
 
-#: The power of the error-spending function of an adaptive budget: a cell's interval at its ``i``-th seed count of
-#: ``L`` (``starting seeds``, ..., all seeds) spends alpha ((i / L)^2 - ((i - 1) / L)^2), a mean's or a spread's at
-#: look ``i`` of ``L`` the same: little on the first (two seeds decide only what is far from a bound), most on the last.
-SPENDING_POWER = 2
-
-
-def spent(alpha: float, look: int, looks: int) -> float:
-    """The share of the error budget ``alpha`` that the ``look``-th of ``looks`` spends (all of it with one look)."""
-    return alpha * ((look / looks) ** SPENDING_POWER - ((look - 1) / looks) ** SPENDING_POWER)
-
-
-def error_budget(meta: StudyRecord, look: int, ends: int) -> Errors:
-    """Each interval end's one-sided error in a finding whose checks have ``ends`` ends that can fail it (a level
-    check two, any other one): ``alpha / ends``, alpha = 1 - confidence. A wrong PASS needs the one bound the truth
-    breaks to be wrongly held (an end's error); a wrong FAIL needs any bound wrongly failed (the ends' errors summed):
-    either way at most alpha. An adaptive budget spends it over the seed counts a cell goes through (a cell's
-    interval is a function of its first seeds, whichever cells the earlier looks chose: docs/budget.md)."""
-    alpha = (1.0 - meta.confidence) / max(ends, 1)
-    if meta.looks == 1:
-        return Errors(alpha, alpha)
-    shares = tuple(spent(1.0, i, meta.looks) for i in range(1, meta.looks + 1))
-    return Errors(alpha, alpha, shares, len(meta.starting_seeds), spent(1.0, look, meta.looks))
-
-
 def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel, statistic: str) -> str:
     look, total = looks
     when = "one look" if total == 1 else f"look {look} of {total}, spent over the seed counts"
@@ -384,10 +338,10 @@ def _ahead_check(finding: Finding, pair: tuple[str, str, str], numbers: tuple[Es
     (a, b, relation), (mine, theirs) = pair, numbers
     margin = finding.margin if relation == "ahead" else finding.equivalence_margin or 0.0
     unit = " pp" if percent else ""
-    shown = f" {'+' if margin >= 0 else '-'} {_percent(abs(margin), percent).rstrip('%')}{unit}" \
+    shown = f" {'+' if margin >= 0 else '-'} {percent_text(abs(margin), percent).rstrip('%')}{unit}" \
         if margin and relation == "ahead" else ""
     seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
-    against = f"{_subject(finding, b, versus_region)} {_percent(theirs.value, percent)}{seeds}{shown}"
+    against = f"{_subject(finding, b, versus_region)} {percent_text(theirs.value, percent)}{seeds}{shown}"
     lead = mine.minus(theirs)
     threshold = None if theirs.value is None else theirs.value + (margin if relation == "ahead" else 0.0)
     made = {"subject": _subject(finding, a, finding.where), "versus": b, "against": against, "mine": mine,

@@ -10,7 +10,7 @@ per-cell data of the interactive grids. The report's sections (:mod:`analysis.re
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from analysis.stats.rgb import (
     seed_best_stats_from_seed_best,
     step_stats,
 )
+from analysis.stats.seed_stats import seed_at_best, seed_columns
 from search_spaces.finding import metric_columns
 from search_spaces.record import StudyRecord
 
@@ -178,21 +179,16 @@ class TrainingStats:
 
     def finding_cells(self) -> dict[str, pl.DataFrame]:
         """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``,
-        ``b``, ``n_seeds``, ``sd`` (the standard deviation over seeds of each seed's value at the evaluations where
-        the cell's G is best, pooled over the best :data:`NOISE_EVALUATIONS`: the spread whose mean G is), ``gmd``
-        (the mean absolute difference between two seeds' best over training: the spread statistic's), ``gmd_var``
-        (its jackknife variance, from three seeds) and ``lift`` (how far G lies from the mean of those best
-        evaluations' seed means: the most that picking the best evaluation may have added to G). A seed without a
-        finite value counts as the metric's worst (accuracy 0)."""
+        ``b``, ``n_seeds`` and the seeds' own statistics (:func:`analysis.stats.seed_stats.seed_columns`): ``sd``
+        (the seed spread at the cell's best evaluations, whose mean G is), ``lift`` (how far G lies above them),
+        ``gmd`` and ``gmd_var`` (two seeds' mean absolute difference, the spread statistic's, and its jackknife). A
+        seed without a finite value counts as the metric's worst (accuracy 0)."""
         by = self.axes.by
-        noise, lift = _noise(self.seed_at_best, by) if self.seed_at_best is not None else \
-            (_per_cell(self.per_seed, by, lambda m: pl.col(m).std().fill_null(0.0)), None)
-        pairs = _per_cell(self.per_seed, by, _mean_difference)
-        jackknife = _per_cell(self.per_seed, by, _mean_difference_variance)
+        per_cell = seed_columns(self.per_seed, self.seed_at_best, by)
         found = {}
         for metric, frame in self.finding_rgb.items():
-            for extra, name in ((noise, "sd"), (lift, "lift"), (pairs, "gmd"), (jackknife, "gmd_var")):
-                if extra is not None and metric in extra.columns:
+            for name, extra in per_cell.items():
+                if metric in extra.columns:
                     frame = frame.join(extra.select(*by, pl.col(metric).alias(name)), on=by, how="left",
                                        nulls_equal=True)
             found[metric] = frame
@@ -240,46 +236,6 @@ class TrainingStats:
     def per_x_table(self, table_by: Sequence[str]) -> pl.DataFrame:
         """The paper's table per ``table_by`` (e.g. vocabulary size): best G over the other axes."""
         return per_x_table(self.select_rgb, [self.axes.panel, *self.axes.varying], table_by)
-
-
-def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[str], pl.Expr]) -> pl.DataFrame:
-    """Per configuration ``statistic`` of every measured column over its seeds (a non-finite value counts as 0)."""
-    measured = [c for c in per_seed.columns if c not in (*by, "seed", "diverged")]
-    finite = [pl.when(pl.col(m).is_finite()).then(pl.col(m)).otherwise(0.0).alias(m) for m in measured]
-    return per_seed.with_columns(finite).group_by(list(by)).agg(statistic(m).alias(m) for m in measured)
-
-
-def _noise(at_best: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per configuration and metric (one column each): the seed standard deviation pooled over the cell's best
-    evaluations (the root of the mean variance over seeds at each), and G's lift over them (how far G, the best of the
-    evaluations' seed means, lies from their mean: what picking the best evaluation of noisy ones may add). A
-    non-finite value counts as 0."""
-    value = pl.when(pl.col("value").is_finite()).then(pl.col("value")).otherwise(0.0)
-    per_evaluation = at_best.group_by([*by, "metric", "_rank"]).agg(value.var().alias("_v"), value.mean().alias("_m"))
-    pooled = per_evaluation.group_by([*by, "metric"]).agg(
-        pl.col("_v").mean().fill_null(0.0).sqrt().alias("sd"),
-        (pl.col("_m").sort_by("_rank").first() - pl.col("_m").mean()).abs().alias("lift"))
-    return (pooled.pivot("metric", index=list(by), values="sd"), pooled.pivot("metric", index=list(by), values="lift"))
-
-
-def _mean_difference(column: str) -> pl.Expr:
-    """Gini's mean difference over a cell's seeds, the mean of |x_i - x_j| over pairs: from the sorted values
-    ``2 / (k (k - 1)) sum_i (2 i - k - 1) x_(i)``; null below two seeds."""
-    k = pl.len().cast(pl.Float64)
-    weights = 2 * pl.int_range(1, pl.len() + 1).cast(pl.Float64) - k - 1
-    return pl.when(k >= 2).then((weights * pl.col(column).sort()).sum() * 2 / (k * (k - 1))).otherwise(None)
-
-
-def _mean_difference_variance(column: str) -> pl.Expr:
-    """The jackknife variance of Gini's mean difference over a cell's seeds (null below three seeds): leaving seed
-    ``i`` out removes its differences ``r_i = (2 i - k) x_(i) - 2 C_i + T`` (``C`` the cumulative, ``T`` the total
-    of the sorted values) from the pairs' sum."""
-    k = pl.len().cast(pl.Float64)
-    x = pl.col(column).sort()
-    index = pl.int_range(1, pl.len() + 1).cast(pl.Float64)
-    pairs = ((2 * index - k - 1) * x).sum()
-    left_out = (pairs - ((2 * index - k) * x - 2 * x.cum_sum() + x.sum())) / ((k - 1) * (k - 2) / 2)
-    return pl.when(k >= 3).then((k - 1) / k * ((left_out - left_out.mean()) ** 2).sum()).otherwise(None)
 
 
 def robustness_table(rgb: pl.DataFrame, panel: str, panel_order: Sequence[Any] = ()) -> pl.DataFrame:
@@ -372,29 +328,6 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
     # the learning curves' configuration (best per panel value) is the best of some pass's best ones
     chosen = best_config(out.rgb[metrics.select][-1].lazy(), axes.panel).collect().select(by)
     out.curve_steps.append(steps.join(chosen, on=by, how="semi", nulls_equal=True))
-
-
-#: The evaluations a cell's seed noise is pooled over: its best ones by G (the single best is picked where the seeds
-#: happen to agree most, so its spread alone reads low).
-NOISE_EVALUATIONS = 3
-
-
-def seed_at_best(seeds: pl.LazyFrame, picks: Sequence[tuple[pl.DataFrame, str, pl.Expr, str]],
-                 by: Sequence[str]) -> pl.LazyFrame:
-    """Per configuration, metric, and each of the cell's :data:`NOISE_EVALUATIONS` best evaluations by its G of that
-    metric (``_rank`` 0 = the best), every seed's value there: columns ``*by, seed, metric, _rank, value``.
-
-    ``picks``: (the :func:`~analysis.stats.rgb.step_stats` frame, the metric (a column of ``seeds``), its per-step G,
-    ``"max"`` or ``"min"``)."""
-    parts = []
-    for steps, metric, g, mode in picks:
-        order = steps.lazy().sort([*by, "step"]).group_by(list(by)).agg(
-            pl.col("step").sort_by(g, descending=mode == "max", maintain_order=True).head(NOISE_EVALUATIONS))
-        best = order.explode("step").with_columns(pl.int_range(pl.len()).over(list(by)).alias("_rank"))
-        parts.append(seeds.join(best, on=[*by, "step"], how="inner", nulls_equal=True).select(
-            *by, "seed", pl.lit(metric).alias("metric"), "_rank", pl.col(metric).cast(pl.Float64).alias("value")))
-    empty = pl.LazyFrame(schema={"metric": pl.String, "_rank": pl.Int64, "value": pl.Float64})
-    return pl.concat(parts) if parts else seeds.select(*by, "seed").head(0).join(empty, how="cross")
 
 
 def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> _Aggregates:

@@ -1,0 +1,28 @@
+"""How a verdict writes its numbers: accuracies in percent, differences in points, intervals in brackets."""
+
+from __future__ import annotations
+
+from analysis.stats.finding_intervals import Estimate
+
+SIGN = {"below": "<=", "above": ">="}
+
+
+def percent_text(x: float | None, percent: bool = True) -> str:
+    """A number as the metric reads: an accuracy in percent, anything else (a loss, an output scale) as it is."""
+    if x is None:
+        return "no data"
+    return f"{100 * x:.1f}%" if percent else f"{x:.4g}"
+
+
+def point_text(x: float, percent: bool = True) -> str:
+    """A signed difference: points of accuracy, or the metric's own unit."""
+    return f"{100 * x:+.1f}" if percent else f"{x:+.4g}"
+
+
+def span_text(e: Estimate, points: bool = False, percent: bool = True) -> str:
+    """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference; a metric that is no accuracy in its own unit)."""
+    if not percent:
+        show = (lambda x: f"{x:+.4g}") if points else (lambda x: f"{x:.4g}")
+        return f"[{show(e.low)}, {show(e.high)}]"
+    show = point_text if points else (lambda x: f"{100 * x:.1f}")
+    return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
