@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from analysis.stats.finding_cells import VALUES, lower_is_better, metric_range
+from analysis.stats.finding_cells import VALUES, floats, lower_is_better, metric_range
 from analysis.stats.seed_noise import NoiseModel, quantile
 from search_spaces.record import StudyRecord
 
@@ -200,13 +200,12 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
     """The estimate, its ``short`` every cell that more seeds could move (its keys, ``n`` and, where the statistic
     reads cells one by one, ``g`` and its bounds ``low`` / ``high``)."""
     lo, hi = metric_range(metric)
-    n = cells.get_column("n").to_numpy().astype(float)
+    n = floats(cells, "n", 0.0)
     run = n > 0
     known = n >= 2  # one seed decides nothing
     seeds = (int(n.min()), int(n.max()))
     keys = [c for c in cells.columns if c not in VALUES]
-    g = np.nan_to_num(cells.get_column("g").to_numpy().astype(float), nan=0.0)
-    lift = cells.get_column("lift").cast(pl.Float64).fill_null(0.0).to_numpy() if "lift" in cells.columns else 0 * g
+    g, lift = floats(cells, "g", 0.0), floats(cells, "lift", 0.0)
     # G is the best evaluation of noisy ones: it may read high (a loss: low) by its lift, never the other way
     centres = {"low": g, "high": g + lift} if lower_is_better(metric) else {"low": g - lift, "high": g}
     se, df = noise.standard_errors(cells)
@@ -293,9 +292,7 @@ def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: fl
     lo, hi = bounds
     width = hi - lo
     se, df = noise
-    n = cells.get_column("n").to_numpy().astype(float)
-    g = cells.get_column("g").cast(pl.Float64).fill_null(-math.inf).to_numpy()
-    gmd = cells.get_column("gmd").cast(pl.Float64).to_numpy() if "gmd" in cells.columns else np.full(len(n), np.nan)
+    n, g, gmd = floats(cells, "n", 0.0), floats(cells, "g", -math.inf), floats(cells, "gmd")
     known = (n >= SPREAD_SEEDS) & np.isfinite(gmd)
     unknown = n < SPREAD_SEEDS  # may be in the region or not, with any difference
     counted = known & (g >= level)
@@ -305,8 +302,7 @@ def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: fl
     if k == 0:
         return Estimate(value, lo, hi, seeds, len(n), short=short)
     sigma = np.where(np.isfinite(se), se * np.sqrt(np.maximum(n, 1.0)), width)
-    jackknife = cells.get_column("gmd_var").cast(pl.Float64).to_numpy() if "gmd_var" in cells.columns else \
-        np.full(len(n), np.nan)
+    jackknife = floats(cells, "gmd_var")
     variance = np.where(np.isfinite(jackknife), jackknife, 4 * sigma**2 / np.maximum(n, 1.0))
     error = math.sqrt(float(variance[counted].sum()))
     dof = satterthwaite(variance[counted], np.maximum(n[counted] - 1, 1.0)) if counted.any() else 1.0

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy import stats
+from scipy import special
 
-from analysis.stats.finding_cells import VALUES
+from analysis.stats.finding_cells import VALUES, floats
 
 #: The most degrees of freedom a cell's neighbourhood counts for (a prior worth four seeds of the cell's own). A
 #: neighbourhood is no sample of the cell's seeds, only of seeds like them: with 4, two seeds that happened to agree in
@@ -130,13 +130,11 @@ class NoiseModel:
         """Per cell of ``cells`` (rows of the table the model annotated: :meth:`annotate`) the standard error of G
         and its degrees of freedom; a cell of one seed or none has an infinite error (it decides nothing); seeds that
         agree exactly, with no noise measured anywhere, an error of 0."""
-        n = cells.get_column("n").to_numpy().astype(float)
-        sd = np.nan_to_num(cells.get_column("sd").cast(pl.Float64).fill_null(0.0).to_numpy())
+        n, sd = floats(cells, "n", 0.0), floats(cells, "sd", 0.0)
         own = np.where(n >= 2, sd**2, 0.0)
         d = np.maximum(n - 1.0, 0.0)
         if self.measured:
-            s0 = cells.get_column("prior_var").fill_null(self.floor).to_numpy()
-            d0 = cells.get_column("prior_df").fill_null(0.0).to_numpy()
+            s0, d0 = floats(cells, "prior_var", self.floor), floats(cells, "prior_df", 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 pooled = np.where(d0 + d > 0, (d0 * s0 + d * own) / np.maximum(d0 + d, 1e-12), own)
             var, df = np.maximum(pooled, own), np.maximum(d0 + d, 1.0)
@@ -155,4 +153,7 @@ def _own_variance(cells: pl.DataFrame) -> pl.DataFrame:
 
 def quantile(alpha: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
     """The one-sided t quantile: a bound exceeded with probability ``alpha``."""
-    return stats.t.ppf(1.0 - np.asarray(alpha), df)
+    p = 1.0 - np.asarray(alpha, dtype=float)
+    # the t distribution's inverse itself (scipy.stats.t.ppf's own kernel, without its argument checks, which cost
+    # more than the quantile on the thousands of small calls of a replay); at p = 0 it answers +inf, not -inf
+    return np.where(p > 0.0, special.stdtrit(df, p), -np.inf)
