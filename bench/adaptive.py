@@ -96,8 +96,8 @@ def seed_use() -> dict:
     finding the full data decides, and those asked for only by findings the full data leaves open too (seeds that
     could not have decided anything: what stands between the budget and its target)."""
     from analysis.data.reference import open_reference
-    from analysis.stats.budget import DECIDED
     from analysis.stats.replay import replay
+    from analysis.stats.verdicts import DECIDED
     from search_spaces import get_study
     from search_spaces.record import StudyRecord
 

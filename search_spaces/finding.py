@@ -36,6 +36,14 @@ def metric_columns(metric: str) -> tuple[str, ...]:
     return (compact,)
 
 
+def direction(metric: str) -> str:
+    """``min`` when lower is better, else ``max``: declared here once for every study's mode, finding, sampler and
+    report. A loss (a single column named ``*loss*``) is minimised; every other metric (accuracies, output scales,
+    combinations of accuracies) is maximised."""
+    columns = metric_columns(metric)
+    return "min" if len(columns) == 1 and "loss" in columns[0] else "max"
+
+
 def _region(raw: Any, what: str) -> dict[str, Any]:
     """A region of the grid: column -> values (a tuple), or ``{"min": a, "max": b}`` (either may be left out)."""
     if raw is None:

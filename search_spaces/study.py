@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pydantic import model_validator
 
 from search_spaces.axes import Axis, AxisField, as_axis
-from search_spaces.finding import Finding
+from search_spaces.finding import Finding, direction
 from search_spaces.schema import SCALES, Schema, StudyError, fail
 
 SAMPLERS = ("grid", "random", "qmc", "tpe")
@@ -124,12 +124,24 @@ class Study(Schema):
                 data = {**data, "tasks": tuple(dict.fromkeys(axis.grid_values()))}
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_mode(cls, data: Any) -> Any:
+        """``mode`` left out is its metric's direction (search_spaces.finding.direction)."""
+        if isinstance(data, Mapping) and data.get("mode") is None:
+            data = {**data, "mode": direction(str(data.get("metric") or "val_accuracy"))}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> Study:
         for field_name, value, allowed in (("sampler", self.sampler, SAMPLERS), ("mode", self.mode, MODES),
                                            ("scale", self.scale, SCALES), ("budget", self.budget, BUDGETS)):
             if value not in allowed:
                 raise fail(f"{field_name} of study {self.name}", value, ", ".join(allowed))
+        if self.mode != direction(self.metric):
+            raise fail(f"mode of study {self.name}", self.mode, f"{direction(self.metric)!r}, the direction of its "
+                       f"metric {self.metric!r} (a loss is minimised, everything else maximised: "
+                       "search_spaces.finding.direction)")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise fail(f"seeds of study {self.name}", self.seeds, "a non-empty tuple of distinct ints")
         overlap = (set(self.scientific) & set(self.nuisance)) | (set(self.axes) & set(self.fixed))

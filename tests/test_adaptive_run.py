@@ -61,6 +61,9 @@ def test_an_adaptive_study_runs_in_rounds_resumes_and_completes_to_the_full_grid
     assert all(s == list(range(len(s))) for s in seeds.values())  # seeds in their order
     assert sum(len(s) for s in seeds.values()) < 6 * 4  # the budget saved models
     assert [look["models"] for look in looks] == sorted(look["models"] for look in looks)
+    # the run ends with its verdicts: the very lines `study findings` prints (one function builds both)
+    findings = run_cli("findings", ADAPTIVE, "--storage", str(tmp_path))
+    assert "findings on" in findings.stdout and first.stdout.rstrip().endswith(findings.stdout.rstrip())
 
     again = run_cli("run", ADAPTIVE, "--storage", str(tmp_path))
     assert again.returncode == 0 and "6 finished before" in again.stdout

@@ -129,3 +129,18 @@ def test_model_status_is_one_status_per_trained_model() -> None:
     out = model_status(lf).sort("trial_key", "seed").collect()
     assert out.select("trial_key", "seed", "status", "n_rows").rows() == [
         ("a", 0, "ok", 2), ("a", 1, "diverged", 2), ("b", 0, "failed", 2)]
+
+
+def test_the_samplers_objective_is_the_reports_g_with_the_same_nan_rule() -> None:
+    """One G: a trial's objective (Ray Tune, Optuna) is epochwise_rgb's g of its best learning rate, a diverged seed
+    counting as the worst value (a step where one seed diverged is never the best), not the mean of the others."""
+    from analysis.stats.rgb import objective
+
+    rows = [{"learning_rate": lr, "seed": s, "step": t, "val_accuracy": v}
+            for lr, s, t, v in [(0.1, 0, 1, 0.5), (0.1, 1, 1, 0.7), (0.1, 0, 2, 0.9), (0.1, 1, 2, math.nan),
+                                (0.01, 0, 1, 0.6), (0.01, 1, 1, 0.62)]]
+    report = epochwise_rgb(pl.DataFrame(rows).lazy(), "val_accuracy", ["learning_rate"]).collect()
+    assert objective(rows, "val_accuracy", "max") == pytest.approx(0.61)  # not 0.9 (step 2 without its NaN seed)
+    assert objective(rows, "val_accuracy", "max") == pytest.approx(report.get_column("g").max())
+    losses = [{"learning_rate": 0.1, "seed": s, "step": 1, "val_loss": v} for s, v in [(0, 0.3), (1, math.nan)]]
+    assert math.isnan(objective(losses, "val_loss", "min"))  # no step without a diverged seed: no finite G

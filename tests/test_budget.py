@@ -42,15 +42,14 @@ def test_seeds_go_only_to_the_cells_an_undecided_finding_depends_on() -> None:
     findings are decided."""
     study = _study(findings=(Finding(description="A reaches 90%", above={"A": 0.9}),
                              Finding(description="B stays under 50%", below={"B": 0.5})))
-    looks = []
-    outcome = run_budget(study, _cells(), _view([0.95, 0.5, 0.3, 0.2, 0.25, 0.1], 0.01),
-                         on_look=lambda look, budget: looks.append((look, budget.models())))
-    first = looks[0][0]
+    outcome = run_budget(study, _cells(), _view([0.95, 0.5, 0.3, 0.2, 0.25, 0.1], 0.01))
+    first = outcome.looks[0]
     assert [v.status for v in first.verdicts] == ["UNDECIDED", "PASS"]
     assert [(r.cell, r.seed, r.findings) for r in first.requests] == [
         ({"architecture": "A", "learning_rate": 0.1}, 2, (0,))]
     assert outcome.verdicts()[1].status == "PASS" and outcome.decided_at()[1] == 1
-    assert looks[0][1] == 12 and outcome.budget.models() == 12 + sum(len(look.requests) for look, _ in looks)
+    assert first.models == 12 and outcome.budget.models() == 12 + sum(len(look.requests) for look in outcome.looks)
+    assert [look.models for look in outcome.looks[1:]] == [12 + k for k in range(1, len(outcome.looks))]
 
 
 def test_a_decided_finding_and_a_cell_with_every_seed_ask_for_nothing() -> None:
@@ -67,7 +66,7 @@ def test_a_decided_finding_and_a_cell_with_every_seed_ask_for_nothing() -> None:
 def test_an_adaptive_study_keeps_the_verdict_its_look_decided_and_says_what_every_seed_says_now() -> None:
     """A finding decided at look 1 stays decided (a verdict is the first decided one over the looks), shown beside
     the current numbers when those leave it open; the numbers are taken at the last look the study took."""
-    from analysis.stats.budget import study_verdicts
+    from analysis.stats.verdicts import study_verdicts
     from search_spaces.record import BudgetLook
 
     findings = (Finding(description="A reaches 90%", above={"A": 0.9}),

@@ -12,11 +12,12 @@ from pathlib import Path
 import optuna
 import pytest
 
+from analysis.stats.rgb import objective
 from search_spaces import get_study
 from study.results.storage import StudyStorage
 from study.run.journal import JOURNAL, sync_journal
 from study.trial.identity import trial_key
-from study.trial.trainable import objective, run_trial
+from study.trial.trainable import run_trial
 from tests.cli import STUDY, rows, run_cli
 from tests.test_study_cli import STUDIES
 

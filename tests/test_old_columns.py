@@ -17,11 +17,12 @@ from deltalake import write_deltalake
 from analysis.data.columns import current_columns
 from analysis.data.location import Location
 from analysis.data.rows import scan_study
+from analysis.stats.rgb import objective
 from search_spaces import Study, get_study
 from study.results.storage import StudyStorage
 from study.results.table import fold
 from study.trial.identity import trial_key
-from study.trial.trainable import objective, run_trial
+from study.trial.trainable import run_trial
 
 #: (trial key, mixer, attention, mixer_stack, model) as written before issue 25 -> (mixer, attention) now.
 OLD = {

@@ -187,3 +187,28 @@ def test_tasks_are_declared_or_read_from_the_task_axis_and_checked_against_the_c
     assert get_study("atlas").tasks == ("cases", "cases_first_token", "mode", "ctl", "nt")
     with pytest.raises(StudyError, match=r"invalid tasks of study t: 'moed'; allowed: .*ctl, .*nt, .*mode"):
         validate(Study(name="t", goal="g", tasks=("moed",), scientific={"d_model": (8,)}))
+
+
+def test_one_cell_key_for_the_driver_and_the_analysis() -> None:
+    """64 and 64.0, 0.3**5 and 0.00243 are one cell's values (what Parquet and JSON give back); 0.0081 and 0.00243 are
+    not; the key agrees with same_value."""
+    from search_spaces.cells import cell_key, same_value
+
+    assert cell_key({"d_model": 64, "learning_rate": 0.3**5}) == cell_key({"learning_rate": 0.00243, "d_model": 64.0})
+    assert cell_key({"learning_rate": 0.0081}) != cell_key({"learning_rate": 0.00243})
+    assert cell_key({"architecture": "NAP", "d": None}) == (("architecture", "NAP"), ("d", "None"))
+    assert same_value(0.3**5, 0.00243) and same_value(64, 64.0) and not same_value(0.0081, 0.00243)
+    assert not same_value(0.00243, 0.00243 * (1 + 1e-5))
+
+
+def test_a_metrics_direction_is_declared_once_and_a_study_cannot_contradict_it() -> None:
+    """A loss is minimised, everything else maximised (search_spaces.finding.direction); a study's mode left out is
+    its metric's, and one that contradicts it is refused naming the field, the value and what is allowed."""
+    from search_spaces.finding import direction
+
+    assert direction("val_loss") == "min" and direction("val_accuracy") == "max"
+    assert direction("min(val_argmin_accuracy, val_argmax_accuracy)") == "max"
+    base = {"name": "t", "goal": "g", "tasks": ("mode",), "scientific": {"d_model": (8, 16)}}
+    assert Study(**base, metric="val_loss").mode == "min" and Study(**base).mode == "max"
+    with pytest.raises(StudyError, match=r"mode of study t .*'max'.*allowed: 'min'"):
+        Study(**base, metric="val_loss", mode="max")

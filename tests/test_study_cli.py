@@ -212,7 +212,7 @@ def test_packed_learning_rates_equal_one_rate_per_trial(tmp_path: Path) -> None:
     # The Optuna journal (docs/tracking.md) records a packed trial as one completed trial per learning rate.
     import optuna
 
-    from study.trial.trainable import objective
+    from analysis.stats.rgb import objective
 
     journal = optuna.load_study(study_name="test.rates_packed", storage=optuna.storages.JournalStorage(
         optuna.storages.journal.JournalFileBackend(str(tmp_path / "test.rates_packed" / "optuna.journal"))))

@@ -13,12 +13,13 @@ import polars as pl
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from analysis.stats.rgb import objective
 from search_spaces import get_study
 from study.results.storage import StudyStorage
 from study.run.journal import JOURNAL
 from study.tracking import TrackError, TrackSpec, parse_track
 from study.tracking.series import TrialSeries
-from study.trial.trainable import objective, run_trial, trial_params
+from study.trial.trainable import run_trial, trial_params
 from tests.cli import rows, run_cli
 from tests.test_study_cli import STUDIES
 

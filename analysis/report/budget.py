@@ -14,7 +14,7 @@ import polars as pl
 from analysis.render.grids import rgb_grid
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section
-from analysis.stats.budget import first_decided
+from analysis.stats.verdicts import first_decided
 
 
 def caption(frame: pl.DataFrame, seeds: int) -> str:

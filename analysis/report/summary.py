@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section, trained
-from analysis.stats.coverage import expected_cells
 from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, FindingData, Verdict
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
@@ -26,18 +25,17 @@ _VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NO
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
     """The findings' verdicts on this study's numbers, with their intervals (analysis.stats.findings; an adaptive
-    study's as its looks decided them: analysis.stats.budget.study_verdicts)."""
-    from analysis.stats.budget import study_verdicts
+    study's as its looks decided them: analysis.stats.verdicts.study_verdicts)."""
+    from analysis.stats.verdicts import study_verdicts
 
     return study_verdicts(ctx.meta, finding_data(ctx))
 
 
 def finding_data(ctx: ReportContext) -> FindingData:
-    """What the study's findings are checked on: its cells, the grid's cells not run yet, its seeds."""
-    stats = ctx.training
-    return FindingData(cells={} if stats.empty else stats.finding_cells(), panel=stats.axes.panel,
-                       select_metric=stats.metrics.select, expected=expected_cells(ctx.meta, stats.axes.by),
-                       max_seeds=len(ctx.meta.seeds), missing_note=ctx.coverage.missing_text())
+    """What the study's findings are checked on (analysis.stats.verdicts.finding_data), what is missing named."""
+    from analysis.stats.verdicts import finding_data as study_data
+
+    return study_data(ctx.meta, ctx.training, ctx.coverage.missing_text())
 
 
 def _verdict_html(v: Verdict) -> str:

@@ -13,24 +13,24 @@ seed), or after the last look.
 A finding's verdict is the first decided one over the looks (the looks' intervals hold together with the stated
 confidence, so a later look cannot contradict an earlier decision except with that error); until then its latest.
 
-This module is pure: it plans a round from verdicts (:func:`plan_round`) and replays a whole budget over any source
-of cell numbers (:func:`run_budget`: the published per-seed rows, a synthetic study, a live study's table). The run
-path (``study.run``) trains what a round asks for and records it.
+This module is pure: data in, the next look out (:func:`next_look`: the verdicts and the cells that need seeds). The
+driver (``study.run.adaptive``) owns the live loop: it trains what a look asks for, records the look in study.json
+and takes the next; :func:`run_budget` runs the same looks over numbers already known (the published per-seed rows, a
+simulation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from analysis.stats.findings import FAIL, PARTIAL, PASS, UNDECIDED, FindingData, Verdict, evaluate_findings
-from search_spaces.record import BudgetLook, StudyRecord
-
-#: Verdicts that more seeds cannot change: a pass, a fail, or a pass of the part of the claim the data can check.
-DECIDED = (PASS, FAIL, PARTIAL)
+from analysis.stats.findings import FindingData, Verdict
+from analysis.stats.verdicts import DECIDED, study_verdicts
+from search_spaces.cells import CellKey, cell_key
+from search_spaces.record import BudgetLook, SeedRequest, StudyRecord
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,19 @@ class Request:
 
 @dataclass(frozen=True)
 class Look:
-    """The verdicts at one look, and the requests they made (none after the last look or when nothing is open)."""
+    """One look: each finding's verdict (its first decided one over the looks so far, else this look's), the models
+    the budget had given, and the seeds the undecided findings ask for (none after the last look)."""
 
     index: int  # 1-based
     verdicts: tuple[Verdict, ...]
+    models: int = 0
     requests: tuple[Request, ...] = ()
+
+    def entry(self) -> BudgetLook:
+        """The look as study.json records it (``looks_taken``)."""
+        return BudgetLook(look=self.index, statuses=tuple(v.status for v in self.verdicts), models=self.models,
+                          requests=tuple(SeedRequest(cell=r.cell, seed=r.seed, findings=r.findings)
+                                         for r in self.requests))
 
 
 @dataclass
@@ -62,6 +70,14 @@ class Budget:
     def start(cls, cells: pl.DataFrame, meta: StudyRecord) -> Budget:
         """Every cell with the study's starting seeds."""
         return cls(cells.with_columns(n=pl.lit(len(meta.starting_seeds), pl.Int64)), tuple(meta.seeds))
+
+    @classmethod
+    def resumed(cls, cells: pl.DataFrame, meta: StudyRecord) -> Budget:
+        """Every cell with the study's starting seeds and the seeds the looks it took (``looks_taken``) gave."""
+        budget = cls.start(cells, meta)
+        for look in meta.looks_taken:
+            budget.give([Request(r.cell, r.seed, r.findings) for r in look.requests])
+        return budget
 
     @property
     def keys(self) -> list[str]:
@@ -90,21 +106,21 @@ class Budget:
 
 def plan_round(verdicts: Sequence[Verdict], budget: Budget) -> list[Request]:
     """The requests of the undecided findings: each contention cell short of seeds gets the next seed in order."""
-    asked: dict[tuple, list[int]] = {}
-    cells: dict[tuple, dict[str, Any]] = {}
+    asked: dict[CellKey, list[int]] = {}
+    cells: dict[CellKey, dict[str, Any]] = {}
     keys = budget.keys
     for index, verdict in enumerate(verdicts):
         contention = verdict.contention(futility=True)
         if contention is None:
             continue
         for row in contention.select([c for c in keys if c in contention.columns]).iter_rows(named=True):
-            key = tuple(str(row.get(c)) for c in keys)
+            key = cell_key(row, tuple(keys))
             cells.setdefault(key, row)
             if index not in asked.setdefault(key, []):
                 asked[key].append(index)
     if not asked:
         return []
-    have = {tuple(str(v) for v in row[:-1]): row[-1] for row in budget.cells.select(*keys, "n").iter_rows()}
+    have = {cell_key(row, tuple(keys)): row["n"] for row in budget.cells.iter_rows(named=True)}
     requests = []
     for key, findings in asked.items():
         n = have.get(key)
@@ -113,21 +129,32 @@ def plan_round(verdicts: Sequence[Verdict], budget: Budget) -> list[Request]:
     return requests
 
 
+def next_look(meta: StudyRecord, data: FindingData, budget: Budget) -> Look:
+    """The study's next look (its ``looks_taken`` are the earlier ones) on ``data``, what the budget's seeds have
+    produced: every finding's verdict (:func:`study_verdicts`) and the seeds the undecided ones ask for. Pure: the
+    caller trains what it asks for (``study.run.adaptive`` on Ray; :func:`run_budget` over known numbers)."""
+    index = len(meta.looks_taken) + 1
+    verdicts = study_verdicts(meta, data, at=index)
+    requests = plan_round(verdicts, budget) if index < meta.looks else []
+    return Look(index, tuple(verdicts), budget.models(), tuple(requests))
+
+
+def finished(meta: StudyRecord) -> bool:
+    """Whether an adaptive budget has taken its last look: the last allowed, or one that asked for nothing."""
+    looks = meta.looks_taken
+    return bool(looks) and (len(looks) >= meta.looks or not looks[-1].requests)
+
+
 @dataclass
 class Outcome:
-    """A budget run to its end: the looks, the verdicts (each finding's first decided one), the models given."""
+    """A budget run to its end: the looks (the last one's verdicts are the study's) and the seeds it gave."""
 
     looks: list[Look] = field(default_factory=list)
     budget: Budget | None = None
 
     def verdicts(self) -> list[Verdict]:
         """Per finding: its first decided verdict over the looks, else its latest."""
-        final = list(self.looks[-1].verdicts)
-        for i in range(len(final)):
-            first = next((look.verdicts[i] for look in self.looks if look.verdicts[i].status in DECIDED), None)
-            if first is not None:
-                final[i] = first
-        return final
+        return list(self.looks[-1].verdicts)
 
     def decided_at(self) -> list[int | None]:
         """Per finding: the look that decided it (None: never decided)."""
@@ -135,60 +162,17 @@ class Outcome:
                 for i in range(len(self.looks[-1].verdicts))]
 
 
-def run_budget(meta: StudyRecord, cells: pl.DataFrame, view: Callable[[Budget], FindingData],
-               on_look: Callable[[Look, Budget], None] | None = None,
-               planned: Sequence[Sequence[Request]] = ()) -> Outcome:
-    """Run an adaptive budget over ``cells`` (every cell of the grid): at each look, ``view`` gives what the budget's
-    seeds have produced, the findings are checked and the undecided ones ask for seeds. ``planned``: requests a run
-    already recorded (a resumed study replays them instead of deciding again). ``on_look`` sees each look."""
+def run_budget(meta: StudyRecord, cells: pl.DataFrame, view: Callable[[Budget], FindingData]) -> Outcome:
+    """An adaptive budget over known numbers (published per-seed rows, a simulation): ``view`` gives what the budget's
+    seeds have produced over ``cells`` (every cell of the grid); look after look until :func:`finished`."""
+    if meta.budget != "adaptive":
+        raise ValueError(f"run_budget needs an adaptive budget; study {meta.name} has budget {meta.budget!r}")
+    meta = meta.replace(looks_taken=())
     budget = Budget.start(cells, meta)
     outcome = Outcome(budget=budget)
-    for index in range(1, meta.looks + 1):
-        verdicts = evaluate_findings(meta, view(budget), look=index)
-        last = index == meta.looks
-        requests = [] if last else list(planned[index - 1]) if index - 1 < len(planned) else plan_round(
-            [v if not _decided_before(outcome, i) else _closed(v) for i, v in enumerate(verdicts)], budget)
-        look = Look(index, tuple(verdicts), tuple(requests))
+    while not finished(meta):
+        look = next_look(meta, view(budget), budget)
         outcome.looks.append(look)
-        if on_look is not None:
-            on_look(look, budget)
-        if not requests:
-            break
-        budget.give(requests)
+        meta = meta.replace(looks_taken=(*meta.looks_taken, look.entry()))
+        budget.give(look.requests)
     return outcome
-
-
-def _decided_before(outcome: Outcome, finding: int) -> bool:
-    return any(look.verdicts[finding].status in DECIDED for look in outcome.looks)
-
-
-def _closed(verdict: Verdict) -> Verdict:
-    """A verdict an earlier look decided: it asks for nothing more."""
-    return Verdict(verdict.finding, verdict.metric, PASS if verdict.status == UNDECIDED else verdict.status)
-
-
-def study_verdicts(meta: StudyRecord, data: FindingData) -> list[Verdict]:
-    """The verdicts of a study on its rows. An adaptive study's are taken at the last look it took (its error budget
-    spent so far), and a finding a look decided keeps that look's verdict (the run's, recorded in study.json
-    ``looks_taken``), with what all the seeds now say beside it if it differs: a verdict is each finding's first
-    decided one over the looks."""
-    looks = meta.looks_taken if meta.budget == "adaptive" else ()
-    if not looks:
-        return evaluate_findings(meta, data)
-    now = evaluate_findings(meta, data, look=len(looks))
-    kept = []
-    for index, verdict in enumerate(now):
-        first = first_decided(looks, index)
-        status = first.statuses[index] if first is not None else verdict.status
-        if first is None or status == verdict.status:
-            kept.append(verdict)
-            continue
-        said = f"decided {status} at look {first.look} ({first.models} models); on every seed now (look " \
-               f"{len(looks)}): {verdict.status}"
-        kept.append(replace(verdict, status=status, reason="; ".join(t for t in (said, verdict.reason) if t)))
-    return kept
-
-
-def first_decided(looks: Sequence[BudgetLook], finding: int) -> BudgetLook | None:
-    """The first look a study took (study.json ``looks_taken``) that decided its ``finding``-th finding, or None."""
-    return next((look for look in looks if finding < len(look.statuses) and look.statuses[finding] in DECIDED), None)

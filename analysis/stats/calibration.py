@@ -33,11 +33,12 @@ import polars as pl
 from scipy import special, stats
 
 from analysis.data.reference import open_reference
-from analysis.stats.budget import DECIDED, Budget, run_budget
+from analysis.stats.budget import Budget, run_budget
 from analysis.stats.finding_cells import VALUES
 from analysis.stats.findings import FindingData, Verdict, evaluate_findings
 from analysis.stats.seed_noise import NoiseModel
 from analysis.stats.training_stats import training_stats
+from analysis.stats.verdicts import DECIDED
 from search_spaces import Finding
 from search_spaces.record import StudyRecord
 

@@ -19,9 +19,7 @@ import polars as pl
 
 from analysis.stats.order import format_value, order_panels
 from analysis.stats.rgb import best_config, epochwise_rgb
-
-#: Two grid values closer than this (relative) are one cell: 0.3**k and the like are inexact.
-REL_TOL: float = 1e-6
+from search_spaces.cells import REL_TOL, same_value
 
 #: Default threshold of the robustness share: G (mean accuracy over seeds) of at least 50%.
 DEFAULT_THRESHOLD: float = 0.5
@@ -39,17 +37,6 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "a_n_configs",
     "b_n_configs",
 )
-
-
-def close_values(a: object, b: object) -> bool:
-    """Equal, floats to a relative 1e-6 (0.3**k is inexact): what makes two grid values one cell."""
-    if isinstance(a, float) or isinstance(b, float):
-        try:
-            fa, fb = float(a), float(b)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return False
-        return abs(fa - fb) <= REL_TOL * max(abs(fa), abs(fb), 1e-300)
-    return a == b
 
 
 def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
@@ -76,7 +63,7 @@ def common_types(a: pl.LazyFrame, b: pl.LazyFrame, keys: Sequence[str]) -> tuple
 
 def common_values(a: Sequence[object], b: Sequence[object]) -> list[object]:
     """The values of ``a`` that ``b`` also has (floats to a relative 1e-6), in ``a``'s sorted order."""
-    return sorted({v for v in a if any(close_values(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
+    return sorted({v for v in a if any(same_value(v, w) for w in b)}, key=lambda v: (str(type(v)), v))
 
 
 def common_grid(a: pl.LazyFrame, b: pl.LazyFrame, axes: Sequence[str]) -> dict[str, list[object]]:

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis.stats.compare import REL_TOL, approx_in
-from search_spaces.finding import metric_columns
+from analysis.stats.compare import approx_in
+from search_spaces.cells import REL_TOL
+from search_spaces.finding import direction, metric_columns
 
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
 #: The columns of a cell table besides the cell's configuration (the last two: the seed-noise prior,
@@ -48,8 +49,8 @@ def floats(cells: pl.DataFrame, column: str, fill: float = math.nan) -> np.ndarr
 
 
 def lower_is_better(metric: str) -> bool:
-    """A loss is minimised: its best G is the lowest."""
-    return "loss" in metric and len(metric_columns(metric)) == 1
+    """A loss is minimised: its best G is the lowest (search_spaces.finding.direction)."""
+    return direction(metric) == "min"
 
 
 def is_combination(metric: str) -> bool:

@@ -190,6 +190,7 @@ class FindingData:
     noise: Callable[[pl.DataFrame], NoiseModel] | None = field(default=None, compare=False)
 
 
+
 def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = None) -> list[Verdict]:
     """The :class:`Verdict` of every finding of ``meta`` at look ``look`` of the study's
     (:attr:`search_spaces.study.Study.looks`; None: the last)."""

@@ -13,9 +13,10 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from analysis.stats.compare import REL_TOL, close_values, common_types, without_failed
+from analysis.stats.compare import common_types, without_failed
 from analysis.stats.order import order_panels
 from analysis.stats.rgb import epochwise_rgb
+from search_spaces.cells import REL_TOL, same_value
 
 
 def paired_differences(
@@ -58,18 +59,18 @@ def paired_differences(
 def _canonical(a: pl.LazyFrame, b: pl.LazyFrame, column: str) -> list[object]:
     """One value per cell of ``column`` over both sides: A's values, then B's that none of A's is close to."""
     va, vb = (lf.select(pl.col(column).unique().sort()).collect().to_series().to_list() for lf in (a, b))
-    return va + [v for v in vb if not any(close_values(v, w) for w in va)]
+    return va + [v for v in vb if not any(same_value(v, w) for w in va)]
 
 
 def _snap(column: str, values: Sequence[object]) -> pl.Expr:
-    """``column`` replaced by the value of ``values`` it is close to (as :func:`analysis.stats.compare.close_values`
+    """``column`` replaced by the value of ``values`` it is close to (as :func:`search_spaces.cells.same_value`
     decides), so both sides key their cells alike."""
     floats = [float(v) for v in values if isinstance(v, float)]
     if not floats:
         return pl.col(column)
     col = pl.col(column)
     return pl.coalesce([pl.when((col - v).abs() <= REL_TOL * pl.max_horizontal(col.abs(), pl.lit(abs(v))))
-                        .then(pl.lit(v)) for v in floats]).alias(column)  # symmetric, as close_values
+                        .then(pl.lit(v)) for v in floats]).alias(column)  # symmetric, as same_value
 
 
 def t_quantile_95(df: int) -> float:

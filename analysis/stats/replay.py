@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from analysis.stats.budget import DECIDED, Budget, Outcome, run_budget
+from analysis.stats.budget import Budget, Outcome, run_budget
 from analysis.stats.findings import FindingData, Verdict, evaluate_findings
 from analysis.stats.training_stats import TrainingStats, training_stats
+from analysis.stats.verdicts import DECIDED
 from search_spaces.finding import metric_columns
 from search_spaces.record import StudyRecord
 

@@ -18,8 +18,9 @@ count as the worst possible value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -97,6 +98,24 @@ def epochwise_rgb(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode =
     ``b`` = max over steps of the max over seeds (``mode="max"``). Also ``n_seeds``.
     """
     return rgb_from_step_stats(step_stats(lf, [metric], by, mode), metric, by, mode)
+
+
+def objective(rows: Sequence[Mapping[str, Any]], metric: str, mode: str) -> float:
+    """A trial's score for Ray Tune and the Optuna sampler: the paper's G of each learning rate the trial trained
+    (:func:`epochwise_rgb`, the same NaN rule: a diverged seed is the worst value, so a step where one diverged never
+    counts as best), the best of them; NaN when none has a finite G (every step had a diverged seed)."""
+    _check_mode(mode)
+    if not rows:
+        return math.nan
+    values = [row.get(metric) for row in rows]
+    frame = pl.DataFrame({"learning_rate": [row.get("learning_rate") for row in rows],
+                          "seed": [row.get("seed") for row in rows], "step": [int(row["step"]) for row in rows],
+                          metric: [None if v is None else float(v) for v in values]},
+                         schema_overrides={metric: pl.Float64}, strict=False)
+    g = epochwise_rgb(frame.lazy(), metric, ["learning_rate"], mode).collect().get_column("g").drop_nulls()
+    if g.is_empty():
+        return math.nan
+    return float(g.max() if mode == "max" else g.min())  # type: ignore[arg-type]
 
 
 def case_rgb_from_step_stats(steps: pl.LazyFrame, split: str, by: Sequence[str]) -> pl.LazyFrame:

@@ -33,7 +33,7 @@ from analysis.stats.rgb import (
     step_stats,
 )
 from analysis.stats.seed_stats import seed_at_best, seed_columns
-from search_spaces.finding import metric_columns
+from search_spaces.finding import direction, metric_columns
 from search_spaces.record import StudyRecord
 
 ACCURACY_METRICS: tuple[str, ...] = ("train_accuracy", "val_accuracy")
@@ -107,7 +107,7 @@ def choose_metrics(meta: StudyRecord, columns: Sequence[str]) -> Metrics:
                          f"{[*ACCURACY_METRICS, meta.metric]} among {list(columns)}")
     select = meta.metric if meta.metric in grids else ("val_accuracy" if "val_accuracy" in grids else grids[0])
     wanted = {c for f in meta.findings for c in metric_columns(f.metric or select)}
-    losses = {m for m in columns if "loss" in m}
+    losses = {m for m in columns if direction(m) == "min"}
     cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
     combos = {f.metric for f in meta.findings if f.metric and is_combination(f.metric)
               and all(c in columns for c in metric_columns(f.metric))}

@@ -9,7 +9,7 @@ already running) is one line naming the field, the value and what is allowed, ne
 
 Exit status (docs/cli.md): 0 done; 1 an error, or `run` left trials failed or unfinished; 2 a usage error
 (unknown option, bad choice, a paper-scale study on a machine without GPUs without an explicit
-``--scale paper``); 3 a checked claim failed (a finding of `report`, `run --report`, `findings`; a trial that
+``--scale paper``); 3 a checked claim failed (a finding of `report`, `run`, `findings`; a trial that
 `verify` did not reproduce).
 """
 

@@ -10,6 +10,7 @@ alone for Fig. 3) are left out and named. Exit status 3 when a checked finding F
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import click
 import polars as pl
@@ -24,6 +25,7 @@ from study.cli.common import (
     storage_option,
     study_storage,
 )
+from study.results.storage import StudyStorage
 
 PUBLISHED = "published"
 
@@ -129,12 +131,11 @@ def published_replay(study: Study, data: str) -> tuple[str, list, list[str]]:
     return head, result.adaptive, [*looks, *summary, result.line()]
 
 
-def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
-    """(a header line, the verdicts) of the study's current findings on its results in ``storage``."""
+def run_verdicts(study: Study, target: StudyStorage) -> tuple[str, list]:
+    """(a header line, the verdicts) of the study's current findings on its results in ``target``."""
     from analysis.report.sections import ReportContext
     from analysis.report.summary import verdicts_of
 
-    target = study_storage(study, storage)  # read in place, local or object storage
     study_dir = target.location
     ctx = ReportContext.open(study_dir, current_meta(study, target))
     if ctx.scan.lf is None:
@@ -143,6 +144,22 @@ def run_verdicts(study: Study, storage: str) -> tuple[str, list]:
     note = ctx.coverage.note()
     return f"{study.name} (scale {study.scale}): findings on {study_dir.uri}{f' ({note})' if note else ''}", \
         verdicts_of(ctx)
+
+
+def echo_verdicts(head: str, verdicts: list, tail: Sequence[str] = ()) -> int:
+    """Print the verdicts under ``head`` (and ``tail`` after them); returns how many checked findings failed."""
+    from analysis.stats.findings import failed
+
+    click.echo(head)
+    for verdict in verdicts:
+        for line in verdict.lines():
+            click.echo(line)
+    for line in tail:
+        click.echo(line)
+    bad = failed(verdicts)
+    if bad:
+        click.echo(f"{len(bad)} finding(s) checked and failed: exit status {FINDING_FAILED_EXIT}")
+    return len(bad)
 
 
 @click.command("findings")
@@ -161,8 +178,6 @@ def findings(name: str, scale: str, storage: str, data: str | None, budget: str 
 
     Exits 3 when a checked finding fails.
     """
-    from analysis.stats.findings import failed
-
     study = load_study(name, scale)
     if not study.findings:
         click.echo(f"{study.name} states no findings")
@@ -173,15 +188,9 @@ def findings(name: str, scale: str, storage: str, data: str | None, budget: str 
     tail: list[str] = []
     if data is not None and budget == "adaptive":
         head, verdicts, tail = published_replay(study, data)
+    elif data is not None:
+        head, verdicts = published_verdicts(study, data)
     else:
-        head, verdicts = published_verdicts(study, data) if data is not None else run_verdicts(study, storage)
-    click.echo(head)
-    for verdict in verdicts:
-        for line in verdict.lines():
-            click.echo(line)
-    for line in tail:
-        click.echo(line)
-    bad = failed(verdicts)
-    if bad:
-        click.echo(f"{len(bad)} finding(s) checked and failed: exit status {FINDING_FAILED_EXIT}")
+        head, verdicts = run_verdicts(study, study_storage(study, storage))  # read in place, local or object storage
+    if echo_verdicts(head, verdicts, tail):
         sys.exit(FINDING_FAILED_EXIT)

@@ -1,8 +1,8 @@
-"""`study run NAME`: run or resume a study on a local Ray or a cluster (study/run/runner.py), then, with
-``--report``, write its report.
+"""`study run NAME`: run or resume a study on a local Ray or a cluster (study/run/runner.py), then print its
+findings' verdicts (with ``--report``: write its report, whose summary holds them).
 
-Exits 1 when trials failed or did not finish, 2 on bad input (before Ray starts), 3 when ``--report`` checks a
-finding that fails (docs/cli.md).
+Exits 1 when trials failed or did not finish, 2 on bad input (before Ray starts), 3 when a checked finding fails
+(docs/cli.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from study.cli.common import (
     study_storage,
 )
 from study.cli.report import write_report
-from study.results.storage import storage_fault
+from study.results.storage import StudyStorage, storage_fault
 from trainables.errors import one_line
 
 
@@ -104,7 +104,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         report: bool, track: tuple[str, ...], budget: str | None, where: tuple[str, ...]) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
-    Exits 1 when trials failed or did not finish, 3 when --report checks a finding that fails.
+    Ends with the study's verdicts (its findings checked on the results). Exits 1 when trials failed or did not
+    finish, 3 when a checked finding fails.
     """
     study = _with_budget(load_study(name, scale or "paper"), budget)
     click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
@@ -117,21 +118,16 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     from study.run.lock import StudyLock, StudyLocked
     from study.run.packing import check_packing
     from study.run.points import parse_where
-    from study.run.preflight import preflight
-    from study.run.runner import run_study, strategy_for
+    from study.run.runner import prepare, run_study
     from study.tracking import TrackError, parse_track, resolve
 
     target = study_storage(study, storage, must_exist=False)
+    started = time.time()
     try:
         specs = [parse_track(t) for t in track]
         subset = parse_where(study, where)
-        strategy_for(study, subset)  # a request it cannot honour (--where with an adaptive budget): before the lock
-    except (TrackError, StudyError) as error:
-        raise InputError(str(error)) from None
-    started = time.time()
-    try:
         # Before the lock creates the study's directory: a rejected study leaves nothing behind.
-        preflight(study, click.echo)
+        strategy = prepare(study, subset, click.echo)
         resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
                               max_concurrent=max_concurrent, packing=packing,
                               precision=precision, simulated_gpus=simulated_gpus)
@@ -142,7 +138,7 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
             for spec in specs:
                 click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
             counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs),
-                               where=subset)
+                               where=subset, strategy=strategy)
     except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
     except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target
@@ -154,8 +150,20 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         raise InputError(str(fault)) from None
     click.echo(f"{counts['finished']}/{counts['total']} trials finished, {counts['failed']} failed "
                f"({time.time() - started:.0f} s)")
-    failed_findings = write_report(study, target, None) if report else 0
+    failed_findings = _verdicts(study, target, report, counts["finished"])
     if counts["failed"] or counts["finished"] < counts["total"]:
         sys.exit(1)
     if failed_findings:
         sys.exit(FINDING_FAILED_EXIT)
+
+
+def _verdicts(study: Study, target: StudyStorage, report: bool, counts_finished: int) -> int:
+    """The study's verdicts at the end of every run (in its report's summary with ``--report``); returns how many
+    checked findings failed (none when no trial has finished)."""
+    if report:
+        return write_report(study, target, None)
+    if not study.findings or not counts_finished:
+        return 0
+    from study.cli.findings import echo_verdicts, run_verdicts
+
+    return echo_verdicts(*run_verdicts(study, target))

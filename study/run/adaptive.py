@@ -11,16 +11,21 @@ Completing the study to the full grid later (``--budget fixed``) trains only eac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from search_spaces.record import BudgetLook, SeedRequest, StudyRecord
+from search_spaces.cells import CellKey, cell_key
+from search_spaces.record import StudyRecord
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.run.strategies import Plan
+from study.run.strategies import Launcher, Plan
 from study.trial.spec import Trial
+
+if TYPE_CHECKING:
+    from analysis.stats.budget import Budget
+    from analysis.stats.findings import FindingData
 
 
 def cell_trials(study: Study, point: dict[str, Any], n: int) -> list[Trial]:
@@ -31,7 +36,7 @@ def cell_trials(study: Study, point: dict[str, Any], n: int) -> list[Trial]:
 
 
 class AdaptiveStrategy:
-    """The grid with an adaptive budget (module docstring)."""
+    """The grid with an adaptive budget (module docstring): this driver owns the loop, analysis decides each look."""
 
     adaptive = True
     records_journal = True
@@ -48,49 +53,31 @@ class AdaptiveStrategy:
         finished = storage.finished_keys()
         start = [Trial(p, study.starting_seeds) for p in points]
         todo = [t for t in start if t.key(study) not in finished]
-        self.record = record  # its looks are replayed, never decided again
         return Plan(total=len(points), done=len(points) - len(todo), todo=todo)
 
-    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
-        """The rounds (module docstring), their trials through the launcher's grid (False when interrupted)."""
-        from analysis.stats.budget import Request, run_budget
+    def run(self, study: Study, storage: StudyStorage, launcher: Launcher, plan: Plan, record: StudyRecord) -> None:
+        """Look after look (module docstring): train what the budget has given and is not on disk, take the next
+        look on the rows of those seeds, record it in study.json (``record``: as this run wrote it, with the looks
+        an earlier run took, which are replayed, never decided again), give its seeds; until the budget is
+        finished (:func:`analysis.stats.budget.finished`)."""
+        from analysis.stats.budget import Budget, finished, next_look
 
-        train: Callable[[list[Trial], str], bool] = launcher.grid
-        echo = launcher.echo
-
-        meta = StudyRecord.of(study)
-        cells = pl.DataFrame(list(study.points()), strict=False)
-        planned = [[Request(r.cell, r.seed, r.findings) for r in look.requests]
-                   for look in (self.record.looks_taken if self.record is not None else ())]
-        looks: list[BudgetLook] = list(self.record.looks_taken) if self.record is not None else []
-        here = sum(f.checked_at(study.scale) for f in meta.findings)
-        elsewhere = f" ({len(meta.findings) - here} checked only at other scales)" if here < len(meta.findings) else ""
-        stage = [f"look 1 of {meta.looks}: {here} finding(s) to decide{elsewhere}"]
-
-        def view(budget: Any) -> Any:
-            trials = [t for row in budget.cells.iter_rows(named=True)
-                      for t in cell_trials(study, {k: v for k, v in row.items() if k != "n"}, row["n"])]
-            finished = storage.finished_keys()
-            todo = [t for t in trials if t.key(study) not in finished]
-            if todo and not train(todo, stage[0]):
-                raise _Interrupted  # no look on a round that did not finish: a re-run resumes it
-            return _finding_data(study, storage, meta, budget)
-
-        def on_look(look: Any, budget: Any) -> None:
+        budget = Budget.resumed(pl.DataFrame(list(study.points()), strict=False), record)
+        stage = _stage(record)
+        while True:
+            if not _train(study, storage, launcher, budget, stage):
+                launcher.echo("the round did not finish (interrupted or trials lost): `study run` again resumes it")
+                return
+            if finished(record):
+                return
+            look = next_look(record, _finding_data(storage, record, budget), budget)
+            record = record.replace(looks_taken=(*record.looks_taken, look.entry()))
+            storage.write_json("study.json", record.to_json())  # before its seeds train: a re-run replays it
             undecided = sum(v.status == "UNDECIDED" for v in look.verdicts)
-            entry = BudgetLook(look=look.index, statuses=tuple(v.status for v in look.verdicts),
-                               models=budget.models(), requests=tuple(
-                                   SeedRequest(cell=r.cell, seed=r.seed, findings=r.findings) for r in look.requests))
-            looks[look.index - 1:] = [entry]
-            storage.write_json("study.json", _record(storage, study, tuple(looks)).to_json())
-            stage[0] = f"look {look.index + 1} of {meta.looks}: {undecided} of {len(look.verdicts)} undecided"
-            echo(f"look {look.index} of {meta.looks}: {undecided} of {len(look.verdicts)} finding(s) undecided, "
-                 f"{budget.models()} models so far; {len(look.requests)} cell(s) get one more seed")
-
-        try:
-            run_budget(meta, cells, view, on_look, planned)
-        except _Interrupted:
-            echo("the round did not finish (interrupted or trials lost): `study run` again resumes it")
+            launcher.echo(f"look {look.index} of {record.looks}: {undecided} of {len(look.verdicts)} finding(s) "
+                          f"undecided, {look.models} models so far; {len(look.requests)} cell(s) get one more seed")
+            stage = f"look {look.index + 1} of {record.looks}: {undecided} of {len(look.verdicts)} undecided"
+            budget.give(look.requests)
 
     def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
         """Cells whose seeds the budget gave have all finished / trials failed for good / cells."""
@@ -103,53 +90,49 @@ class AdaptiveStrategy:
         return {"finished": done, "failed": failed, "total": plan.total}
 
 
-def budget_trials(study: Study, record: StudyRecord | None) -> dict[tuple, dict[str, Trial]]:
+def _stage(record: StudyRecord) -> str:
+    """What the progress line says the round is for."""
+    here = sum(f.checked_at(record.scale) for f in record.findings)
+    elsewhere = f" ({len(record.findings) - here} checked only at other scales)" if here < len(record.findings) else ""
+    return f"look {len(record.looks_taken) + 1} of {record.looks}: {here} finding(s) to decide{elsewhere}"
+
+
+def _train(study: Study, storage: StudyStorage, launcher: Launcher, budget: Budget, stage: str) -> bool:
+    """The trials of the seeds ``budget`` has given that are not on disk; False when the round did not finish."""
+    trials = [t for row in budget.cells.iter_rows(named=True)
+              for t in cell_trials(study, {k: v for k, v in row.items() if k != "n"}, row["n"])]
+    finished = storage.finished_keys()
+    todo = [t for t in trials if t.key(study) not in finished]
+    return not todo or launcher.grid(todo, stage)
+
+
+def budget_trials(study: Study, record: StudyRecord | None) -> dict[CellKey, dict[str, Trial]]:
     """Per cell (its point's values) the trials an adaptive budget gave it, by key: its first seeds, and one trial per
     seed a look of ``record`` asked for."""
-    given: dict[tuple, int] = {}
+    given: dict[CellKey, int] = {}
     for look in record.looks_taken if record is not None else ():
         for r in look.requests:
-            given[_cell_key(r.cell)] = given.get(_cell_key(r.cell), 0) + 1
+            given[cell_key(r.cell)] = given.get(cell_key(r.cell), 0) + 1
     out = {}
     for point in study.points():
-        n = len(study.starting_seeds) + given.get(_cell_key(point), 0)
-        out[_cell_key(point)] = {t.key(study): t for t in cell_trials(study, point, n)}
+        n = len(study.starting_seeds) + given.get(cell_key(point), 0)
+        out[cell_key(point)] = {t.key(study): t for t in cell_trials(study, point, n)}
     return out
 
 
-def _cell_key(cell: Any) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in cell.items()))
-
-
-class _Interrupted(Exception):
-    """A round's trials did not all finish."""
-
-
-def _record(storage: StudyStorage, study: Study, looks: tuple[BudgetLook, ...]) -> StudyRecord:
-    """study.json with ``looks``: the run's record as written at its start, its looks now."""
-    from study.run.strategies import read_record
-
-    written = read_record(storage)
-    return (written or StudyRecord.of(study)).replace(looks_taken=looks)
-
-
-def _finding_data(study: Study, storage: StudyStorage, meta: StudyRecord, budget: Any) -> Any:
-    """What the findings see at a look: the rows of the seeds the budget has given (analysis.stats.findings)."""
+def _finding_data(storage: StudyStorage, record: StudyRecord, budget: Budget) -> FindingData:
+    """What the findings see at a look: the rows of the seeds the budget has given (the same
+    :func:`analysis.stats.verdicts.finding_data` as `study findings` and the report)."""
     from analysis.data.rows import open_trials
-    from analysis.stats.findings import FindingData
     from analysis.stats.training_stats import training_stats
+    from analysis.stats.verdicts import finding_data
 
     scan = open_trials(storage.location)
-    given = budget.seed_rows()
     if scan.lf is None:
-        return FindingData(cells={}, panel=meta.plot.panel or "", select_metric=meta.metric,
-                           expected=given.drop("seed").unique(), max_seeds=len(meta.seeds))
+        return finding_data(record, None)
+    given = budget.seed_rows()
     schema = scan.lf.collect_schema()
     keys = [c for c in given.columns if c in schema]
     given = given.with_columns(pl.col(c).cast(schema[c]) for c in keys)
     rows = scan.lf.join(given.lazy(), on=keys, how="semi", nulls_equal=True)
-    stats = training_stats(rows, meta)
-    by = stats.axes.by
-    expected = budget.cells.select([c for c in by if c in budget.cells.columns]).unique()
-    return FindingData(cells={} if stats.empty else stats.finding_cells(), panel=stats.axes.panel,
-                       select_metric=stats.metrics.select, expected=expected, max_seeds=len(meta.seeds))
+    return finding_data(record, training_stats(rows, record))

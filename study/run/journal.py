@@ -16,10 +16,10 @@ from typing import Any
 
 from ray import tune
 
+from analysis.stats.rgb import objective
 from search_spaces.study import Study
 from study.results.storage import StudyStorage, ensure_local_dir
 from study.trial.spec import Trial
-from study.trial.trainable import objective
 
 JOURNAL = "optuna.journal"
 

@@ -19,7 +19,10 @@ from search_spaces import Study, StudyError
 from search_spaces.axes import show_value
 from study.trial.identity import trial_key
 
-REL_TOLERANCE = 5e-3  # 3 significant digits, as `study show` prints rates such as 0.000219 (0.3^7)
+#: How close a number typed in `--where` must be to an axis value to name it: 3 significant digits, as `study show`
+#: prints rates such as 0.000219 (0.3^7). A matter of reading text; which values are one cell is
+#: search_spaces.cells.same_value's.
+TEXT_REL_TOLERANCE = 5e-3
 
 
 def _matches(text: str, value: Any) -> bool:
@@ -31,7 +34,7 @@ def _matches(text: str, value: Any) -> bool:
         return False
     if isinstance(value, int):
         return number == value
-    return math.isclose(number, value, rel_tol=REL_TOLERANCE, abs_tol=0.0)
+    return math.isclose(number, value, rel_tol=TEXT_REL_TOLERANCE, abs_tol=0.0)
 
 
 def parse_where(study: Study, texts: tuple[str, ...]) -> dict[str, tuple[Any, ...]]:

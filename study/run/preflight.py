@@ -110,19 +110,8 @@ def _point_text(point: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + "}"
 
 
-#: The study definitions (with the hashes of the plugins loaded) this process has checked: `study run` checks before
-#: taking the study's lock, run_study again before Ray starts; the second is this lookup. An edited plugin (another
-#: hash) is checked again.
-_CHECKED: set[str] = set()
-
-
 def preflight(study: Study, echo: Callable[[str], None] = print) -> None:
-    """:func:`validate`, then :func:`check_components` once per study definition and plugin code in this process."""
-    from trainables.plugins import record
-
+    """:func:`validate`, then :func:`check_components`: once per `study run`, before its lock and Ray
+    (study.run.runner.prepare)."""
     validate(study)
-    hashes = sorted((p["module"], p["sha256"]) for p in record())
-    definition = json.dumps([study.to_json(), hashes], sort_keys=True, default=str)
-    if definition not in _CHECKED:
-        check_components(study, echo)
-        _CHECKED.add(definition)
+    check_components(study, echo)

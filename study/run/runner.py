@@ -23,7 +23,7 @@ from study.run.journal import JournalRecorder, journal_storage
 from study.run.points import describe
 from study.run.preflight import preflight
 from study.run.progress import StudyProgress
-from study.run.strategies import GridStrategy, Plan, SamplerStrategy, read_record
+from study.run.strategies import GridStrategy, Plan, SamplerStrategy, Strategy, read_record
 from study.run.tuner import Folder, GridRun, fit, grid_tune_config, sampler_tune_config
 from study.trial.entry import trial_entry
 from study.trial.identity import machine, machine_text, software_versions
@@ -57,7 +57,7 @@ def changed_plugins(storage: StudyStorage, record: StudyRecord | None) -> list[s
             if name in now and now[name].sha256 != old["sha256"]]
 
 
-def strategy_for(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None) -> Any:
+def strategy_for(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None) -> Strategy:
     """The strategy of ``study`` (study.run.strategies: its sampler and budget)."""
     if study.sampler != "grid":
         return SamplerStrategy()
@@ -69,31 +69,40 @@ def strategy_for(study: Study, where: Mapping[str, tuple[Any, ...]] | None = Non
     return GridStrategy(where)
 
 
+def prepare(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None, echo: Echo = print) -> Strategy:
+    """Everything that can refuse the study before its lock and Ray, once: its strategy (a request it cannot honour)
+    and the preflight (every configuration valid, every component one step on the CPU: study.run.preflight)."""
+    strategy = strategy_for(study, where)
+    preflight(study, echo)
+    return strategy
+
+
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
               echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = (),
-              where: Mapping[str, tuple[Any, ...]] | None = None) -> dict[str, int]:
+              where: Mapping[str, tuple[Any, ...]] | None = None, strategy: Strategy | None = None) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
     The study's strategy (study.run.strategies: a grid, an adaptive budget, a sampler) says which trials; a grid runs
     as Tuner runs of at most `chunk_size` trials (Tune's experiment state grows with the number of trials, and so
     does the time of each save). `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where`
     (grid studies; axis -> values, study.run.points): only the grid points it selects run and are counted.
+    `strategy`: what :func:`prepare` returned (`study run` prepares before taking the study's lock); None: prepared
+    here.
     """
-    strategy = strategy_for(study, where)
-    preflight(study, echo)
+    strategy = strategy if strategy is not None else prepare(study, where, echo)
     record = read_record(storage)
     plan = _plan(study, storage, strategy, record, echo)
-    _write_record(study, storage, resources, record)
+    written = _write_record(study, storage, resources, record)
     echo(f"study {study.name} (scale {study.scale}): {plan.total} trials x {len(study.seeds)} seeds"
          f"{_budget_words(study)}; {plan.done} finished before, {plan.remaining} to run; results in {storage.uri}")
     if plan.remaining <= 0 and not strategy.adaptive:
         return {"finished": plan.done, "failed": 0, "total": plan.total}
     launcher = _Launcher(study, storage, resources, address, echo, track, chunk_size, strategy.records_journal)
-    strategy.run(study, storage, launcher, plan)
+    strategy.run(study, storage, launcher, plan, written)
     return strategy.counts(study, storage, plan)
 
 
-def _plan(study: Study, storage: StudyStorage, strategy: Any, record: StudyRecord | None, echo: Echo) -> Plan:
+def _plan(study: Study, storage: StudyStorage, strategy: Strategy, record: StudyRecord | None, echo: Echo) -> Plan:
     """What is left to run, after tidying what an earlier run left (unreadable trial files, an unfinished fold)."""
     for key in sorted(storage.corrupt_keys() if storage.is_local else ()):  # a footer read per pending file
         echo(f"warning: trial file {storage.trial_path(key)} is unreadable; moved to "
@@ -111,12 +120,14 @@ def _plan(study: Study, storage: StudyStorage, strategy: Any, record: StudyRecor
     return plan
 
 
-def _write_record(study: Study, storage: StudyStorage, resources: Resources, record: StudyRecord | None) -> None:
+def _write_record(study: Study, storage: StudyStorage, resources: Resources, record: StudyRecord | None
+                  ) -> StudyRecord:
     """study.json: the study as it runs now, the software and the run; an adaptive budget's looks so far are kept
-    (they are replayed, never decided again)."""
+    (they are replayed, never decided again). Returns what it wrote."""
     looks = record.looks_taken if record is not None else ()
     written = StudyRecord.of(study, versions=software_versions(), run=run_record(resources)).replace(looks_taken=looks)
     storage.write_json("study.json", written.to_json())
+    return written
 
 
 def _budget_words(study: Study) -> str:

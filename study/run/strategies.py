@@ -9,10 +9,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from search_spaces.cells import cell_key
 from search_spaces.record import StudyRecord
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
@@ -35,6 +36,39 @@ class Plan:
     def remaining(self) -> int:
         """Trials still to run (an adaptive budget: at least its first round's)."""
         return max(self.total - self.done, len(self.todo))
+
+
+class Launcher(Protocol):
+    """What a strategy runs trials through (study.run.runner's, on Ray Tune)."""
+
+    echo: Callable[[str], None]  # says one line to the user
+
+    def grid(self, todo: list[Trial], stage: str) -> bool:
+        """Run the listed trials (each exactly once); False when interrupted. ``stage``: what the progress line says
+        the round is for."""
+
+    def sample(self, plan: Plan) -> None:
+        """Run an Optuna sampler's remaining trials of ``plan``."""
+
+
+class Strategy(Protocol):
+    """How a study's trials are chosen (module docstring); the runner asks every strategy the same questions."""
+
+    adaptive: bool  # whether its rounds depend on the results (it runs even with nothing left in the plan)
+    records_journal: bool  # whether the driver writes each finished trial into the Optuna journal
+    where: Mapping[str, tuple[Any, ...]]  # a grid's --where subset (empty: the whole study)
+
+    def tidy(self, study: Study, storage: StudyStorage) -> None:
+        """Before planning: bring what the storage holds up to date (the journal)."""
+
+    def plan(self, study: Study, storage: StudyStorage, record: StudyRecord | None) -> Plan:
+        """What is left to run."""
+
+    def run(self, study: Study, storage: StudyStorage, launcher: Launcher, plan: Plan, record: StudyRecord) -> None:
+        """Run the plan through ``launcher``; ``record``: study.json as this run wrote it."""
+
+    def counts(self, study: Study, storage: StudyStorage, plan: Plan) -> dict[str, int]:
+        """Finished / failed / total at the end."""
 
 
 def read_record(storage: StudyStorage) -> StudyRecord | None:
@@ -65,7 +99,8 @@ def point_seeds(study: Study, point: Mapping[str, Any], finished: set[str], reco
 
 
 def _same(cell: Mapping[str, Any], point: Mapping[str, Any]) -> bool:
-    return all(str(cell.get(k)) == str(v) for k, v in point.items())
+    names = tuple(point)
+    return cell_key(cell, names) == cell_key(point, names)
 
 
 class GridStrategy:
@@ -97,7 +132,7 @@ class GridStrategy:
 
         sync_journal(study, storage)
 
-    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
+    def run(self, study: Study, storage: StudyStorage, launcher: Launcher, plan: Plan, record: StudyRecord) -> None:
         """The plan's trials through Ray Tune's grid."""
         launcher.grid(plan.todo, "")
 
@@ -127,7 +162,7 @@ class SamplerStrategy:
     def tidy(self, study: Study, storage: StudyStorage) -> None:
         """Nothing: planning syncs the sampler's journal."""
 
-    def run(self, study: Study, storage: StudyStorage, launcher: Any, plan: Plan) -> None:
+    def run(self, study: Study, storage: StudyStorage, launcher: Launcher, plan: Plan, record: StudyRecord) -> None:
         """The sampler's remaining trials."""
         launcher.sample(plan)
 
@@ -139,7 +174,7 @@ def finished_points(study: Study, storage: StudyStorage) -> list[tuple[dict[str,
     """(point, objective) of every finished trial (table and pending files, one scan), for a resumed Optuna
     search; in trial-key order."""
     from analysis.data.rows import open_trials
-    from study.trial.trainable import objective
+    from analysis.stats.rgb import objective
 
     scan = open_trials(storage.location)
     if scan.lf is None:

@@ -9,7 +9,6 @@ driver re-launches finished trials), reports progress to Tune and writes the tri
 from __future__ import annotations
 
 import contextlib
-import math
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from analysis.stats.rgb import objective
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.identity import code_version, machine_text
@@ -27,23 +27,6 @@ from trainables.families import packing_request
 from trainables.plugins import rows_label
 
 Report = Callable[[dict[str, Any]], None]
-
-
-def objective(rows: list[dict[str, Any]], metric: str, mode: str) -> float:
-    """The sampler's score of a trial: mean over seeds per evaluation step, best over training.
-
-    This is the paper's G statistic (mean accuracy, maximised over the course of training); a trial
-    that packs several learning rates scores its best one.
-    """
-    by_step: dict[tuple[Any, int], list[float]] = {}
-    for row in rows:
-        value = row.get(metric)
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            by_step.setdefault((row.get("learning_rate"), int(row["step"])), []).append(float(value))
-    means = [sum(v) / len(v) for v in by_step.values()]
-    if not means:
-        return float("nan")
-    return max(means) if mode == "max" else min(means)
 
 
 def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
