@@ -70,9 +70,9 @@ def main() -> None:
 
     from search_spaces import get_study
     from study.results.storage import StudyStorage
-    from study.run.cluster import Resources
     from study.run.points import trial_points
     from study.run.runner import run_study
+    from study.trial.resources import Resources
 
     study = get_study("richter2020.fig7", "cpu")
     study = dataclasses.replace(study, scientific={**study.scientific, "architecture": tuple(args.architectures),

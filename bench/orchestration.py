@@ -29,8 +29,8 @@ import psutil  # noqa: E402  (a Ray dependency)
 from analysis.data.rows import scan_study  # noqa: E402
 from search_spaces import Plot, Study  # noqa: E402
 from study.results.storage import StudyStorage  # noqa: E402
-from study.run.cluster import Resources  # noqa: E402
 from study.run.runner import run_study  # noqa: E402
+from study.trial.resources import Resources  # noqa: E402
 
 
 def trivial_study(n_trials: int) -> Study:

@@ -5,11 +5,11 @@ The schema (:mod:`search_spaces.study`, :mod:`search_spaces.axes`, :mod:`search_
 reading a ``study.json`` (analysis/) costs no study module.
 """
 
-import functools
 import importlib
 import importlib.util
 from pathlib import Path
 
+from core.registry import Registry, RegistryError
 from search_spaces.axes import IntRange, Linked, LogUniform, Uniform
 from search_spaces.finding import Finding
 from search_spaces.schema import SCALES, StudyError
@@ -30,21 +30,22 @@ STUDY_MODULES: tuple[str, ...] = (
 )
 
 
-@functools.cache
-def _registry() -> dict[str, Study]:
-    studies: dict[str, Study] = {}
-    every = [s for module in STUDY_MODULES for s in importlib.import_module(module).STUDIES]
-    for study in every:
-        for name in (study.name, *study.aliases):
-            if name in studies:
-                raise StudyError(f"duplicate study name {name!r}")
-            studies[name] = study
-    return studies
+def _register_study_modules() -> None:
+    """Each study of :data:`STUDY_MODULES` under its name and its aliases (a duplicate is a RegistryError)."""
+    for module in STUDY_MODULES:
+        for study in importlib.import_module(module).STUDIES:
+            for name in (study.name, *study.aliases):
+                STUDIES.add(name, study, module=module)
+
+
+#: Every study of this project by name, aliases included (an alias maps to the study that holds its trials): the
+#: project's one :class:`core.registry.Registry`, filled from :data:`STUDY_MODULES` on first read.
+STUDIES: Registry[Study] = Registry("study", fill=_register_study_modules)
 
 
 def all_studies() -> dict[str, Study]:
     """Every study by name, aliases included (an alias maps to the study that holds its trials)."""
-    return dict(_registry())
+    return {name: STUDIES.get(name) for name in STUDIES}
 
 
 def get_study(name: str, scale: str = "paper") -> Study:
@@ -56,11 +57,11 @@ def get_study(name: str, scale: str = "paper") -> Study:
     """
     if ":" in name and name.split(":", 1)[0].endswith(".py"):
         study = _from_file(name)
-    elif name in _registry():
-        study = _registry()[name]
     else:
-        raise StudyError(f"unknown study {name!r}; valid: {', '.join(sorted(_registry()))} "
-                         "(or path/to/file.py:VARIABLE)")
+        try:
+            study = STUDIES.get(name)
+        except RegistryError as error:  # the registry's one line, and the other way to name a study
+            raise StudyError(f"{error} (or path/to/file.py:VARIABLE)") from None
     load_plugins(study)
     return study.at_scale(scale)
 
@@ -82,7 +83,7 @@ def _from_file(spec: str) -> Study:
     path = Path(path_text)
     if not path.is_file():
         raise StudyError(f"invalid study file {path_text!r}; allowed: an existing .py file")
-    from trainables.errors import one_line
+    from core.errors import one_line
     from trainables.plugins import load_study_file
 
     try:

@@ -18,8 +18,18 @@ from search_spaces.schema import Schema, StudyError, fail
 
 
 def show_value(value: Any) -> str:
-    """An axis value as `study show` prints it: floats to 3 significant digits (0.3^3 as 0.027)."""
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    """An axis value as a person writes it, wherever one is printed (`study show`, the report's tables, tick labels
+    and captions): a float to 4 significant digits, trailing zeros dropped, which removes binary noise
+    (0.3**3 = 0.026999999999999996 as 0.027, 0.3**7 as 0.0002187); a non-integer keeps every digit before its point
+    (1234.5, not 1234); a whole float as an integer (1024.0 as 1024); below 1e-4 or from 1e6 on, as Python writes
+    exponents (6.561e-05, 1e+06); anything else (ints, labels, nan) as ``str`` does."""
+    if not isinstance(value, float) or not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 1e6:
+        return f"{value:.4g}"
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.{max(4, len(str(int(abs(value)))) + 1)}g}"
 
 
 class Axis(Schema):

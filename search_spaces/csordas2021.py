@@ -68,8 +68,8 @@ CPU_DEVIATION = (
     "the Transformer rows, so expect chance (0.125) there: the table shows which rows leave chance on a small "
     "budget, not where they converge."
 )
-SMOKE_WIDTH = {m: ({"d_model": 8} if m == "LSTM" else {"d_model": 8, "d_ff": 16, "n_heads": 1, "n_layers": 2})
-               for m in MODELS}
+SMOKE_WIDTH: dict[str, dict[str, object]] = {
+    m: ({"d_model": 8} if m == "LSTM" else {"d_model": 8, "d_ff": 16, "n_heads": 1, "n_layers": 2}) for m in MODELS}
 
 # Table 1's observations (docs/csordas2021.md lists every one, with its verdicts). Panel: the direction; "Longer" is
 # test_accuracy (depth 9-10), "IID" iid_accuracy. Thresholds (the project's, as for Richter & Wattenhofer's findings):

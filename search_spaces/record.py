@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, ValidationError
 
-from search_spaces.schema import SCALES, Schema, StudyError, one_line
+from search_spaces.schema import SCALES, Schema, StudyError, validation_line
 from search_spaces.study import Study
 
 #: Keys older records carry that no longer mean anything: accepted, ignored (``kind``: a task's family now says
@@ -91,7 +91,7 @@ class StudyRecord(Study):
         try:
             return cls.model_validate({**cls._upgrade(data), "source": source})
         except ValidationError as error:
-            raise StudyError(f"{source}: {one_line(error, 'study.json', cls)}") from None
+            raise StudyError(f"{source}: {validation_line(error, 'study.json', cls)}") from None
         except StudyError as error:
             raise StudyError(f"{source}: {error}") from None
 

@@ -8,15 +8,17 @@ what is allowed, which is what a study file that fails to import shows (``study 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core.errors import OneLineError
 
 #: The scales a study runs at: the paper's own, a fraction for a laptop, seconds for the tests.
 SCALES = ("paper", "cpu", "smoke")
 
 
-class StudyError(ValueError):
+class StudyError(OneLineError, ValueError):
     """An invalid study definition or request; the message names the field, the value, what is allowed."""
 
 
@@ -25,10 +27,11 @@ def fail(field_name: str, value: Any, allowed: str) -> StudyError:
     return StudyError(f"invalid {field_name} {value!r}; allowed: {allowed}")
 
 
-def one_line(error: ValidationError, what: str, model: type[BaseModel] | None = None) -> str:
-    """The first problem of a pydantic error as one line naming the field, the value and what is allowed:
-    ``invalid tasks of study t 'mode'; allowed: a valid tuple``, ``unknown key 'belw' in findings[0]; allowed: ...``
-    (``model``: the type validated, whose fields an unknown key is told apart from)."""
+def validation_line(error: ValidationError, what: str, model: type[BaseModel] | None = None) -> str:
+    """The first problem of a pydantic error in the words of :func:`fail`, naming the field, the value and what is
+    allowed: ``invalid tasks of study t 'mode'; allowed: a valid tuple``, ``unknown key 'belw' in findings[0];
+    allowed: ...`` (``model``: the type validated, whose fields an unknown key is told apart from). Pydantic's side
+    of the one-line rule; an exception of any other kind is :func:`core.errors.one_line`'s."""
     first = error.errors(include_url=False)[0]
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, StudyError):  # our own check, already one line that says everything
@@ -39,7 +42,7 @@ def one_line(error: ValidationError, what: str, model: type[BaseModel] | None = 
         inside = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[:-1]).lstrip(".") or what
         return f"unknown key {loc[-1]!r} in {inside}; allowed: {', '.join(_fields_at(model, loc[:-1]))}"
     allowed = first["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
-    return f"invalid {where} of {what} {first.get('input')!r}; allowed: {allowed}"
+    return str(fail(f"{where} of {what}", first.get("input"), allowed))
 
 
 def _fields_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
@@ -78,8 +81,8 @@ class Schema(BaseModel):
         except ValidationError as error:
             named = data.get("name") or data.get("description")
             what = self.label + (f" {named}" if isinstance(named, str) else "")
-            raise StudyError(one_line(error, what, type(self))) from None
+            raise StudyError(validation_line(error, what, type(self))) from None
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: Any) -> Self:
         """A copy with ``changes``, validated like a new value (``dataclasses.replace`` for the schema's types)."""
         return type(self)(**{**{name: getattr(self, name) for name in type(self).model_fields}, **changes})

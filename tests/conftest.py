@@ -1,8 +1,29 @@
 """Fixtures shared by the test modules."""
 
 from collections.abc import Iterator
+from types import CodeType
 
 import pytest
+
+# What makes a test `slow` wherever it appears (pyproject.toml's marker says what slow is): these fixtures start a
+# local Ray cluster, a moto S3 server or a whole study run; run_cli runs the `study` command in a subprocess.
+SLOW_FIXTURES = {"cluster", "s3_env", "smoke_study"}
+SLOW_CALLS = {"run_cli"}
+
+
+def _names_called(code: CodeType) -> set[str]:
+    """The names (globals, attributes) a test's code reads, its nested functions and comprehensions included."""
+    nested = (c for c in code.co_consts if isinstance(c, CodeType))
+    return set(code.co_names).union(*map(_names_called, nested))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow every test that uses a slow fixture or calls run_cli, so that a new one cannot forget the mark."""
+    for item in items:
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        calls = _names_called(code) if code else set()
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or SLOW_CALLS & calls:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

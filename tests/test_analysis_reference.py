@@ -15,11 +15,13 @@ BY = ["architecture", "d_model", "learning_rate"]
 
 
 def test_available_references() -> None:
-    assert available_references() == [
+    assert available_references() == [  # the shipped files and the references composed of them (COMPOSED)
+        "richter2020/ablation__cases",
         "richter2020/ablation__cases__var_dim",
         "richter2020/cases__first_token_output__var_dim",
         "richter2020/cases__first_token_output__var_layers",
         "richter2020/cases__var_dim",
+        "richter2020/mode__regularization",
         "richter2020/mode__var_dim",
         "richter2020/mode__var_dropout",
         "richter2020/mode__var_l2_regularization",

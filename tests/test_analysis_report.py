@@ -19,6 +19,7 @@ from analysis.data.rows import scan_study
 from analysis.data.synthetic import synthetic_record, write_synthetic_study
 from analysis.report.build import build_report, write_report
 from analysis.stats.rgb import epochwise_rgb
+from search_spaces.axes import show_value
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 GRID = {
@@ -165,6 +166,7 @@ def test_empty_study_is_a_clear_error(tmp_path: Path) -> None:
         scan_study(tmp_path / "empty")
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_analysis_never_imports_torch_ray_or_the_training_code() -> None:
     code = (
         "import sys, analysis, analysis.report.build, analysis.stats.rgb, analysis.render.plots, "
@@ -234,3 +236,14 @@ def test_an_unreadable_trial_file_is_shown_as_such_and_every_number_says_so(stud
     # "NAP learns (>= 40%)" already holds (certain) -- neither can be changed by a missing cell
     assert "  PASS: NAP learns" in lines and "  FAIL: BERT cannot learn" in lines
     assert lost["architecture"] in ("BERT", "NAP")
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.3**3, "0.027"), (0.3**4, "0.0081"), (0.3**5, "0.00243"), (0.3**7, "0.0002187"),  # float noise dropped
+    (0.1 + 0.2, "0.3"), (np.float64(0.3**3), "0.027"), (-(0.3**3), "-0.027"),
+    (1e-05, "1e-05"), (0.3**8, "6.561e-05"), (0.0001, "0.0001"),  # below 1e-4: an exponent
+    (1024.0, "1024"), (32, "32"), (3.14159, "3.142"), (1234.5, "1234.5"), (2e6, "2e+06"),
+    ("NAP", "NAP"), (True, "True"), (float("nan"), "nan"),
+])
+def test_axis_values_are_written_as_a_person_writes_them(value: object, text: str) -> None:
+    assert show_value(value) == text

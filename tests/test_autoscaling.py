@@ -61,6 +61,7 @@ def test_the_real_probe_agrees_with_torch() -> None:
         trial_device(1.0)
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_the_local_clusters_gpus_are_never_real() -> None:
     """Its GPU ids cover the largest node type, and torch sees no device through any of them (also on a GPU
     machine, where the trials of the local cluster must not reach the real GPU)."""
@@ -109,6 +110,7 @@ def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path
     """What the runner passes run_trial: a GPU trial training on the CPU packs as on a GPU, a CPU trial not."""
     import trainables.richter2020.family as family
     from study.results.storage import StudyStorage
+    from study.trial.resources import Resources
     from study.trial.trainable import run_trial
     from tests.studies_for_tests import AUTOSCALE
 
@@ -122,7 +124,7 @@ def test_a_simulated_gpu_trial_trains_packed(gpus: float, pack: object, tmp_path
     with pytest.raises(_Chosen):
         run_trial(AUTOSCALE, StudyStorage(str(tmp_path), AUTOSCALE.directory),
                   {"architecture": "sum", "learning_rate": 0.03},
-                  packing="auto", packing_device=packing_device(gpus, "cpu"))
+                  resources=Resources(gpus_per_trial=gpus, simulated_gpus=gpus > 0), device="cpu")
     assert asked == [pack]
 
 
@@ -169,7 +171,7 @@ def test_a_trial_lost_with_its_node_gets_one_more_pass_but_not_a_trial_that_rais
 
 
 def test_simulated_gpus_need_a_gpu_request() -> None:
-    from study.run.cluster import Resources
+    from study.trial.resources import Resources
 
     with pytest.raises(StudyError, match=r"^invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with"):
         Resources(simulated_gpus=True)
@@ -219,7 +221,8 @@ def test_the_autoscaler_config_is_read_where_it_lies(tmp_path: Path, monkeypatch
 
 
 def test_a_request_no_node_can_hold_is_one_line() -> None:
-    from study.run.cluster import Resources, _no_room
+    from study.run.cluster import _no_room
+    from study.trial.resources import Resources
 
     laptop = [{"CPU": 2.0, "node:__internal_head__": 1.0}]
     assert _no_room(laptop, None, Resources(gpus_per_trial=0.25)) == (
@@ -312,6 +315,7 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     bit, and differ from one seed after another (so this check can fail)."""
     from search_spaces import get_study
     from study.results.storage import StudyStorage
+    from study.trial.resources import Resources
     from study.trial.trainable import run_trial
     from tests.golden.record import VOLATILE
     from trainables.plugins import record
@@ -323,7 +327,8 @@ def _assert_trained_packed(df: pl.DataFrame, study_dir: Path) -> None:
     local = {}
     for packed in (True, False):
         storage = StudyStorage(storage=str(study_dir.parent / f"local-{packed}"), directory=study.directory)
-        run_trial(study, storage, point, packing="on" if packed else "off", plugins=record())  # as the driver's
+        resources = Resources(packing="on" if packed else "off")
+        run_trial(study, storage, point, resources=resources, plugins=record())  # plugins: as the driver's
         local[packed] = pl.read_parquet(storage.trial_path(key)).drop(VOLATILE).sort("seed", "step")
     assert ours.equals(local[True].select(ours.columns)), "the cluster's trial did not train packed"
     assert not ours.equals(local[False].select(ours.columns))

@@ -163,5 +163,5 @@ def test_the_seeds_picture_counts_its_cells_at_each_number_of_seeds() -> None:
     from analysis.report.budget import caption
 
     text = caption(pl.DataFrame({"n": [2, 2, 3, 2, 6]}), seeds=6)
-    assert text.startswith("seeds per cell: white = all 6 seeds of the study")
+    assert text.startswith("the number in each cell: its seeds (white = all 6 seeds of the study")
     assert text.endswith("cells with 6 seed(s): 1, 3 seed(s): 1, 2 seed(s): 3")

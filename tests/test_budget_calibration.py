@@ -54,6 +54,7 @@ def _held(tally) -> pl.DataFrame:
     return tally.rates().with_columns(wrong_count=pl.col("wrong") * tally.replays)
 
 
+@pytest.mark.slow  # a long simulation: minutes
 @pytest.mark.parametrize("budget", ["fixed", "adaptive"])
 def test_each_finding_is_wrong_no_more_often_than_stated(budget: str) -> None:
     tally = simulate(study(FINDINGS, WORLD, budget, seeds=SEEDS[budget]), WORLD, REPLAYS, seed=48)
@@ -67,6 +68,7 @@ def test_each_finding_is_wrong_no_more_often_than_stated(budget: str) -> None:
         assert tally.models < 0.6  # with less than 60% of the models (two of five seeds to start: 40% at least)
 
 
+@pytest.mark.slow  # a long simulation
 @pytest.mark.parametrize(("control", "options"), [("seed noise understated 3x", {"sd_scale": 1 / 3}),
                                                   ("the prior grouped by observed G", {"noise": LevelBinnedNoise.fit})])
 def test_the_negative_controls_are_caught(control: str, options: dict) -> None:

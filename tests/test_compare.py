@@ -57,7 +57,7 @@ def test_side_summary_hand_computed() -> None:
     s = side_summary(A, panel="architecture", x="d_model", y="learning_rate", metrics=["val_accuracy"])
     nap = s.filter(pl.col("architecture") == "NAP").row(0, named=True)
     assert nap["best_g"] == pytest.approx(0.7)
-    assert nap["at"] == "d_model=8, learning_rate=1.0e-01"
+    assert nap["at"] == "d_model=8, learning_rate=0.1"
     assert nap["robust_share"] == pytest.approx(0.5) and nap["n_configs"] == 2
     mx = s.filter(pl.col("architecture") == "max").row(0, named=True)
     assert mx["best_g"] == pytest.approx(0.15) and mx["robust_share"] == 0.0
@@ -68,7 +68,7 @@ def test_compare_sides_common_grid_and_differences() -> None:
     assert df.get_column("architecture").to_list() == ["NAP", "max"]  # the paper's panel order
     nap = df.row(0, named=True)
     # B's lr 0.001 (G 1.0) is outside the common grid: B's best is 0.9 at lr 0.01
-    assert nap["b_best_g"] == pytest.approx(0.9) and nap["b_at"] == "d_model=8, learning_rate=1.0e-02"
+    assert nap["b_best_g"] == pytest.approx(0.9) and nap["b_at"] == "d_model=8, learning_rate=0.01"
     assert nap["diff_best_g"] == pytest.approx(0.7 - 0.9)
     assert nap["b_robust_share"] == pytest.approx(1.0)
     assert nap["diff_robust_share"] == pytest.approx(0.5 - 1.0)
@@ -174,6 +174,7 @@ def test_cli_compare_directory_with_published_and_out(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "mode__var_dim" in bad.output  # lists the valid names
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_analysis_compare_imports_neither_torch_nor_ray() -> None:
     import subprocess
     import sys

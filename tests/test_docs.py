@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CITED = re.compile(r"\b((?:docs|bench|tests|tools|analysis|study|search_spaces|trainables|notebooks)/"
+CITED = re.compile(r"\b((?:docs|bench|tests|tools|core|analysis|study|search_spaces|trainables|notebooks)/"
                    r"[\w./-]*\w\.(?:md|py|yaml))")
 OUTSIDE = re.compile(r"shared/(?:specs|seeds|design|reference)|RAY_NOTES")
 

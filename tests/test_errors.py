@@ -1,4 +1,4 @@
-"""One formatter for every one-line error (trainables.errors.one_line): the error as Python names it, a remote
+"""One formatter for every one-line error (core.errors.one_line): the error as Python names it, a remote
 traceback's last line, and the file and line of *your* code (not torch's, not the standard library's, not the
 orchestration's under study/)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import is_yours, one_line, where
 from tests.cli import ROOT
-from trainables.errors import is_yours, one_line, where
 
 
 def _raised(error: BaseException) -> BaseException:
@@ -62,6 +62,7 @@ def calls_through(fn):
 '''
 
 
+@pytest.mark.slow  # a Python subprocess
 @pytest.mark.parametrize(("function", "line", "error"), [
     ("shapes_that_do_not_fit", 8, "RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
     ("bad_json", 12, "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes"),
@@ -73,7 +74,7 @@ def test_the_location_is_the_innermost_frame_of_your_code(function: str, line: i
     (tmp_path / "my_code.py").write_text(USER_CODE)
     script = ("import my_code\n"
               "from study.trial.trainable import torch_setting\n"
-              "from trainables.errors import one_line\n"
+              "from core.errors import one_line\n"
               "try:\n"
               "    with torch_setting(lambda: 0, lambda _: None, 1):  # a frame of study/ around it\n"
               f"        my_code.calls_through(my_code.{function})\n"
@@ -119,3 +120,52 @@ def test_a_traceback_text_gives_its_errors_line() -> None:
     assert one_line(text) == "RuntimeError: CUDA error: device-side assert triggered"
     assert one_line("just words\nthe last of them") == "the last of them"
     assert one_line("  \n") == ""
+
+
+def test_every_error_of_the_project_is_a_one_line_error_with_its_builtin_base_and_exit_status() -> None:
+    """One base (core.errors.OneLineError) under the builtin each class had: code that catches ValueError or OSError
+    still catches them; the exit status says whose fault it is (docs/cli.md)."""
+    from analysis.data.meta import MetaError
+    from core.errors import OneLineError
+    from core.registry import RegistryError
+    from search_spaces import StudyError
+    from study.cli.compare import CompareError
+    from study.results.storage import StorageError
+    from study.results.table import FoldError
+    from study.run.cluster import AddressError, ClusterError
+    from study.run.lock import StudyLocked
+    from study.tracking import TrackError
+    from study.trial.devices import DeviceError
+    from trainables.plugins import PluginError
+
+    expected = {StudyError: (ValueError, 2), CompareError: (ValueError, 2), StorageError: (OSError, 2),
+                FoldError: (RuntimeError, 1), TrackError: (ValueError, 2), ClusterError: (ValueError, 1),
+                AddressError: (ValueError, 2), DeviceError: (RuntimeError, 1), MetaError: (ValueError, 1),
+                PluginError: (ValueError, 2), StudyLocked: (RuntimeError, 1), RegistryError: (ValueError, 2)}
+    for kind, (builtin, status) in expected.items():
+        assert issubclass(kind, OneLineError) and issubclass(kind, builtin), kind
+        assert kind.exit_code == status, kind
+
+
+@pytest.mark.parametrize(("error", "status"), [("fold", 1), ("storage", 2)])
+def test_the_cli_prints_a_one_line_error_it_was_not_handed_with_its_exit_status(error: str, status: int) -> None:
+    import click
+    from click.testing import CliRunner
+
+    from study.cli.common import OneLineErrors
+    from study.results.storage import StorageError
+    from study.results.table import FoldError
+
+    @click.group(cls=OneLineErrors)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def fails() -> None:
+        raise FoldError("column x is Int64 in the table, String in 3 files") if error == "fold" else \
+            StorageError("invalid --storage 'x': no such directory: x")
+
+    result = CliRunner().invoke(group, ["fails"])
+    line = "Error: column x is Int64 in the table, String in 3 files" if error == "fold" else \
+        "Error: invalid --storage 'x': no such directory: x"
+    assert (result.exit_code, result.output.strip()) == (status, line)

@@ -71,7 +71,6 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
     stacks every seed into one model (one seed after another measured ~1.5x slower on N16T2)."""
     import trainables.gros2024.family as family
     from study.results.storage import StudyStorage
-    from study.trial.devices import packing_device
     from study.trial.trainable import run_trial
 
     calls: list[list[int]] = []
@@ -83,6 +82,5 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
 
     monkeypatch.setattr(family, "train_members", spy)
     study = get_study("gros2024.fig4", "smoke")
-    run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"},
-              packing="auto", packing_device=packing_device(0.0, "cpu"))
+    run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"})  # CPU, auto
     assert calls == [list(study.seeds)]

@@ -17,6 +17,8 @@ from analysis.stats.holdout import finding_metrics, holdout, pooled
 from search_spaces import get_study
 from study.cli.findings import published_rows
 
+pytestmark = pytest.mark.slow  # a long simulation: every seed subset of every cell of three release files
+
 ALPHA = 0.05
 #: The studies whose shipped published data are per-seed release runs (the other studies' are printed tables).
 RELEASE = ("richter2020.fig3", "richter2020.fig5", "richter2020.fig7")

@@ -86,7 +86,7 @@ def test_leaderboard_section_writes_table_heatmap_and_definitions(tmp_path: Path
     html = "\n".join(page.parts)
     for column, _ in definitions():
         assert f"<b>{column}</b>" in html
-    assert "1.0e-02 .. 1.0e-01" in html  # A's band as text
+    assert "0.01 .. 0.1" in html  # A's band as text
     assert (tmp_path / "leaderboard.png").is_file()
     assert lines[1].startswith("  task=t1: ranks: A is above B")  # which columns rank, then the rows
     assert lines[2].startswith("  mixer=A / t1: best 80.0%, within 5 pp: 75% of grid")

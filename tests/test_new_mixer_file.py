@@ -20,7 +20,7 @@ import pytest
 from analysis.data.rows import scan_study
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("trainables", "study", "search_spaces", "analysis")
+PACKAGES = ("core", "trainables", "study", "search_spaces", "analysis")
 
 NEW_MIXER = '''"""Gated mean (a mixer written for a test): o_i = W_O (sigmoid(W_g x_i) * mean_j W_V x_j)."""
 

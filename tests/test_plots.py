@@ -12,7 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.image import imread
 
-from analysis.render.grids import NOT_RUN_HATCH, GridPainter, rgb_grid
+from analysis.render.grids import NOT_RUN_HATCH, GridPainter, ink_on, rgb_grid
 from analysis.render.plots import PANEL_COLORS, learning_curve_figure, panel_color, robustness_figure
 from analysis.render.png import png_bytes
 
@@ -69,6 +69,37 @@ def test_grid_geometry_points_at_each_cell_and_cells_not_run_are_hatched(tmp_pat
                 hatch = np.array([int(NOT_RUN_HATCH[k:k + 2], 16) / 255 for k in (1, 3, 5)])
                 assert (np.abs(patch - 1.0).max(axis=1) < 0.02).any()  # white
                 assert (np.abs(patch - hatch).max(axis=1) < 0.12).any()  # grey stripes
+
+
+def test_numbers_written_in_cells_read_on_dark_and_light_cells(tmp_path: Path) -> None:
+    """Seeds per cell: each cell run carries its count, white on a dark cell, black on a light one; none on a cell
+    not run. The text is drawn: the cells differ from the same grid without numbers only at their centres."""
+    rows = [("NAP", d, lr, n, n / 6, n / 6, n / 6) for n, (d, lr) in
+            enumerate((d, lr) for d in (8, 16, 32) for lr in (0.1, 0.01, 0.001)) if n < 7]  # two cells of d 32: not run
+    frame = pl.DataFrame(rows, schema=["architecture", "d_model", "learning_rate", "n", "r", "g", "b"], orient="row")
+    no_cross = frame.select("architecture", "d_model", "learning_rate", value="g").head(0)
+    with_numbers = rgb_grid(frame, "architecture", "d_model", "learning_rate", best=no_cross, numbers="n")
+    written = {(t.get_position(), t.get_text(), t.get_color()) for t in with_numbers.axes[0].texts}
+    xs, ys = with_numbers.xs, with_numbers.ys
+    assert written == {((xs.index(d), ys.index(lr)), str(n), "white" if n / 6 < 0.46 else "black")
+                       for _, d, lr, n, *_ in rows}
+    (geo,) = with_numbers.geometry()
+    pixels = []
+    for grid in (with_numbers, rgb_grid(frame, "architecture", "d_model", "learning_rate", best=no_cross)):
+        grid.fig.savefig(tmp_path / "g.png", dpi=100)
+        pixels.append(imread(tmp_path / "g.png")[..., :3])
+    differ = np.abs(pixels[0] - pixels[1]).max(axis=2) > 0.3
+    x0, y0, x1, y1 = geo["box"]
+    w, h = (x1 - x0) / 3, (y1 - y0) / 3
+    for _, d, lr, *_ in rows:  # a number at each run cell's centre, nothing near its edges
+        cx, cy = x0 + (xs.index(d) + 0.5) * w, y0 + (ys.index(lr) + 0.5) * h
+        centre = differ[int(cy - h / 4):int(cy + h / 4), int(cx - w / 4):int(cx + w / 4)]
+        assert centre.sum() >= 5, (d, lr)
+        assert differ[int(cy - h / 2) + 2, int(x0 + xs.index(d) * w) + 2:int(x0 + (xs.index(d) + 1) * w) - 2].sum() == 0
+    assert differ.sum() == sum(
+        differ[int(y0 + ys.index(lr) * h):int(y0 + (ys.index(lr) + 1) * h),
+               int(x0 + xs.index(d) * w):int(x0 + (xs.index(d) + 1) * w)].sum() for _, d, lr, *_ in rows)
+    assert (ink_on((0.0, 0.0, 0.0)), ink_on((1.0, 1.0, 1.0)), ink_on((0.5, 0.5, 0.5))) == ("white", "black", "black")
 
 
 def _write(path: Path, data: bytes) -> Path:

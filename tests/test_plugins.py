@@ -306,6 +306,7 @@ PREFLIGHT_ONLY = ("import sys\nfrom search_spaces import get_study\nfrom study.r
                   "preflight(get_study(sys.argv[1], 'smoke'))\n")
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_a_mixer_whose_allowed_is_keyword_only_passes_preflight_on_a_task_with_masks(tmp_path: Path) -> None:
     """The signature is read whatever the parameter's kind: the mixer supports masks, CTL accepts it, and its one-step
     run (masks and all) passes preflight, run from the user's folder."""
@@ -567,10 +568,11 @@ def test_what_a_plugin_registered_is_read_from_the_registrations_not_the_stack(t
         for name in ("defines", "registers"):
             plugins._LOADED.pop(name, None)
             sys.modules.pop(name, None)
-    registry = (ROOT / "trainables" / "registry.py").read_text()
+    registry = (ROOT / "core" / "registry.py").read_text()
     assert "_getframe" not in registry and "f_back" not in registry and "inspect.stack" not in registry
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_there_is_one_mixer_registry_and_it_is_filled_whichever_name_reads_it() -> None:
     """trainables.mixers.base.MIXERS (what a user's mixer registers with) and trainables.mixers.MIXERS are one
     object, and in a fresh process the first one lists every mixer file too."""
@@ -632,6 +634,7 @@ S = Study(name="t.keys", goal="the same keys from anywhere", scientific={"mixer"
 '''
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_the_same_code_gives_the_same_trial_keys_from_any_working_directory(tmp_path: Path) -> None:
     """A study file named by an absolute path, by ./file.py from its folder, or by a relative path from elsewhere:
     the same keys (no path or working directory enters them); a study file's module counts by its file's name,

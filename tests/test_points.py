@@ -22,7 +22,7 @@ def test_a_subset_is_the_points_whose_axes_take_the_values() -> None:
 
 
 def test_numbers_match_as_study_show_prints_them() -> None:
-    """Rates print to 3 significant digits (0.3^7 = 0.0002187 as 0.000219): that names the rate; a neighbour 10%
+    """A rate typed to 3 significant digits (0.3^7 = 0.0002187 as 0.000219) names the rate; a neighbour 10%
     away does not, and an integer axis takes its exact values only."""
     study = get_study("richter2020.fig4", "paper")
     rates = study.axis_values("learning_rate")

@@ -7,7 +7,7 @@ import pytest
 from search_spaces import Study
 from search_spaces.study import StudyError
 from study.results.storage import StudyStorage
-from study.run.cluster import Resources
+from study.trial.resources import Resources
 from study.trial.trainable import precision_context, run_trial
 from tests.tiny import DEVICES
 
@@ -20,7 +20,7 @@ _STUDY = Study(name="test.precision", goal="bf16 autocast of a trial", tasks=("m
 def _rows(tmp_path, precision: str, device: str = "cpu") -> list[dict]:
     storage = StudyStorage(str(tmp_path / precision), _STUDY.directory)
     point = {"architecture": "MTE", "learning_rate": 0.003}
-    run_trial(_STUDY, storage, point, precision=precision, device=device)
+    run_trial(_STUDY, storage, point, resources=Resources(precision=precision), device=device)
     (key,) = storage.finished_keys()
     return storage.read_trial(key).to_pylist()
 

@@ -186,7 +186,7 @@ def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monke
 
     from study.results.storage import StudyStorage
     from study.run import runner, tuner
-    from study.run.cluster import Resources
+    from study.trial.resources import Resources
 
     tuner_runs: list[int] = []  # trials per Tuner run
     fit = tuner.fit

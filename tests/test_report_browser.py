@@ -14,6 +14,7 @@ it this test fails (never skips) with a message saying so.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import re
@@ -31,6 +32,8 @@ from matplotlib.image import imread
 
 from analysis.data.synthetic import write_synthetic_study
 from analysis.report.build import build_report
+
+pytestmark = pytest.mark.slow  # headless Chromium
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 2000
@@ -211,8 +214,8 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
     study = tmp / "richter2020.fig7.synthetic"
     write_synthetic_study(
-        study,
-        {"architecture": ["MTE", "NAP", "max"], "d_model": [8, 16, 32], "learning_rate": [0.09, 0.0081, 0.000729]},
+        study,  # learning rates as a study file writes them: 0.3**6 is 0.0007289999999999998
+        {"architecture": ["MTE", "NAP", "max"], "d_model": [8, 16, 32], "learning_rate": [0.3**2, 0.3**4, 0.3**6]},
         seeds=(0, 1, 2),
         n_evals=6,
         name="richter2020.fig7",
@@ -221,6 +224,8 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "reference": "richter2020/mode__var_dim",
             "deviations": ["PyTorch instead of TensorFlow", "3 seeds instead of 5"],
             "findings": [{"description": "max pooling cannot learn the mode", "below": {"max": 0.2}}],
+            "budget": "adaptive",  # the budget section: its seeds-per-cell picture
+            "looks_taken": [{"look": 1, "statuses": ["PASS"], "models": 76, "requests": []}],
         },
     )
     (study / "failed").mkdir()
@@ -229,6 +234,10 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows = pl.read_parquet(study / "trials" / "*.parquet", include_file_paths="path")
     gone = rows.filter(pl.col("architecture") == "max", pl.col("d_model") == 32, pl.col("learning_rate") == 0.09)
     Path(gone["path"][0]).unlink()
+    # one cell kept one seed of three: a dark cell of the budget picture
+    thin = Path(rows.filter(pl.col("architecture") == "MTE", pl.col("d_model") == 8,
+                            pl.col("learning_rate") == 0.3**4)["path"][0])
+    pl.read_parquet(thin).filter(pl.col("seed") == 0).write_parquet(thin)
     build_report(study, tmp / "report")
     return tmp / "report"
 
@@ -357,7 +366,7 @@ def test_hovering_and_clicking_a_grid_cell_shows_its_numbers_and_seed_curves(rep
     shots = Path(os.environ.get("REPORT_SCREENSHOT_DIR", tmp_path))
     page = Page((report_dir / "index.html").as_uri(), tmp_path / "profile")
     try:
-        x, y = _cell_centre(page, "NAP", "16", "9.0e-02")
+        x, y = _cell_centre(page, "NAP", "16", "0.09")
         page.mouse("mouseMoved", x, y)
         tip = page.js("[getComputedStyle(document.querySelector('.celltip')).display, "
                       "document.querySelector('.celltip').innerText]")
@@ -369,7 +378,7 @@ def test_hovering_and_clicking_a_grid_cell_shows_its_numbers_and_seed_curves(rep
         title = page.js(f"document.querySelector('#{GRID_ID} .cellcurves p').innerText")
         page.screenshot(shots / "click.png")
         # a cell that was not run (its trial file removed in the fixture): hatched, and says so
-        x2, y2 = _cell_centre(page, "max", "32", "9.0e-02")
+        x2, y2 = _cell_centre(page, "max", "32", "0.09")
         page.mouse("mouseMoved", x2, y2)
         not_run = page.js("document.querySelector('.celltip').innerText")
         page.screenshot(shots / "not_run.png")
@@ -382,19 +391,19 @@ def test_hovering_and_clicking_a_grid_cell_shows_its_numbers_and_seed_curves(rep
     def pct(v: float) -> str:
         return f"{100 * v:.1f}%"
     assert tip[1].splitlines() == [
-        "NAP · d_model=16, learning_rate=9.0e-02",
+        "NAP · d_model=16, learning_rate=0.09",
         f"val_accuracy: R {pct(expected['r'])} (worst seed) · G {pct(expected['g'])} (mean) · "
         f"B {pct(expected['b'])} (best seed)",
         f"{len(expected['seeds'])} seeds · {len(expected['diverged'])} diverged · best G at step "
         f"{expected['best_step']}",
         "click: per-seed learning curves",
     ]
-    assert title.startswith("NAP · d_model=16, learning_rate=9.0e-02 · val_accuracy of every seed")
+    assert title.startswith("NAP · d_model=16, learning_rate=0.09 · val_accuracy of every seed")
     assert [int(s) for s, _, _ in lines] == expected["seeds"]
     for (_, values, n_points), curve in zip(lines, expected["curves"], strict=True):
         assert np.allclose([float(v) for v in values.split(",")], curve, atol=5e-5)
         assert n_points == len(expected["steps"])
-    assert not_run.splitlines() == ["max · d_model=32, learning_rate=9.0e-02", "not run"]
+    assert not_run.splitlines() == ["max · d_model=32, learning_rate=0.09", "not run"]
     # the not-run cell is hatched: grey stripes on white, not a flat colour
     patch = shot[int(y2) - 3:int(y2) + 4, int(x2) - 3:int(x2) + 4].reshape(-1, 3)
     assert (patch.mean(axis=1) > 0.95).any() and ((patch.mean(axis=1) > 0.4) & (patch.mean(axis=1) < 0.7)).any()
@@ -413,3 +422,36 @@ def test_tables_fit_1280_px_and_have_human_headers(report_dir: Path, tmp_path: P
     assert right <= 0  # no table reaches past the window
     assert headers and not [h for h in headers if "_" in h], [h for h in headers if "_" in h]
     assert "validation accuracy" in " ".join(headers) or "val mean (%)" in headers
+
+
+def test_the_search_space_reads_as_written_and_the_budget_picture_writes_each_cells_seeds(report_dir: Path,
+                                                                                       tmp_path: Path) -> None:
+    """The search-space table shows 0.3**6 as 0.000729 (not 0.0007289999999999998); the budget's seeds-per-cell
+    picture is on the page, and its one dark cell (1 seed of 3) carries its count in white."""
+    page = Page((report_dir / "index.html").as_uri(), tmp_path / "profile")
+    try:
+        space = page.js("""(() => {
+            let e = [...document.querySelectorAll('h2')].find(h => h.innerText === 'Search space');
+            while (e && e.tagName !== 'TABLE') e = e.nextElementSibling;
+            return [...e.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.innerText)); })()""")
+        body = page.js("document.body.innerText")
+        picture = page.js("""(() => { const img = document.querySelector('img[alt="seeds per cell"]'),
+            c = document.createElement('canvas');
+            c.width = img.naturalWidth; c.height = img.naturalHeight; c.getContext('2d').drawImage(img, 0, 0);
+            return {shown: img.getBoundingClientRect().width, png: c.toDataURL('image/png')}; })()""")
+        problems = page.problems()
+    finally:
+        page.browser.close()
+    assert problems == [], problems
+    assert ["nuisance", "learning_rate", "0.09, 0.0081, 0.000729"] in space, space
+    assert ["scientific", "d_model", "8, 16, 32"] in space, space
+    assert "0.000728999" not in body and "7.3e-04" not in body  # neither float noise nor exponents
+    assert picture["shown"] > 300
+    img = imread(io.BytesIO(base64.b64decode(picture["png"].split(",", 1)[1])), format="png")[..., :3]
+    dark = (np.abs(img - 1 / 3).max(axis=2) < 2 / 255)  # the cell of 1 seed of 3: grey 85
+    per_row, per_col = dark.sum(axis=1), dark.sum(axis=0)  # the cell's rows and columns, not stray text pixels
+    rows, cols = np.nonzero(per_row >= per_row.max() / 2)[0], np.nonzero(per_col >= per_col.max() / 2)[0]
+    assert len(rows) >= 15 and len(cols) >= 15, (len(rows), len(cols))
+    cell = img[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+    light = cell.min(axis=2) > 0.6  # the cell is grey 0.33: light pixels are its count's, written in white
+    assert 10 <= light.sum() < 0.1 * light.size, light.sum()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainables.registry import Registry
+from core.registry import Registry
 from trainables.richter2020.architectures import ARCHITECTURES, get_architecture
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.tasks import TASKS

@@ -106,6 +106,7 @@ METRIC = DEMO.replace(findings=(Finding(description="max cannot", metric="val_ac
 '''
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_a_typo_in_a_finding_is_refused_before_anything_trains(tmp_path: Path) -> None:
     """A misspelt statistic fails when the study file is imported (its line named); a misspelt metric column in
     preflight, against the rows the model family really writes: exit 2, one line, nothing written."""

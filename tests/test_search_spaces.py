@@ -127,6 +127,7 @@ def test_packed_learning_rates_group_neighbours() -> None:
               nuisance={"learning_rate": LogUniform(low=1e-3, high=1e-1)}, learning_rates_per_trial=2)
 
 
+@pytest.mark.slow  # a Python subprocess
 def test_importing_the_studies_does_not_import_torch() -> None:
     # The CLI lists and validates studies before any trial runs; torch costs seconds to import.
     loaded = "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'trainables')))"

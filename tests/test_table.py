@@ -85,6 +85,7 @@ def _fold_in_a_process_killed_at(study: Path, point: str) -> subprocess.Complete
                           env={**os.environ, "PYTHONPATH": str(ROOT), CRASH_ENV: point})
 
 
+@pytest.mark.slow  # a Python subprocess
 @pytest.mark.parametrize(("point", "in_table", "files_left"), [
     ("before_commit", 0, N_TRIALS),  # nothing committed: every file still pending
     ("after_commit", 10, N_TRIALS),  # the first batch committed, none of its files deleted yet

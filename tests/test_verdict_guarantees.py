@@ -51,6 +51,7 @@ def test_every_finding_on_one_seed_of_a_release_file_is_undecided(name: str) -> 
         assert {v.status for v in verdicts} <= {UNDECIDED, NOT_CHECKED}, [v.lines() for v in verdicts]
 
 
+@pytest.mark.slow  # a long simulation
 def test_fewer_seeds_never_make_a_pass_more_likely() -> None:
     """The same drawn seeds read as their first 2, 3 and 4: for every finding, every statistic and relation, PASS is
     no likelier on fewer seeds than on more, beyond the stated error (a verdict may be wrong with that probability on

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from search_spaces import Study
 from study.cli import main
 from study.results.storage import StudyStorage
-from study.run.cluster import Resources
 from study.run.reproduce import (
     DIFFERENT,
     IDENTICAL,
@@ -26,6 +25,7 @@ from study.run.reproduce import (
     within_seed_noise,
 )
 from study.run.runner import run_record
+from study.trial.resources import Resources
 from study.trial.trainable import run_trial
 
 STUDY = Study(name="test.verify", goal="trials trained twice", tasks=("mode",),

@@ -1,6 +1,6 @@
 """Trainables: what a trial is. Plain PyTorch, no Ray, no study/analysis imports.
 
-Shared ground floor: ``registry`` (names), ``config_fields`` (the config dataclasses' field checks), ``rows``
+Shared ground floor (names: ``core.registry``): ``config_fields`` (the config dataclasses' field checks), ``rows``
 (the row writer), ``stacked`` (member-stacked modules and their Adam). Above it: ``mixers/`` (one file per token
 mixer), ``families`` (the family protocol, and when seeds stack), one package per model family, named after its
 paper (``richter2020/``, ``csordas2021/``, ``gros2024/``) or, for ``pooling_scale/`` (Richter & Wattenhofer's

@@ -8,9 +8,9 @@ a study's ``plugins`` or a study file (docs/extending.md).
 
 from __future__ import annotations
 
+from core.registry import Registry
 from trainables.families import Family
 from trainables.plugins import load_installed
-from trainables.registry import Registry
 
 FAMILIES: Registry[Family] = Registry("model family")
 

@@ -53,7 +53,8 @@ class ConfigFields:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as given (None = a default still unresolved)."""
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
+        fields: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]  # a mixin of dataclasses
+        return fields
 
     def invalid(self, name: str, allowed: str) -> ValueError:
         """The error for field ``name``: its value and what is allowed."""

@@ -6,7 +6,8 @@ package under ``trainables/`` named after its paper (``richter2020/``, ``csordas
 ``pooling_scale/`` measures Fig. 1's poolings at initialisation through the same protocol, training nothing)
 whose ``family.py`` registers one :class:`Family` (:func:`trainables.catalog.register_family`) and is an entry point
 of the plugin group in pyproject.toml. A family of your own is a module of yours that does the same
-(docs/extending.md): nothing in this tree lists the families.
+(docs/extending.md): nothing in this tree lists the families. The study side reads a family through
+:class:`ModelFamily` (typed: ``make lint`` checks it), which every :class:`Family` meets.
 
 * ``config``: a frozen dataclass (``trainables.config_fields.ConfigFields``) with ``field_names()``,
   ``from_dict(d)`` (ValueError naming the field on an unknown key or bad value) and ``resolved()`` (every
@@ -21,23 +22,23 @@ of the plugin group in pyproject.toml. A family of your own is a module of yours
   starts, so that a component that fails does so in one line before launch (study.run.preflight).
 
 **Packing, one name per concept.** The request is ``packing``: ``auto`` (the family's default), ``on`` or ``off``
-(``study run --packing``, study.json's ``run.packing``, ``run_trial(packing=...)``). What a family can do is its
-``packs_when``: ``always``, on a ``gpu``, or ``never``. The decision is ``packed`` (a bool, the argument of ``train``).
-A request that cannot be honoured is never silently replaced: :func:`packs` says so with a :class:`PackingWarning`
-naming the reason, and `study run` refuses it before launch where the study alone shows it (study.run.packing).
+(``study run --packing``, study.json's ``run.packing``, ``study.trial.resources.Resources.packing``). What a family
+can do is its ``packs_when``: ``always``, on a ``gpu``, or ``never``. The decision is ``packed`` (a bool, the argument
+of ``train``). A request that cannot be honoured is never silently replaced: :func:`packs` says so with a
+:class:`PackingWarning` naming the reason, and `study run` refuses it before launch where the study alone shows it
+(study.run.packing).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import InitVar, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from trainables.rows import TrialResult
+from trainables.rows import OnEval, TrialResult
 
-TrainFn = Callable[..., TrialResult]
-TinyFn = Callable[[Any], Any]
+PacksWhen = Literal["always", "gpu", "never"]
 #: What a study may ask (``study run --packing``): the family's default, or stacked seeds, or one seed at a time.
 PACKING = ("auto", "on", "off")
 PACKS_WHEN = ("always", "gpu", "never")
@@ -45,6 +46,54 @@ PACKS_WHEN = ("always", "gpu", "never")
 
 class PackingWarning(UserWarning):
     """A packing request that a trial cannot honour, and why (the trial trains the way it can)."""
+
+
+class FamilyConfig(Protocol):
+    """One configuration of a family: an instance of its ``config`` dataclass."""
+
+    def resolved(self) -> dict[str, Any]:
+        """Every hyperparameter as the concrete value used: the Parquet columns of the trial's rows."""
+        ...
+
+
+class ConfigClass(Protocol):
+    """A family's ``config`` dataclass itself (``trainables.config_fields.ConfigFields`` gives it both methods)."""
+
+    def field_names(self) -> list[str]: ...
+
+    def from_dict(self, d: dict[str, Any], /) -> FamilyConfig: ...
+
+
+class TrainFn(Protocol):
+    """``train(configs, seeds, *, device, on_eval, packed)``: every seed of one configuration (``configs``: its
+    config, or one per packed learning rate), one row per (seed, evaluation) through ``trainables.rows.SeedRows``.
+    ``configs`` is ``Sequence[Any]``: each family's train takes its own config class."""
+
+    def __call__(self, configs: Sequence[Any], seeds: Sequence[int], /, *, device: str, on_eval: OnEval | None,
+                 packed: bool) -> TrialResult: ...
+
+
+class ModelFamily(Protocol):
+    """What a trial and the checks before launch use of a model family (study.trial.trainable, study.run.preflight,
+    study.run.packing), read-only. :class:`Family` (below) is what a family registers and meets it; its docstring
+    says what each member means."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tasks(self) -> Collection[str]: ...
+    @property
+    def config(self) -> ConfigClass: ...
+    @property
+    def train(self) -> TrainFn: ...
+    @property
+    def tiny(self) -> Callable[[Any], FamilyConfig]: ...
+    @property
+    def packs_learning_rates(self) -> bool: ...
+    @property
+    def packs_when(self) -> PacksWhen: ...
+    @property
+    def members_per_pack(self) -> Callable[[Any, str], int | None] | None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,11 +121,11 @@ class Family:
 
     name: str
     tasks: Collection[str]
-    config: type
+    config: ConfigClass
     train: TrainFn
-    tiny: TinyFn
+    tiny: Callable[[Any], FamilyConfig]
     packs_learning_rates: bool = False
-    packs_when: Literal["always", "gpu", "never"] = "never"
+    packs_when: PacksWhen = "never"
     members_per_pack: Callable[[Any, str], int | None] | None = None
     packing: InitVar[str | None] = None
 
@@ -100,7 +149,7 @@ def packing_request(packing: str | bool | None) -> str:
     return packing
 
 
-def packs(family: Family, packing: str | bool | None, device: str, *, n_configs: int = 1) -> bool:
+def packs(family: ModelFamily, packing: str | bool | None, device: str, *, n_configs: int = 1) -> bool:
     """Whether a trial of ``family`` trains its seeds (and packed learning rates) as one stacked model.
 
     ``packing``: the study's request (``auto``: the family's ``packs_when``; :func:`packing_request`). ``device``:
@@ -121,7 +170,7 @@ def packs(family: Family, packing: str | bool | None, device: str, *, n_configs:
     return family.packs_when == "always" or not str(device).startswith("cpu")
 
 
-def refusal(family: Family, packing: str | bool | None, *, n_configs: int = 1) -> str | None:
+def refusal(family: ModelFamily, packing: str | bool | None, *, n_configs: int = 1) -> str | None:
     """Why a trial of ``family`` cannot do what ``packing`` asks, in words (None: it can)."""
     request = packing_request(packing)
     if request == "on" and family.packs_when == "never":

@@ -30,12 +30,14 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from trainables import errors
-from trainables.registry import REGISTRATIONS
+from core import errors
+from core.errors import OneLineError
+from core.registry import REGISTRATIONS
 
 GROUP = "attention_studies.plugins"
 #: The environment variable that carries the driver's plugin record to the workers.
@@ -43,10 +45,10 @@ ENVIRONMENT = "ATTENTION_STUDIES_PLUGINS"
 SETUP_HOOK = "trainables.plugins.activate_from_environment"
 STUDY_FILE_PREFIX = "_study_file_"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = ("trainables", "study", "search_spaces", "analysis")
+PROJECT_PACKAGES = ("core", "trainables", "study", "search_spaces", "analysis")
 
 
-class PluginError(ValueError):
+class PluginError(OneLineError, ValueError):
     """A plugin that cannot be imported, or that differs between the driver and a worker; the message names it."""
 
 
@@ -61,7 +63,7 @@ class Plugin:
         sha256: of its source (a package: every ``.py`` file under its folder, by relative path).
         version: the version of the installed distribution it belongs to (None: not installed).
         registered: what it registered, e.g. ``mixer 'relu_attn'``: every registration crediting it or one of its
-            submodules (trainables.registry.Registration: a class's own module, or an object among its globals).
+            submodules (core.registry.Registration: a class's own module, or an object among its globals).
         ship: what travels to remote workers through Ray's ``py_modules`` (its top-level module or package);
             None for this project's own code, which every node has installed.
     """
@@ -218,7 +220,7 @@ def _hash(source: Path) -> str:
 
 
 @functools.cache
-def _distributions() -> dict[str, list[str]]:
+def _distributions() -> Mapping[str, list[str]]:
     return metadata.packages_distributions()
 
 

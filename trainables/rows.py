@@ -32,7 +32,7 @@ OnEval = Callable[[Row], bool | None]
 
 @dataclass
 class TrialResult:
-    """What training one configuration for all its seeds produced.
+    """What training one trial (a configuration and the seeds it was given) produced.
 
     Attributes:
         rows: one dict per (seed, evaluation step) (the hyperparameter columns are added by the caller).

@@ -22,6 +22,8 @@ from search_spaces.schema import StudyError
 class MetaError(StudyError):
     """A study.json that cannot be read; the message names the file, the field, the value and what is allowed."""
 
+    exit_code = 1  # the results' record, not the command's input (docs/cli.md)
+
 
 def parse_meta(data: Mapping[str, Any] | StudyRecord, source: str = "study.json") -> StudyRecord:
     """The :class:`StudyRecord` of a study.json mapping (a record is returned unchanged).

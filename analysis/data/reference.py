@@ -11,6 +11,11 @@ Every swept name of the Richter & Wattenhofer release is in :data:`SWEPT`; anoth
 the file and the name (never a raw Float64 column that no study has). ``step`` follows the release's
 evaluation interval, which is 100 steps except where the swept axis changes the run length (batch size,
 vocabulary size).
+
+A study whose axis the release spreads over several files, or names otherwise, names a composed reference
+(:data:`COMPOSED`): Table 4's regularisation axis is the release's unregularised ``mode__var_dim`` runs at d = 128 and
+its ``mode__var_dropout`` and ``mode__var_l2_regularization`` runs, stacked and labelled with the study's value of
+that axis; Fig. 9's ablation step is the ablation runs' architecture.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from string import Formatter
 
 import polars as pl
 
@@ -63,9 +69,43 @@ SWEPT: dict[str, Swept] = {
 }
 
 
+@dataclass(frozen=True)
+class Part:
+    """One shipped file of a composed reference: the settings its runs had (a column the file has keeps only the
+    rows at that value; one it lacks is added at it) and the label of its rows, a format of their columns
+    (``"dropout {dropout:g}"``; a label without fields is every row's)."""
+
+    name: str
+    label: str
+    settings: tuple[tuple[str, int | float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A reference stacked from shipped files, its rows labelled in ``column`` (a study's Linked axis)."""
+
+    column: str
+    parts: tuple[Part, ...]
+
+
+#: References composed of shipped files, labelled as the study that names them labels its axis. App. E's regularised
+#: mode runs are at d = 128 (Table 4), its unregularised row the release's d = 128 column of Fig. 7's runs. The
+#: ablation runs (Fig. 9) name their step as the architecture: the one shipped, BERT, is the study's label "BERT" (the
+#: four MTE-side steps, missing from the copy of the release converted here, are named otherwise there).
+COMPOSED: dict[str, Composed] = {
+    "richter2020/ablation__cases": Composed("ablation", (
+        Part("richter2020/ablation__cases__var_dim", "{architecture}"),)),
+    "richter2020/mode__regularization": Composed("regularization", (
+        Part("richter2020/mode__var_dim", "none", (("d_model", 128), ("dropout", 0.0), ("l2_weight", 0.0))),
+        Part("richter2020/mode__var_dropout", "dropout {dropout:g}", (("d_model", 128), ("l2_weight", 0.0))),
+        Part("richter2020/mode__var_l2_regularization", "L2 {l2_weight:g}", (("d_model", 128), ("dropout", 0.0))),
+    )),
+}
+
+
 def available_references() -> list[str]:
     """Names accepted by :func:`load_reference`, e.g. ``["richter2020/mode__var_dim", ...]``."""
-    return sorted(f"{p.parent.name}/{p.stem}" for p in REFERENCE_DIR.glob("*/*.parquet"))
+    return sorted([*(f"{p.parent.name}/{p.stem}" for p in REFERENCE_DIR.glob("*/*.parquet")), *COMPOSED])
 
 
 def reference_path(name: str) -> Path:
@@ -107,17 +147,51 @@ def load_reference(name: str) -> pl.LazyFrame:
     (``d_model`` for ``model_dimension``, see :data:`SWEPT`), ``learning_rate``, ``seed``, ``epoch``,
     ``step`` (epoch x the release's evaluation interval), the metric columns and ``status = "ok"``.
     """
-    return load_reference_file(reference_path(name), name.removesuffix(".parquet").replace("/", "."))
+    return open_reference(name.removesuffix(".parquet"))[0]
 
 
 def open_reference(name: str) -> tuple[pl.LazyFrame, str]:
-    """Published results by shipped name (:func:`load_reference`) or by the path of a ``.parquet`` file in the
-    release's schema (:func:`load_reference_file`), and the project column of its swept axis (e.g. ``d_model``)."""
+    """Published results by shipped or composed name (:func:`load_reference`) or by the path of a ``.parquet`` file
+    in the release's schema (:func:`load_reference_file`), and the project column of its swept axis (e.g.
+    ``d_model``; a composed reference's ``column``)."""
+    if name in COMPOSED:
+        return _composed(name, COMPOSED[name]), COMPOSED[name].column
     if name.endswith(".parquet"):
         lf, swept = _mapped(Path(name), None)
     else:
         lf, swept = _mapped(reference_path(name), name.replace("/", "."))
     return lf, swept.column
+
+
+def _composed(name: str, composed: Composed) -> pl.LazyFrame:
+    """The parts' rows at their settings, stacked, labelled in ``composed.column`` and keyed as one study."""
+    study = name.replace("/", ".")
+    frames = []
+    for part in composed.parts:
+        lf = load_reference(part.name)
+        present = lf.collect_schema().names()
+        kept = [pl.col(c) == v for c, v in part.settings if c in present]
+        lf = lf.filter(*kept) if kept else lf
+        added = [pl.lit(v, dtype=pl.Int64 if isinstance(v, int) else pl.Float64).alias(c)
+                 for c, v in part.settings if c not in present]
+        frames.append(_labelled(lf.with_columns(*added), part.label, composed.column).with_columns(study=pl.lit(study)))
+    stacked = pl.concat(frames, how="diagonal")
+    configs = stacked.select("architecture", composed.column, "learning_rate").unique().collect()
+    keys = configs.with_columns(pl.Series(
+        "trial_key", [_trial_key(study, a, x, lr) for a, x, lr in configs.iter_rows()], dtype=pl.String))
+    return (stacked.drop("trial_key").join(keys.lazy(), on=["architecture", composed.column, "learning_rate"])
+            .select("study", "trial_key", pl.exclude("study", "trial_key")))
+
+
+def _labelled(lf: pl.LazyFrame, label: str, column: str) -> pl.LazyFrame:
+    """``lf`` with ``column`` = ``label`` formatted with each row's values of the columns it names."""
+    fields = list(dict.fromkeys(f for _, f, _, _ in Formatter().parse(label) if f))
+    if not fields:
+        return lf.with_columns(pl.lit(label).alias(column))
+    values = lf.select(fields).unique().collect()
+    labels = values.with_columns(pl.Series(column, [label.format_map(row) for row in values.iter_rows(named=True)],
+                                           dtype=pl.String))
+    return lf.join(labels.lazy(), on=fields, how="left")
 
 
 def load_reference_file(path: str | Path, study: str | None = None) -> pl.LazyFrame:

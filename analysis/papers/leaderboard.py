@@ -42,9 +42,9 @@ from matplotlib.patches import Rectangle
 
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
-from analysis.stats.order import format_value
 from analysis.stats.rgb import epochwise_rgb, seed_best_stats
 from analysis.stats.separation import DOES_NOT_RANK, separation, separation_text
+from search_spaces.axes import show_value
 from search_spaces.record import StudyRecord
 
 MARGIN = 0.05  # 5 percentage points of accuracy
@@ -213,8 +213,8 @@ def _definitions_html(margin: float) -> str:
 
 def _board_html(board: pl.DataFrame, entity: str, lr: str, size: str | None) -> pl.DataFrame:
     """The board as shown: learning rates as text, the band as "low .. high"."""
-    bands = [f"{lo:.1e} .. {hi:.1e}" for lo, hi in board.select("lr_band_low", "lr_band_high").rows()]
-    rates = [format_value(float(v), lr) for v in board.get_column(f"best_{lr}").to_list()]
+    bands = [f"{show_value(lo)} .. {show_value(hi)}" for lo, hi in board.select("lr_band_low", "lr_band_high").rows()]
+    rates = [show_value(float(v)) for v in board.get_column(f"best_{lr}").to_list()]
     return board.with_columns(
         pl.Series(f"best_{lr}", rates, dtype=pl.String),
         pl.Series("lr_band", bands, dtype=pl.String),

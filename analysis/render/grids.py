@@ -1,7 +1,8 @@
 """The paper's RGB hyperparameter grids: one panel per architecture, one pixel per (x, learning rate), R / G / B
 = worst / mean / best seed, a cross on the best combination (its G in the panel title), hatched cells: not run.
 
-* :func:`rgb_grid` - one grid as a matplotlib figure, and where its cells are drawn (:class:`GridFigure`).
+* :func:`rgb_grid` - one grid as a matplotlib figure, and where its cells are drawn (:class:`GridFigure`);
+  optionally a whole number written in each cell (:func:`write_in_cells`).
 * :class:`GridPainter` - many grids of a report, fast: the figure of a layout (panels, axis values, caption
   lines) is laid out and drawn once; each grid then only paints its cells (numpy) and draws its crosses and
   titles over a copy of that background, and comes back as RGB pixels (:class:`PaintedGrid`). A report of 40
@@ -28,7 +29,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from analysis.render.png import png_bytes  # noqa: E402
-from analysis.stats.order import format_value, order_panels
+from analysis.stats.order import order_panels
+from search_spaces.axes import show_value
 
 RGB_CAPTION = "R = min over seeds, G = mean, B = max (each maxed over training); x = best G"
 CASE_CAPTION = "R = argmin, G = first, B = argmax case accuracy (mean over seeds, maxed over training)"
@@ -175,8 +177,8 @@ def grid_layout(names: tuple[str, str, str], panels: list[object], xs: list[obje
                                     path_effects=[pe.Stroke(linewidth=4, foreground="black"), pe.Normal()],
                                     zorder=2, visible=False)[0])
         ax.set_title(str(panels[k]), fontsize=10)
-        ax.set_xticks(range(len(xs)), [format_value(v, x) for v in xs], rotation=90, fontsize=7)
-        ax.set_yticks(range(len(ys)), [format_value(v, y) for v in ys], fontsize=7)
+        ax.set_xticks(range(len(xs)), [show_value(v) for v in xs], rotation=90, fontsize=7)
+        ax.set_yticks(range(len(ys)), [show_value(v) for v in ys], fontsize=7)
         ax.set_xlabel(x, fontsize=8)
         ax.tick_params(length=2)
         if k % ncols == 0:
@@ -207,6 +209,7 @@ def rgb_grid(
     x_values: Sequence[object] | None = None,
     y_values: Sequence[object] | None = None,
     max_cols: int = 3,
+    numbers: str | None = None,
 ) -> GridFigure:
     """The paper's RGB grid: one panel per ``panel`` value, one pixel per (``x``, ``y``).
 
@@ -214,13 +217,39 @@ def rgb_grid(
     :func:`analysis.stats.rgb.epochwise_rgb` or :func:`analysis.stats.rgb.case_rgb`). ``y`` grows upwards (the
     highest learning rate is the top row, as in the paper); cells not run are hatched. The best
     combination of each panel (``best``: rows ``panel, x, y, value``; by default the argmax of
-    ``value`` in ``rgb_df``) is marked with a cross and its ``value`` printed in the panel title.
+    ``value`` in ``rgb_df``) is marked with a cross and its ``value`` printed in the panel title. ``numbers``: a
+    column of whole numbers (e.g. seeds per cell) written in each cell, where shades alone are hard to read apart.
     """
     panels, xs, ys = grid_values(rgb_df, panel, x, y, x_values, y_values)
     grid = grid_layout((panel, x, y), panels, xs, ys, titled=bool(title), max_cols=max_cols,
                        caption_lines=_caption_lines(caption, len(panels), len(xs), len(ys), max_cols))
     grid.show(rgb_df, title, best=best, caption=caption, value=value)
+    if numbers is not None:
+        write_in_cells(grid, rgb_df, numbers)
     return grid
+
+
+def ink_on(rgb: Sequence[float]) -> str:
+    """The text colour that reads best on a cell of colour ``rgb`` (floats in [0, 1]): black on a light cell, white
+    on a dark one. The cut is WCAG's: black has more contrast than white above relative luminance 0.179."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return "black" if 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] > 0.179 else "white"
+
+
+def write_in_cells(grid: GridFigure, rgb_df: pl.DataFrame, column: str) -> None:
+    """Write each row's ``column`` (a whole number) in its cell, in the ink :func:`ink_on` picks for the cell's
+    colour (as :func:`panel_pixels` paints it)."""
+    panel, x, y = grid.names
+    axes = dict(zip(grid.panels, grid.axes, strict=True))
+    x_index = {v: i for i, v in enumerate(grid.xs)}
+    y_index = {v: j for j, v in enumerate(grid.ys)}
+    for row in rgb_df.iter_rows(named=True):
+        ax, i, j = axes.get(row[panel]), x_index.get(row[x]), y_index.get(row[y])
+        if ax is None or i is None or j is None or row[column] is None:
+            continue
+        rgb = [min(max(float(c), 0.0), 1.0) if c is not None and math.isfinite(c) else 0.0
+               for c in (row["r"], row["g"], row["b"])]
+        ax.text(i, j, f"{int(row[column]):d}", ha="center", va="center", fontsize=8, color=ink_on(rgb), zorder=3)
 
 
 def rgb_grid_figure(rgb_df: pl.DataFrame, panel: str, x: str, y: str, title: str = "", **kwargs: Any) -> Figure:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analysis.render.grids import PaintedGrid
-from analysis.stats.order import format_value
+from search_spaces.axes import show_value
 
 _SCRIPT = r"""
 (function () {
@@ -129,8 +129,8 @@ def grid_payload(grid: PaintedGrid, cells: dict[tuple, dict[str, Any]], *, x: st
     for geo, pv in zip(grid.boxes, grid.panels, strict=True):
         rows = [[cells.get((pv, xv, yv)) for xv in grid.xs] for yv in grid.ys]
         panels.append({**geo, "cells": rows})
-    return {"metric": metric, "x": x, "y": y, "xs": [format_value(v, x) for v in grid.xs],
-            "ys": [format_value(v, y) for v in grid.ys], "panels": panels}
+    return {"metric": metric, "x": x, "y": y, "xs": [show_value(v) for v in grid.xs],
+            "ys": [show_value(v) for v in grid.ys], "panels": panels}
 
 
 def grid_html(img_html: str, payload: dict[str, Any], grid_id: str) -> str:

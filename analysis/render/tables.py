@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.stats.order import format_value
 from analysis.stats.rgb import CASES
+from search_spaces.axes import show_value
 
 #: Table headers for people: the column names are the data's vocabulary (kept in each header's tooltip).
 HEADERS: dict[str, str] = {
@@ -40,12 +40,12 @@ def human(column: str) -> str:
     return column.removeprefix("n_").replace("_", " ")
 
 
-def _cell(value: object, column: str, percent: bool) -> str:
+def _cell(value: object, percent: bool) -> str:
     if value is None:
         return "–"
     if percent and isinstance(value, float):
         return f"{100 * value:.1f}"
-    return format_value(value, column)
+    return show_value(value)
 
 
 def _is_percent(df: pl.DataFrame, column: str, percent_columns: Sequence[str] | None) -> bool:
@@ -62,7 +62,7 @@ def to_markdown(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) 
     pct = {c: _is_percent(df, c, percent_columns) for c in cols}
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.iter_rows():
-        lines.append("| " + " | ".join(_cell(v, c, pct[c]) for v, c in zip(row, cols, strict=True)) + " |")
+        lines.append("| " + " | ".join(_cell(v, pct[c]) for v, c in zip(row, cols, strict=True)) + " |")
     return "\n".join(lines)
 
 
@@ -84,7 +84,7 @@ def to_html(df: pl.DataFrame, percent_columns: Sequence[str] | None = None) -> s
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td{text[c]}>{html.escape(_cell(v, c, pct[c]))}</td>" for v, c in zip(row, cols, strict=True)
+            f"<td{text[c]}>{html.escape(_cell(v, pct[c]))}</td>" for v, c in zip(row, cols, strict=True)
         )
         + "</tr>"
         for row in df.iter_rows()

@@ -1,8 +1,8 @@
 """The budget section: where an adaptive study spent its seeds, and which look decided each finding.
 
-One picture of seeds per cell, laid out like the RGB grids (one pixel per cell; the brighter, the more seeds: white
-is every seed of the study, black none), and per finding the look that decided it with the models the budget had
-given by then (study.json's ``looks_taken``: :mod:`analysis.stats.budget`).
+One picture of seeds per cell, laid out like the RGB grids (one square per cell, its seed count written in it; the
+brighter, the more seeds: white is every seed of the study), and per finding the look that decided it with the
+models the budget had given by then (study.json's ``looks_taken``: :mod:`analysis.stats.budget`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from analysis.stats.verdicts import first_decided
 
 
 def caption(frame: pl.DataFrame, seeds: int) -> str:
-    """The picture's key, with the count of cells at each number of seeds (grey levels are hard to read apart)."""
+    """The picture's key, with the count of cells at each number of seeds."""
     counts = frame.group_by("n").len().sort("n", descending=True)
     tally = ", ".join(f"{n} seed(s): {k:,}" for n, k in counts.iter_rows())
-    return (f"seeds per cell: white = all {seeds} seeds of the study, grey = some, black = none (not run); "
-            f"cells with {tally}")
+    return (f"the number in each cell: its seeds (white = all {seeds} seeds of the study, darker = fewer; hatched = "
+            f"not run); cells with {tally}")
 
 
 def _adaptive(ctx: ReportContext) -> bool:
@@ -66,8 +66,8 @@ def budget_section(page: Page, ctx: ReportContext) -> list[str]:
     page.p(html.escape(head))
     no_cross = frame.select(stats.axes.panel, stats.axes.x, stats.axes.y, pl.col("g").alias("value")).head(0)
     grid = rgb_grid(frame, stats.axes.panel, stats.axes.x, stats.axes.y, f"{ctx.name} · seeds per cell",
-                    best=no_cross, caption=caption(frame, len(meta.seeds)))
-    page.figure(grid.fig, "budget_seeds", "seeds per cell")
+                    best=no_cross, caption=caption(frame, len(meta.seeds)), numbers="n")
+    page.raw(page.figure(grid.fig, "budget_seeds", "seeds per cell"))
     rows = "".join(f"<tr><td style='text-align:left'>{html.escape(d)}</td><td>{html.escape(s)}</td>"
                    f"<td>{'–' if at is None else at}</td><td>{'–' if m is None else f'{m:,}'}</td></tr>"
                    for d, s, at, m in decisions(ctx))

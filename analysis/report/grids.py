@@ -18,8 +18,8 @@ from analysis.render.tables import to_html
 from analysis.report.progress import coverage_warning
 from analysis.report.sections import ReportContext, section, trained
 from analysis.stats.cells import cell_data, cell_table, seed_curves
-from analysis.stats.order import format_value
 from analysis.stats.training_stats import TrainingStats, facet_filter
+from search_spaces.axes import show_value
 
 #: The RGB legend: what a pixel's colour says about the seeds (R = worst, G = mean, B = best seed).
 _RGB_EXAMPLES: tuple[tuple[tuple[float, float, float], str], ...] = (
@@ -89,7 +89,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.best_steps[m], a.by) for m in stats.metrics.grids}
     painter = GridPainter(page.dpi)  # one figure per layout, drawn once; each grid paints its cells on it
     for facet in stats.facets:
-        suffix = "" if not facet else " · " + ", ".join(f"{k}={format_value(v, k)}" for k, v in facet.items())
+        suffix = "" if not facet else " · " + ", ".join(f"{k}={show_value(v)}" for k, v in facet.items())
         tag = "" if not facet else "_" + "_".join(f"{k}-{_safe(v)}" for k, v in facet.items())
         if facet:
             page.h(3, suffix.removeprefix(" · "))

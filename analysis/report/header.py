@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from analysis.render.page import Page
-from analysis.stats.order import format_value
+from search_spaces.axes import show_value
 from search_spaces.record import StudyRecord
 
 
@@ -21,14 +21,12 @@ def _chips(items: list[tuple[str, object]]) -> str:
 def _search_space_html(meta: StudyRecord) -> str:
     rows = []
     for kind, axes in (("scientific", meta.scientific), ("nuisance", meta.nuisance)):
-        for name, values in axes.items():
-            shown = (", ".join(format_value(v, name) for v in values) if isinstance(values, list)
-                     else format_value(values, name))
+        for name, axis in axes.items():
             rows.append(f"<tr><td>{kind}</td><td>{html.escape(name)}</td>"
-                        f"<td style='text-align:left'>{html.escape(shown)}</td></tr>")
+                        f"<td style='text-align:left'>{html.escape(axis.describe())}</td></tr>")
     if meta.seeds:
         rows.append(f"<tr><td>seeds</td><td>seed</td><td style='text-align:left'>{list(meta.seeds)}</td></tr>")
-    chips = "".join(f"<span class='chip'>{html.escape(k)} = {html.escape(format_value(v, k))}</span>"
+    chips = "".join(f"<span class='chip'>{html.escape(k)} = {html.escape(show_value(v))}</span>"
                     for k, v in meta.fixed.items())
     return (
         "<p class='note'>Scientific hyperparameters are what the study asks about; nuisance ones are tuned "

@@ -9,7 +9,8 @@ leaderboard) and a study asks for them by name (``Study.sections``). Every modul
 :data:`SECTION_PACKAGES` is imported on first use, so a new paper's sections are one new file there.
 
 :class:`ReportContext` holds what sections share: the parsed study definition, the rows, and statistics
-computed once on first use (the training statistics, the coverage counts).
+computed once on first use (the training statistics, the coverage counts). Sections are registered in
+:data:`SECTIONS`, the project's one :class:`core.registry.Registry`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from analysis.data.rows import TrialScan, open_trials
 from analysis.stats.coverage import Coverage, model_status, study_coverage
 from analysis.stats.published import PublishedGrid, published_grid
 from analysis.stats.training_stats import TrainingStats, training_stats
+from core.registry import Registry
 from search_spaces.record import StudyRecord
 
 #: The packages whose modules register sections (named, not imported: the papers' sections import this module).
@@ -113,18 +115,27 @@ class ReportContext:
 
 Section = Callable[[Any, ReportContext], list[str]]
 Applies = Callable[[ReportContext], bool]
-_SECTIONS: dict[str, Section] = {}
-_APPLIES: dict[str, Applies] = {}
+
+
+def _import_section_modules() -> None:
+    """Every module of :data:`SECTION_PACKAGES`: what registers the project's own sections."""
+    for package in SECTION_PACKAGES:
+        for module in pkgutil.iter_modules(importlib.import_module(package).__path__, f"{package}."):
+            importlib.import_module(module.name)
+
+
+#: Every report section by name (the project's own imported on first read; a plugin's registers on import).
+SECTIONS: Registry[Section] = Registry("report section", fill=_import_section_modules)
+_APPLIES: dict[str, Applies] = {}  # a section's ``applies``, by its name in SECTIONS
 
 
 def section(name: str, *, applies: Applies | None = None) -> Callable[[Section], Section]:
-    """Decorator registering a report section under ``name``; ``applies``: whether the rows call for it when it
-    is one of the report's built-in sections (None: always). A section a study names is always drawn."""
+    """Decorator registering a report section under ``name`` in :data:`SECTIONS` (a duplicate name is a
+    RegistryError); ``applies``: whether the rows call for it when it is one of the report's built-in sections
+    (None: always). A section a study names is always drawn."""
 
     def decorator(fn: Section) -> Section:
-        if name in _SECTIONS:
-            raise ValueError(f"duplicate report section {name!r}")
-        _SECTIONS[name] = fn
+        SECTIONS.add(name, fn)
         if applies is not None:
             _APPLIES[name] = applies
         return fn
@@ -144,10 +155,5 @@ def trained(ctx: ReportContext) -> bool:
 
 
 def get_section(name: str) -> Section:
-    """The section registered as ``name``; ValueError listing the valid names otherwise."""
-    for package in SECTION_PACKAGES:
-        for module in pkgutil.iter_modules(importlib.import_module(package).__path__, f"{package}."):
-            importlib.import_module(module.name)
-    if name not in _SECTIONS:
-        raise ValueError(f"unknown report section {name!r}; valid: {', '.join(sorted(_SECTIONS)) or 'none'}")
-    return _SECTIONS[name]
+    """The section registered as ``name``; a RegistryError (a ValueError) listing the valid names otherwise."""
+    return SECTIONS.get(name)

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.stats.order import format_value, order_panels
+from analysis.stats.order import order_panels
 from analysis.stats.rgb import best_config, epochwise_rgb
+from search_spaces.axes import show_value
 from search_spaces.cells import REL_TOL, same_value
 
 #: Default threshold of the robustness share: G (mean accuracy over seeds) of at least 50%.
@@ -131,7 +132,7 @@ def side_summary(
         share = robust_share(rgb.lazy(), panel, threshold).collect()
         at = pl.Series(
             "at",
-            [f"{x}={format_value(r[x], x)}, {y}={format_value(r[y], y)}" for r in best.iter_rows(named=True)],
+            [f"{x}={show_value(r[x])}, {y}={show_value(r[y])}" for r in best.iter_rows(named=True)],
             dtype=pl.String,
         )
         frames.append(

@@ -20,7 +20,8 @@ from search_spaces.record import StudyRecord
 
 @dataclass(frozen=True)
 class Coverage:
-    """Trial and model counts of a study directory (trials: one configuration with all its seeds)."""
+    """Trial and model counts of a study directory (a trial: a configuration and the seeds it trains; a model: one
+    of those seeds)."""
 
     expected: int | None  # the trials the study runs (StudyRecord.trial_count; None: not stated)
     readable: int  # trials in the table or in a readable pending file

@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from analysis.stats.compare import approx_in
+from search_spaces.axes import show_value
 from search_spaces.cells import REL_TOL
 from search_spaces.finding import direction, metric_columns
 
@@ -205,7 +206,7 @@ def outside_grid(region: Mapping[str, Any], axis_values: Callable[[str], Sequenc
         swept = pl.DataFrame({column: list(values)}, strict=False)
         if swept.schema[column].is_numeric() or not isinstance(spec, Mapping):
             if in_region(swept, {column: spec}).is_empty():
-                shown = ", ".join(map(shown_value, values))
+                shown = ", ".join(map(show_value, values))
                 return f"the grid has no cell at {region_text({column: spec})} (its {column}: {shown})"
     return ""
 
@@ -215,16 +216,9 @@ def region_text(region: Mapping[str, Any]) -> str:
     parts = []
     for column, spec in region.items():
         if isinstance(spec, Mapping):
-            parts += [f"{column} {sign} {shown_value(spec[k])}" for k, sign in (("min", ">="), ("max", "<="))
+            parts += [f"{column} {sign} {show_value(spec[k])}" for k, sign in (("min", ">="), ("max", "<="))
                       if k in spec]
         else:
-            parts.append(f"{column} in {{{', '.join(map(shown_value, spec))}}}")
+            parts.append(f"{column} in {{{', '.join(map(show_value, spec))}}}")
     return ", ".join(parts)
 
-
-def shown_value(value: Any) -> str:
-    """A float to 3 significant digits (a learning rate 0.3^7 -> 0.000219), a whole number whole (d >= 1024, which
-    study.json's region bounds hold as 1024.0), anything else as it is."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -1,9 +1,8 @@
-"""The order of panels and the spelling of values: what every table, figure and summary line shares.
+"""The order of panels: what every table, figure and summary line shares.
 
 Panels follow the order the study declares for its panel axis (study.json: Fig. 9's ablation walks BERT,
 - warm up, - grad. clip, + normalize, + GELU), then the paper's order of architectures, then the rest
-sorted; hyperparameter values are written as tick labels
-(learning rates as ``3.0e-01``). Statistics sort and label with them; drawing reuses them.
+sorted. Statistics sort with it; drawing reuses it. Values are spelt by :func:`search_spaces.axes.show_value`.
 """
 
 from __future__ import annotations
@@ -31,13 +30,3 @@ def in_paper_order(frame: pl.DataFrame, keys: Sequence[str], declared: Sequence[
     order = {v: i for i, v in enumerate(order_panels(frame.get_column(keys[0]).to_list(), declared))}
     return frame.sort(pl.col(keys[0]).replace_strict(order, return_dtype=pl.Int64), *keys[1:])
 
-
-def format_value(value: object, column: str = "") -> str:
-    """A hyperparameter value as a tick label: ints plain, learning rates like ``3.0e-01``."""
-    if isinstance(value, float):
-        if "learning_rate" in column or column in ("lr", "l2_weight") or (value != 0 and abs(value) < 0.01):
-            return f"{value:.1e}"
-        if value.is_integer():
-            return str(int(value))
-        return f"{value:.3g}"
-    return str(value)

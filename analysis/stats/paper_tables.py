@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from analysis.stats.order import format_value, in_paper_order
+from analysis.stats.order import in_paper_order
 from analysis.stats.rgb import CASES, Mode, best_config
+from search_spaces.axes import show_value
 
 _SHORT = {"train_accuracy": "train", "val_accuracy": "val"}
 
@@ -68,7 +69,7 @@ def per_x_table(rgb: pl.DataFrame, keys: Sequence[str], table_by: Sequence[str],
     """
     best = best_config(rgb.lazy(), [*keys, *table_by], mode=mode).collect()
     label = pl.concat_str(
-        [pl.lit(f"{c}=") + pl.col(c).map_elements(lambda v, c=c: format_value(v, c), return_dtype=pl.String)
+        [pl.lit(f"{c}=") + pl.col(c).map_elements(show_value, return_dtype=pl.String)
          for c in table_by], separator=", ").alias("_x")
     ordered = best.sort(list(table_by)).with_columns(label)
     columns = ordered.get_column("_x").unique(maintain_order=True).to_list()

@@ -19,7 +19,7 @@ import polars as pl
 from analysis.data.meta import parse_meta
 from analysis.stats.coverage import model_status
 from analysis.stats.finding_cells import is_combination, per_row, per_step
-from analysis.stats.order import format_value, in_paper_order
+from analysis.stats.order import in_paper_order
 from analysis.stats.paper_tables import paper_table, per_x_table
 from analysis.stats.rgb import (
     CASES,
@@ -33,6 +33,7 @@ from analysis.stats.rgb import (
     step_stats,
 )
 from analysis.stats.seed_stats import seed_at_best, seed_columns
+from search_spaces.axes import show_value
 from search_spaces.finding import direction, metric_columns
 from search_spaces.record import StudyRecord
 
@@ -139,8 +140,8 @@ def facet_filter(frame: pl.DataFrame, facet: dict[str, Any]) -> pl.DataFrame:
 
 
 def describe(row: dict[str, Any], columns: Sequence[str]) -> str:
-    """``d_model=16, learning_rate=8.1e-03`` with tick-label formatting."""
-    return ", ".join(f"{c}={format_value(row[c], c)}" for c in columns)
+    """``d_model=16, learning_rate=0.0081``: values as :func:`search_spaces.axes.show_value` writes them."""
+    return ", ".join(f"{c}={show_value(row[c])}" for c in columns)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ class StudyCommands(OneLineErrors):
         if name not in COMMANDS:
             return None
         module, attribute = COMMANDS[name].split(":")
-        return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        command: click.Command = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        return command
 
 
 @click.group(cls=StudyCommands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -5,9 +5,13 @@ Every subcommand (one module each in this package, found by name in ``study/cli/
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from core.errors import OneLineError
 from search_spaces import SCALES, Study, StudyError, get_study
+from search_spaces.record import StudyRecord
 from study.results.storage import StorageError, StudyStorage
 
 DEFAULT_STORAGE = "results"
@@ -43,7 +47,7 @@ def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> Stu
     return target
 
 
-def current_meta(study: Study, target: StudyStorage):  # -> analysis.data.meta.StudyRecord (imported lazily)
+def current_meta(study: Study, target: StudyStorage) -> StudyRecord:
     """The results' recorded study.json with the study's findings as its definition states them now: a finding
     added or re-argued after the run is checked on the rows already there (`study report` and `study findings`
     alike; a report built from a bare directory keeps what study.json recorded)."""
@@ -60,16 +64,21 @@ def current_meta(study: Study, target: StudyStorage):  # -> analysis.data.meta.S
 
 class OneLineErrors(click.Group):
     """The `study` group: every error is one line (``Error: ...``, no usage block) with its exit status: 2 for
-    bad input (click's own checks of options and arguments included), 1 for other errors (docs/cli.md)."""
+    bad input (click's own checks of options and arguments included), 1 for other errors (docs/cli.md). One of
+    this project's own errors (:class:`core.errors.OneLineError`) that a command lets through is printed the same
+    way, with the exit status its class gives."""
 
-    def main(self, *args, **kwargs):  # noqa: ANN002, ANN003 - click's signature
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # click's signature
         kwargs["standalone_mode"] = False
         try:
             return super().main(*args, **kwargs)
         except click.ClickException as error:
-            usage = isinstance(error, click.UsageError) and error.ctx is not None
-            hint = f" (see `{error.ctx.command_path} --help`)" if usage else ""
+            usage = error.ctx if isinstance(error, click.UsageError) else None
+            hint = f" (see `{usage.command_path} --help`)" if usage is not None else ""
             click.echo(f"Error: {error.format_message()}{hint}", err=True)
+            raise SystemExit(error.exit_code) from None
+        except OneLineError as error:
+            click.echo(f"Error: {error}", err=True)
             raise SystemExit(error.exit_code) from None
         except click.Abort:
             click.echo("Aborted!", err=True)

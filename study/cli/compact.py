@@ -18,17 +18,14 @@ from study.cli.common import load_study, require_results, scale_option, storage_
 @storage_option
 def compact(name: str, scale: str, storage: str) -> None:
     """Fold the study's finished trial files into its results table (table/), then delete them."""
-    from study.results.table import FoldError, fold
-    from study.run.lock import StudyLock, StudyLocked
+    from study.results.table import fold
+    from study.run.lock import StudyLock
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
     require_results(study, target)
-    try:
-        with StudyLock(target):
-            result = fold(target.location)
-    except (StudyLocked, FoldError) as error:
-        raise click.ClickException(str(error)) from None
+    with StudyLock(target):  # StudyLocked, FoldError: one line, exit status 1 (the CLI's OneLineError)
+        result = fold(target.location)
     click.echo(f"{study.name} (scale {study.scale}) in {target.uri}")
     click.echo(result.line())
     for path in result.unreadable:

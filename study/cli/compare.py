@@ -27,16 +27,16 @@ import polars as pl
 from analysis.data.location import Location
 from analysis.data.machines import PUBLISHED as PUBLISHED_MACHINE
 from analysis.data.machines import machine_counts, machines_line
+from core.errors import OneLineError, one_line
 from search_spaces import SCALES, StudyError, get_study
 from search_spaces.record import StudyRecord
-from study.cli.common import InputError, scale_option, storage_option
+from study.cli.common import scale_option, storage_option
 from study.results.storage import StorageError, StudyStorage
-from trainables.errors import one_line
 
 PUBLISHED = "published"
 
 
-class CompareError(ValueError):
+class CompareError(OneLineError, ValueError):
     """A side that cannot be resolved or compared; the message says what is allowed."""
 
 
@@ -224,8 +224,6 @@ def compare(a: str, b: str, scale: str, storage: str, metrics: tuple[str, ...], 
 
     Per architecture: best G, where, robustness share, and A - B. NAME without @SCALE uses --scale.
     """
-    try:
-        click.echo(comparison_text(a, b, storage=storage, scale=scale, metrics=metrics, threshold=threshold,
-                                    common=not all_configs, out=out))
-    except CompareError as error:  # a side, scale, storage, metric or reference that cannot be used
-        raise InputError(str(error)) from None
+    # a side, scale, storage, metric or reference that cannot be used: a CompareError, one line, exit status 2
+    click.echo(comparison_text(a, b, storage=storage, scale=scale, metrics=metrics, threshold=threshold,
+                               common=not all_configs, out=out))

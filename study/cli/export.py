@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import click
 
 from search_spaces.study import Study
-from study.cli.common import InputError, load_study, scale_option, storage_option, study_storage
+from study.cli.common import load_study, scale_option, storage_option, study_storage
 from study.results.storage import StudyStorage
 from study.run.journal import point_from_rows
 from study.tracking import TrackSpec, TrialTracking
@@ -26,14 +26,11 @@ from study.trial.trainable import trial_params
 def export(name: str, scale: str, storage: str, targets: tuple[str, ...]) -> None:
     """Put a study's finished trials (its Parquet rows) into experiment trackers: one run per trial, the same
     series as `study run --track`. Exporting again replaces each trial's earlier run."""
-    from study.tracking import TrackError, parse_track, resolve
+    from study.tracking import parse_track, resolve
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
-    try:
-        specs = [resolve(parse_track(t, "--to"), study, target, "--to") for t in targets]
-    except TrackError as error:
-        raise InputError(str(error)) from None
+    specs = [resolve(parse_track(t, "--to"), study, target, "--to") for t in targets]  # a TrackError: exit 2
     if not target.finished_keys():
         raise click.ClickException(f"no results for study {study.name} (scale {study.scale}) in {target.uri}; "
                                    f"run `study run {study.name} --scale {study.scale}` first")

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 import polars as pl
 
 from search_spaces import Study
+from search_spaces.record import StudyRecord
 from study.cli.common import (
     FINDING_FAILED_EXIT,
     InputError,
@@ -26,6 +28,10 @@ from study.cli.common import (
     study_storage,
 )
 from study.results.storage import StudyStorage
+
+if TYPE_CHECKING:
+    from analysis.stats.findings import Verdict
+    from analysis.stats.training_stats import TrainingStats
 
 PUBLISHED = "published"
 
@@ -44,13 +50,12 @@ def published_name(study: Study, data: str) -> str:
     return study.reference
 
 
-def published_rows(study: Study, data: str):  # -> (name, polars LazyFrame, StudyRecord, TrainingStats)
+def published_rows(study: Study, data: str) -> tuple[str, pl.LazyFrame, StudyRecord, TrainingStats]:
     """The published rows of ``data`` on the study's grid at its scale, the study's record over them (its seeds the
     data's, in their order) and their statistics; InputError when they cannot be read or share no cell."""
     from analysis.data.reference import open_reference
     from analysis.stats.compare import approx_in
     from analysis.stats.training_stats import training_stats
-    from search_spaces.record import StudyRecord
 
     name = published_name(study, data)
     try:
@@ -58,7 +63,7 @@ def published_rows(study: Study, data: str):  # -> (name, polars LazyFrame, Stud
     except (FileNotFoundError, ValueError, OSError) as error:
         raise InputError(f"invalid --data {data!r}: {error}") from None
     columns = lf.collect_schema().names()
-    grid = {c: study.axis_values(c) for c in study.axes if c in columns and study.axis_values(c)}
+    grid = {c: values for c in study.axes if c in columns and (values := study.axis_values(c))}
     lf = lf.filter(*(approx_in(c, v) for c, v in grid.items())) if grid else lf
     seeds = tuple(sorted(lf.select(pl.col("seed").unique()).collect().get_column("seed").to_list()))
     meta = StudyRecord.of(study.replace(seeds=seeds or study.seeds, initial_seeds=None))
@@ -72,7 +77,7 @@ def published_rows(study: Study, data: str):  # -> (name, polars LazyFrame, Stud
     return name, lf, meta, stats
 
 
-def published_verdicts(study: Study, data: str) -> tuple[str, list]:
+def published_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
     """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
     from analysis.data.published_cells import is_cells
     from analysis.stats.findings import evaluate_findings
@@ -88,11 +93,10 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list]:
     return head, evaluate_findings(meta.replace(budget="fixed"), published_data(stats, len(meta.seeds)))
 
 
-def _cells_verdicts(study: Study, data: str) -> tuple[str, list]:
+def _cells_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
     """The findings on a paper's table of cells (analysis.data.published_cells): its printed means, spreads, seeds."""
     from analysis.data.published_cells import published_cells
     from analysis.stats.findings import FindingData, evaluate_findings
-    from search_spaces.record import StudyRecord
 
     name = published_name(study, data)
     try:
@@ -102,14 +106,14 @@ def _cells_verdicts(study: Study, data: str) -> tuple[str, list]:
     meta = StudyRecord.of(study.replace(budget="fixed"))
     panel = meta.plot.panel or ""
     present = {str(v) for v in frame.get_column(panel).unique().to_list()} if panel in frame.columns else None
-    seeds = int(frame.get_column("n_seeds").max() or 1) if "n_seeds" in frame.columns else 1
+    seeds = int(frame.get_column("n_seeds").cast(pl.Int64).max() or 1) if "n_seeds" in frame.columns else 1  # type: ignore[arg-type]
     head = (f"{study.name} (scale {study.scale}): findings on the published table {name}, {frame.height} numbers "
             f"of {panel} {', '.join(sorted(present or ()))}")
     data_ = FindingData(cells=cells, panel=panel, select_metric=study.metric, max_seeds=seeds, present=present)
     return head, evaluate_findings(meta, data_)
 
 
-def published_replay(study: Study, data: str) -> tuple[str, list, list[str]]:
+def published_replay(study: Study, data: str) -> tuple[str, list[Verdict], list[str]]:
     """(a header line, the adaptive budget's verdicts, its looks and the ``budget:`` line) replayed over the published
     per-seed rows (analysis.stats.replay)."""
     from analysis.data.published_cells import is_cells
@@ -131,7 +135,7 @@ def published_replay(study: Study, data: str) -> tuple[str, list, list[str]]:
     return head, result.adaptive, [*looks, *summary, result.line()]
 
 
-def run_verdicts(study: Study, target: StudyStorage) -> tuple[str, list]:
+def run_verdicts(study: Study, target: StudyStorage) -> tuple[str, list[Verdict]]:
     """(a header line, the verdicts) of the study's current findings on its results in ``target``."""
     from analysis.report.sections import ReportContext
     from analysis.report.summary import verdicts_of
@@ -146,7 +150,7 @@ def run_verdicts(study: Study, target: StudyStorage) -> tuple[str, list]:
         verdicts_of(ctx)
 
 
-def echo_verdicts(head: str, verdicts: list, tail: Sequence[str] = ()) -> int:
+def echo_verdicts(head: str, verdicts: list[Verdict], tail: Sequence[str] = ()) -> int:
     """Print the verdicts under ``head`` (and ``tail`` after them); returns how many checked findings failed."""
     from analysis.stats.findings import failed
 

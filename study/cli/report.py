@@ -1,5 +1,5 @@
 """`study report NAME`: PNG grids, curves, tables and index.html from the study's results, read where they live;
-:func:`write_report` is also what `study run --report` calls."""
+:func:`report_and_count_failed` is also what `study run --report` calls."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def _report_dir(study: Study, target: StudyStorage) -> Path:
     return target.local_path() / "report" if target.is_local else Path("reports") / study.directory
 
 
-def write_report(study: Study, target: StudyStorage, out: str | None) -> int:
-    """Write the report (reading the results where they live), echo its summary; return the number of findings
-    checked and failed."""
+def report_and_count_failed(study: Study, target: StudyStorage, out: str | None) -> int:
+    """The CLI's side of a report: write it (analysis.report.build, reading the results where they live), echo where
+    it went and its summary, and return the number of findings checked and failed (the caller's exit status 3)."""
     from analysis.data.meta import MetaError
     from analysis.report.build import build_report
     from analysis.stats.findings import failed
@@ -62,5 +62,5 @@ def report(name: str, scale: str, storage: str, out: str | None) -> None:
     Exits 3 when a finding that was checked fails (1 on errors).
     """
     study = load_study(name, scale)
-    if write_report(study, study_storage(study, storage), out):
+    if report_and_count_failed(study, study_storage(study, storage), out):
         sys.exit(FINDING_FAILED_EXIT)

@@ -7,11 +7,15 @@ Exits 1 when trials failed or did not finish, 2 on bad input (before Ray starts)
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from core.errors import one_line
 from search_spaces import SCALES, Study, StudyError
 from study.cli.common import (
     FINDING_FAILED_EXIT,
@@ -22,9 +26,11 @@ from study.cli.common import (
     storage_option,
     study_storage,
 )
-from study.cli.report import write_report
+from study.cli.report import report_and_count_failed
 from study.results.storage import StudyStorage, storage_fault
-from trainables.errors import one_line
+
+if TYPE_CHECKING:
+    from study.trial.resources import Resources
 
 
 def _models(study: Study) -> str:
@@ -70,25 +76,53 @@ def _with_budget(study: Study, budget: str | None) -> Study:
         raise InputError(str(error)) from None
 
 
+#: The options of what each trial asks for and how it trains: one Resources (study.trial.resources) from here on.
+_RESOURCE_OPTIONS = (
+    click.option("--max-concurrent", type=int, default=None, help="Trials at once (default: what fits)."),
+    click.option("--cpus-per-trial", type=float, default=1.0, show_default=True,
+                 help="CPUs Ray reserves per trial (also torch's thread count)."),
+    click.option("--gpus-per-trial", type=float, default=0.0, show_default=True,
+                 help="GPUs per trial; fractions share a GPU (0.25: four trials per GPU)."),
+    click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+                 help="Train a configuration's seeds as one stacked model (auto: each family's default, e.g. on "
+                      "GPUs where it pays); a request a family cannot honour is refused or warned about "
+                      "(docs/cli.md)."),
+    click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
+                 help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
+                      "numbers on any CPU, docs/reproducibility.md); recorded in every row."),
+    click.option("--simulated-gpus", is_flag=True,
+                 help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
+                      "where CUDA is missing instead of failing; rows record device cpu."),
+)
+
+
+def resource_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the resource options, which it receives as one ``resources`` (a bad value: one line, exit
+    2, before anything starts)."""
+
+    @functools.wraps(command)
+    def with_resources(*args: Any, max_concurrent: int | None, cpus_per_trial: float, gpus_per_trial: float,
+                       packing: str, precision: str, simulated_gpus: bool, **kwargs: Any) -> None:
+        from study.trial.resources import Resources
+
+        try:
+            resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
+                                  max_concurrent=max_concurrent, packing=packing, precision=precision,
+                                  simulated_gpus=simulated_gpus)
+        except StudyError as error:
+            raise InputError(str(error)) from None
+        command(*args, resources=resources, **kwargs)
+
+    for option in reversed(_RESOURCE_OPTIONS):
+        with_resources = option(with_resources)
+    return with_resources
+
+
 @click.command()
 @click.argument("name")
 @run_scale_option
 @storage_option
-@click.option("--max-concurrent", type=int, default=None, help="Trials at once (default: what fits).")
-@click.option("--cpus-per-trial", type=float, default=1.0, show_default=True,
-              help="CPUs Ray reserves per trial (also torch's thread count).")
-@click.option("--gpus-per-trial", type=float, default=0.0, show_default=True,
-              help="GPUs per trial; fractions share a GPU (0.25: four trials per GPU).")
 @click.option("--address", default=None, help="Ray cluster address (e.g. auto); default: a local Ray.")
-@click.option("--packing", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
-              help="Train a configuration's seeds as one stacked model (auto: each family's default, e.g. on GPUs "
-                   "where it pays); a request a family cannot honour is refused or warned about (docs/cli.md).")
-@click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
-              help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
-                   "numbers on any CPU, docs/reproducibility.md); recorded in every row.")
-@click.option("--simulated-gpus", is_flag=True,
-              help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
-                   "where CUDA is missing instead of failing; rows record device cpu.")
 @click.option("--report/--no-report", default=False, help="Write the report when the study ends.")
 @click.option("--track", "track", multiple=True, metavar="KIND[=TARGET]",
               help="Log every trial live to mlflow[=URI], tensorboard[=DIR] or wandb[=PROJECT] (repeatable; "
@@ -99,9 +133,9 @@ def _with_budget(study: Study, budget: str | None) -> Study:
 @click.option("--where", "where", multiple=True, metavar="AXIS=VALUE[,VALUE...]",
               help="Run only the grid points whose AXIS takes one of the values (repeatable: all must hold); "
                    "the trials land in the study's directory (docs/cli.md).")
-def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, cpus_per_trial: float,
-        gpus_per_trial: float, address: str | None, packing: str, precision: str, simulated_gpus: bool,
-        report: bool, track: tuple[str, ...], budget: str | None, where: tuple[str, ...]) -> None:
+@resource_options
+def run(name: str, scale: str | None, storage: str, address: str | None, report: bool, track: tuple[str, ...],
+        budget: str | None, where: tuple[str, ...], resources: Resources) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Ends with the study's verdicts (its findings checked on the results). Exits 1 when trials failed or did not
@@ -110,11 +144,11 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
     study = _with_budget(load_study(name, scale or "paper"), budget)
     click.echo(f"{study.name} at scale {study.scale}: {_models(study)}")  # before anything starts
     if scale is None:
-        _guard_paper_scale(study, name, address, gpus_per_trial)
+        _guard_paper_scale(study, name, address, resources.gpus_per_trial)
     from study.run.ray_env import ray_environment
 
     ray_environment(address)  # before Ray is imported
-    from study.run.cluster import ClusterError, Resources
+    from study.run.cluster import ClusterError
     from study.run.lock import StudyLock, StudyLocked
     from study.run.packing import check_packing
     from study.run.points import parse_where
@@ -128,11 +162,8 @@ def run(name: str, scale: str | None, storage: str, max_concurrent: int | None, 
         subset = parse_where(study, where)
         # Before the lock creates the study's directory: a rejected study leaves nothing behind.
         strategy = prepare(study, subset, click.echo)
-        resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
-                              max_concurrent=max_concurrent, packing=packing,
-                              precision=precision, simulated_gpus=simulated_gpus)
-        check_packing(study, packing, gpus_per_trial=gpus_per_trial, simulated_gpus=simulated_gpus, where=subset,
-                      echo=click.echo)
+        check_packing(study, resources.packing, gpus_per_trial=resources.gpus_per_trial,
+                      simulated_gpus=resources.simulated_gpus, where=subset, echo=click.echo)
         with StudyLock(target):
             specs = [resolve(spec, study, target) for spec in specs]
             for spec in specs:
@@ -161,7 +192,7 @@ def _verdicts(study: Study, target: StudyStorage, report: bool, counts_finished:
     """The study's verdicts at the end of every run (in its report's summary with ``--report``); returns how many
     checked findings failed (none when no trial has finished)."""
     if report:
-        return write_report(study, target, None)
+        return report_and_count_failed(study, target, None)
     if not study.findings or not counts_finished:
         return 0
     from study.cli.findings import echo_verdicts, run_verdicts

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from search_spaces import SCALES, StudyError, get_study
-from study.cli.common import InputError, load_study, scale_option
+from search_spaces import SCALES, get_study
+from study.cli.common import load_study, scale_option
 from trainables.plugins import user_plugins
 
 
@@ -18,10 +18,7 @@ def show(name: str, scale: str) -> None:
     from study.run.preflight import validate
 
     study = load_study(name, scale)
-    try:
-        validate(study)  # an unknown hyperparameter name is an error here too, not only at run time
-    except StudyError as error:
-        raise InputError(str(error)) from None
+    validate(study)  # an unknown hyperparameter name is a StudyError here too (exit 2), not only at run time
     click.echo(f"{study.name}  (scale {study.scale}; results directory {study.directory})")
     click.echo(f"goal: {study.goal}")
     click.echo(f"tasks: {', '.join(study.tasks)}   sampler: {study.sampler}   "

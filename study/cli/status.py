@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import click
 
+from core.errors import one_line
 from study.cli.common import load_study, scale_option, storage_option, study_storage
-from trainables.errors import one_line
 
 
 @click.command()
@@ -71,7 +72,7 @@ def status(name: str, scale: str, storage: str) -> None:
                    "and say so beside every number")
 
 
-def _alive(progress: dict) -> bool:
+def _alive(progress: dict[str, Any]) -> bool:
     import socket
 
     if progress.get("host") != socket.gethostname():

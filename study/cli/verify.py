@@ -8,13 +8,10 @@ import time
 import click
 
 from study.cli.common import FINDING_FAILED_EXIT, InputError, load_study, scale_option, storage_option, study_storage
+from study.run.points import point_text
 
 #: Exit status when a re-run trial does not reproduce (the same as a finding that failed: a checked claim).
 NOT_REPRODUCED_EXIT = FINDING_FAILED_EXIT
-
-
-def _point_text(point: dict) -> str:
-    return ", ".join(f"{k}={v:.2e}" if isinstance(v, float) else f"{k}={v}" for k, v in point.items())
 
 
 def _largest_text(largest: dict[str, float]) -> str:
@@ -53,7 +50,7 @@ def verify(name: str, scale: str, storage: str, trials: int, seed: int) -> None:
                  else f"other machine: ran on {check.recorded_machine}; here {check.here}")
         mark = "ok  " if check.passed else "FAIL"
         why = f"; {check.why}" if check.why else ""
-        click.echo(f"  {mark} {check.key} ({_point_text(check.point)}): {check.verdict} ({where}){why}"
+        click.echo(f"  {mark} {check.key} {point_text(check.point)}: {check.verdict} ({where}){why}"
                    f"{_largest_text(check.largest)}")
     bad = [c for c in checks if not c.passed]
     click.echo(f"{len(checks) - len(bad)} of {len(checks)} trial(s) reproduced ({time.time() - started:.0f} s)")

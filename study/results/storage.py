@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, overload
 
 import polars as pl
 import pyarrow as pa
@@ -27,13 +27,13 @@ import pyarrow.parquet as pq
 from analysis.data.columns import current_columns
 from analysis.data.lake import ARTIFACTS, FAILED, TABLE, TRIALS, open_table, trial_snapshot
 from analysis.data.location import Location, key_of
-from trainables.errors import one_line
+from core.errors import OneLineError, one_line
 
 #: Trials :meth:`StudyStorage.read_trials` takes from the table in one scan (bounds the rows held at once).
 READ_BATCH = 2_000
 
 
-class StorageError(OSError):
+class StorageError(OneLineError, OSError):
     """Storage that cannot be used, in one line that names it and says what is wrong (:func:`storage_fault`)."""
 
 
@@ -50,6 +50,10 @@ _REMOTE_FAULTS = (("no such bucket", "no such bucket"), ("nosuchbucket", "no suc
                   ("access denied", _DENIED), ("accessdenied", _DENIED), ("forbidden", _DENIED))
 
 
+@overload  # reaching the storage itself failed: always its fault
+def storage_fault(storage: str, error: OSError | ValueError, *, certain: Literal[True]) -> StorageError: ...
+@overload
+def storage_fault(storage: str, error: BaseException, *, certain: bool = False) -> StorageError | None: ...
 def storage_fault(storage: str, error: BaseException, *, certain: bool = False) -> StorageError | None:
     """What ``error`` says about the results root ``storage`` (a ``--storage`` value), as a StorageError of one
     line: ``invalid --storage 'x': <what>: <path>`` where what is no such directory, not a directory, not writable
@@ -76,7 +80,7 @@ def storage_fault(storage: str, error: BaseException, *, certain: bool = False) 
     mine = [f for f in files if _within(Path(f), root)]
     if not mine and (files or error.errno not in _FAULTS) and not certain:
         return None  # about another file (a plugin, torch's cache ...): not the storage's fault
-    what = _FAULTS.get(error.errno) or one_line(error, typed=False)
+    what = (_FAULTS.get(error.errno) if error.errno is not None else None) or one_line(error, typed=False)
     return StorageError(f"invalid --storage {storage!r}: {what}: {mine[0] if mine else root}")
 
 
@@ -93,6 +97,24 @@ def _resolve(storage: str) -> tuple[pafs.FileSystem, str, bool]:
         return fs, root.rstrip("/"), False
     path = Path(storage.removeprefix("file://")).expanduser().resolve()
     return pafs.LocalFileSystem(), str(path), True
+
+
+class TrialStore(Protocol):
+    """What a trial reads and writes of its study's results (study.trial: a Ray worker, or `study verify`'s scratch
+    run): its own rows and artifacts, the rows of its cell's earlier trials, its failure record. :class:`StudyStorage`
+    is the one implementation; the driver's planning, folding and reports use the rest of it."""
+
+    def read_trial(self, trial_key: str) -> pa.Table | None: ...
+
+    def read_trials(self, keys: Collection[str]) -> Iterator[tuple[str, pa.Table]]: ...
+
+    def write_trial(self, trial_key: str, table: pa.Table) -> None: ...
+
+    def write_artifact(self, name: str, trial_key: str, table: pa.Table) -> None: ...
+
+    def write_failed(self, trial_key: str, info: dict[str, Any]) -> None: ...
+
+    def clear_failed(self, trial_key: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -219,6 +241,8 @@ class StudyStorage:
             table = self.read_trial(key)
             if table is not None:
                 yield key, table
+        if snap.table is None:
+            return  # no table yet: every finished trial is a pending file
         in_table = [k for k in wanted if k in snap.keys and k not in pending]
         for start in range(0, len(in_table), READ_BATCH):
             batch = in_table[start:start + READ_BATCH]
@@ -285,7 +309,8 @@ class StudyStorage:
         fs, _, _ = self._fs
         try:
             with fs.open_input_stream(f"{self.root}/{name}") as stream:
-                return json.loads(stream.read())
+                document: dict[str, Any] = json.loads(stream.read())
+                return document
         except (FileNotFoundError, OSError, json.JSONDecodeError):
             return None
 

@@ -86,8 +86,8 @@ def read_autoscaler(path: str | None = None) -> Autoscaler | None:
     bootstrap file), or None when there is none."""
     import yaml
 
-    from search_spaces.study import StudyError
-    from trainables.errors import one_line
+    from core.errors import one_line
+    from search_spaces.schema import StudyError
 
     location = Path(os.path.expanduser(path or os.environ.get(AUTOSCALER_CONFIG_ENV) or DEFAULT_AUTOSCALER_CONFIG))
     if not location.is_file():

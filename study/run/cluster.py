@@ -1,4 +1,4 @@
-"""The Ray cluster a study runs on: what each trial asks of it, starting or joining it, and whether a trial fits.
+"""The Ray cluster a study runs on: starting or joining it, and whether a trial (its study.trial.resources) fits.
 
 Nothing here knows about trials' contents: ``study.run.runner`` plans the trials, ``study.run.tuner`` hands them to
 Ray Tune, and ``study.trial.entry`` is what a Ray worker runs.
@@ -6,17 +6,16 @@ Ray Tune, and ``study.trial.entry`` is what a Ray worker runs.
 
 from __future__ import annotations
 
-import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import ray
 
-from search_spaces.study import StudyError
-from study.trial.trainable import PRECISIONS
-from trainables.errors import one_line
-from trainables.families import PACKING
+from core.errors import one_line
+from search_spaces.schema import StudyError
+from study.trial.resources import Resources
 
 if TYPE_CHECKING:
     from study.run.capacity import Autoscaler
@@ -24,36 +23,10 @@ if TYPE_CHECKING:
 Echo = Callable[[str], None]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Resources:
-    """What each trial asks Ray for, and how many trials run at once."""
-
-    cpus_per_trial: float = 1.0
-    gpus_per_trial: float = 0.0
-    max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
-    packing: str = "auto"  # seeds as one stacked model: auto (the family's default), on, off (trainables.families)
-    precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trial.trainable.precision_context); in every row
-    simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.trial.devices)
-
-    def __post_init__(self) -> None:
-        if self.cpus_per_trial <= 0:
-            raise StudyError(f"invalid --cpus-per-trial {self.cpus_per_trial!r}; allowed: a number > 0")
-        if self.gpus_per_trial < 0:
-            raise StudyError(f"invalid --gpus-per-trial {self.gpus_per_trial!r}; allowed: a number >= 0")
-        if self.precision not in PRECISIONS:
-            raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
-        if self.max_concurrent is not None and self.max_concurrent < 1:
-            raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
-        if self.packing not in PACKING:
-            raise StudyError(f"invalid --packing {self.packing!r}; allowed: {', '.join(PACKING)}")
-        if self.simulated_gpus and self.gpus_per_trial <= 0:
-            raise StudyError("invalid --simulated-gpus with --gpus-per-trial 0; allowed: only with "
-                             "--gpus-per-trial > 0 (it lets GPU trials train on the CPU of a simulated GPU node)")
-
-
-
 class ClusterError(StudyError):
     """Ray could not be started or reached: not the input's fault (the CLI's exit status 1, not 2)."""
+
+    exit_code = 1
 
 
 #: How long a connection to ``--address`` may take before the run gives up with one line (the issue's bound is 30 s).
@@ -80,11 +53,11 @@ def start_ray(address: str | None, echo: Echo) -> None:
         if address:
             _probe(address)
             _within(CONNECT_TIMEOUT_S, address, lambda: ray.init(
-                address=address, logging_level="ERROR", log_to_driver=False, runtime_env=env))
+                address=address, logging_level=logging.ERROR, log_to_driver=False, runtime_env=env))
         else:
             # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
             # left recorded in /tmp/ray (even a dead one) and hang.
-            ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+            ray.init(address="local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
                      runtime_env=env)
     except ConnectionError as error:  # `auto` with no cluster recorded on this machine, a refused connection
         why = one_line(error, typed=False)

@@ -52,7 +52,8 @@ def open_journal(study: Study, storage: StudyStorage) -> Any | None:
                                direction="maximize" if study.mode == "max" else "minimize")
 
 
-def journal_entries(study: Study, point: dict[str, Any], rows: list[dict[str, Any]]) -> list[tuple[dict, float]]:
+def journal_entries(study: Study, point: dict[str, Any], rows: list[dict[str, Any]]
+                    ) -> list[tuple[dict[str, Any], float]]:
     """(params, objective) of one finished trial; a trial that packs learning rates is one entry per rate."""
     rates = point.get("learning_rate")
     if not isinstance(rates, list | tuple):
@@ -66,7 +67,7 @@ def _journal_key(study: Study, trial: Any) -> str:
     return trial.user_attrs.get("trial_key") or Trial.every_seed(study, trial.params).key(study)
 
 
-def add_finished(optuna_study: Any, study: Study, key: str, point: dict[str, Any], rows: list[dict]) -> None:
+def add_finished(optuna_study: Any, study: Study, key: str, point: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """Record one finished trial (its entries) as completed Optuna trials; a non-finite objective as failed."""
     import optuna
 
@@ -119,7 +120,7 @@ class JournalRecorder(tune.Callback):
     def __getstate__(self) -> dict[str, Any]:  # Tune pickles its callbacks: the open study is not part of it
         return {**self.__dict__, "_optuna_study": None}
 
-    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         if "trial_seconds" not in (trial.last_result or {}):
             return  # found its rows on disk (study.trial.trainable.run_trial): recorded before, or at the next start
         spec = Trial.from_config(trial.config, self.study)

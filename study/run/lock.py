@@ -7,11 +7,14 @@ import os
 import socket
 from typing import IO
 
+from core.errors import OneLineError
 from study.results.storage import StudyStorage, ensure_local_dir
 
 
-class StudyLocked(RuntimeError):
+class StudyLocked(OneLineError, RuntimeError):
     """Another `study run` of the same study holds the lock."""
+
+    exit_code = 1  # not the input's fault
 
 
 class StudyLock:

@@ -17,9 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from search_spaces.study import Study, StudyError
+from search_spaces.schema import StudyError
+from search_spaces.study import Study
+from study.run.points import point_text, trial_points
 from study.trial.devices import packing_device
 from study.trial.trainable import family_of, member_configs, split_config
+from trainables.families import ModelFamily
 
 
 def check_packing(study: Study, packing: str, *, gpus_per_trial: float = 0.0, simulated_gpus: bool = False,
@@ -46,14 +49,17 @@ def check_packing(study: Study, packing: str, *, gpus_per_trial: float = 0.0, si
     capped = [t.point for t in trials if _unpacked_on_cpu(study, t, packing, gpus_per_trial)]
     if capped:
         echo(f"warning: --packing {packing}: {len(capped)} of {len(trials)} trials train their members one after "
-             f"another on the CPU, e.g. {_point_text(capped[0])}: one member's largest activation exceeds its family's "
+             f"another on the CPU, e.g. {point_text(capped[0])}: one member's largest activation exceeds its family's "
              "CPU packing budget (a PackingWarning in each such trial says how much)")
 
 
 @dataclass(frozen=True)
-class _Trial:
+class _PointAndFamily:
+    """What check_packing judges of one trial (study.trial.spec.Trial is the trial itself): its point, the family
+    that trains it and its hyperparameters."""
+
     point: dict[str, Any]
-    family: Any
+    family: ModelFamily
     hyper: dict[str, Any] | None  # None: a sampled study's task, whose points the sampler draws
 
     @property
@@ -63,23 +69,21 @@ class _Trial:
         return len(rates) if isinstance(rates, list | tuple) else 1
 
 
-def _trials(study: Study, where: Mapping[str, tuple[Any, ...]] | None) -> list[_Trial]:
+def _trials(study: Study, where: Mapping[str, tuple[Any, ...]] | None) -> list[_PointAndFamily]:
     """Each trial of ``where``'s subset of a grid; for a sampled study (whose points the sampler draws, one learning
     rate per trial) one per task, without a configuration."""
     from trainables.catalog import family_for_task
 
     if study.sampler != "grid":
-        return [_Trial({"task": task}, family_for_task(task), None) for task in study.tasks]
-    from study.run.points import trial_points
-
+        return [_PointAndFamily({"task": task}, family_for_task(task), None) for task in study.tasks]
     trials = []
     for point in trial_points(study, where).values():
         hyper, _ = split_config(study, point)
-        trials.append(_Trial(point, family_of(hyper), hyper))
+        trials.append(_PointAndFamily(point, family_of(hyper), hyper))
     return trials
 
 
-def _unpacked_on_cpu(study: Study, trial: _Trial, packing: str, gpus_per_trial: float) -> bool:
+def _unpacked_on_cpu(study: Study, trial: _PointAndFamily, packing: str, gpus_per_trial: float) -> bool:
     """Whether a trial that would pack trains one member at a time on the CPU because of its family's cap (its
     configuration built only then)."""
     from trainables.families import packs
@@ -92,6 +96,3 @@ def _unpacked_on_cpu(study: Study, trial: _Trial, packing: str, gpus_per_trial: 
         decided = packs(family, packing, packing_device(gpus_per_trial, "cpu"), n_configs=trial.n_configs)
     return decided and family.members_per_pack(member_configs(trial.hyper, family)[0], "cpu") == 1
 
-
-def _point_text(point: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + "}"

@@ -19,10 +19,17 @@ from search_spaces import Study, StudyError
 from search_spaces.axes import show_value
 from study.trial.identity import trial_key
 
-#: How close a number typed in `--where` must be to an axis value to name it: 3 significant digits, as `study show`
-#: prints rates such as 0.000219 (0.3^7). A matter of reading text; which values are one cell is
+#: How close a number typed in `--where` must be to an axis value to name it: 3 significant digits (0.000219 names
+#: 0.3^7, which `study show` prints as 0.0002187). A matter of reading text; which values are one cell is
 #: search_spaces.cells.same_value's.
 TEXT_REL_TOLERANCE = 5e-3
+
+
+def point_text(point: Mapping[str, Any]) -> str:
+    """A point as one line names it (a refusal, a warning, `study verify`'s line): ``{architecture='NAP',
+    learning_rate=0.027}``; a float as `study show` prints it (search_spaces.axes.show_value), anything else as
+    Python writes it (a label quoted, packed learning rates as a list)."""
+    return "{" + ", ".join(f"{k}={show_value(v) if isinstance(v, float) else repr(v)}" for k, v in point.items()) + "}"
 
 
 def _matches(text: str, value: Any) -> bool:

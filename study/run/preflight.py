@@ -18,10 +18,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from core.errors import one_line
 from search_spaces.finding import metric_columns
-from search_spaces.study import Study, StudyError
+from search_spaces.schema import StudyError
+from search_spaces.study import Study
+from study.run.points import point_text
 from study.trial.trainable import member_configs, split_config
-from trainables.errors import one_line
 
 
 def validate(study: Study) -> None:
@@ -61,7 +63,9 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
 
     from study.trial.trainable import family_of
 
-    started, seen, columns = time.time(), set(), set()
+    started = time.time()
+    seen: set[tuple[str, str]] = set()
+    columns: set[str] = set()
     for point in _points(study):
         hyper, _ = split_config(study, point)
         family = family_of(hyper)
@@ -77,7 +81,7 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
             _check_rows(result.rows, study.metric)
         except Exception as error:  # noqa: BLE001 - any failure of a component becomes one line naming it
             raise StudyError(f"study {study.name}: the {family.name} family failed a one-step run at "
-                             f"{_point_text(point)} (before launch, on the CPU): {one_line(error, at=True)}") from None
+                             f"{point_text(point)} (before launch, on the CPU): {one_line(error, at=True)}") from None
         columns.update(result.rows[0])
     check_finding_metrics(study, columns)
     echo(f"preflight: {len(seen)} distinct configuration(s) trained one step on a tiny batch on the CPU "
@@ -104,10 +108,6 @@ def _check_rows(rows: list[dict[str, Any]], metric: str) -> None:
     if any(metric not in row for row in rows):
         raise ValueError(f"its rows have no column {metric!r} (the study's metric); its columns: "
                          f"{', '.join(sorted(rows[0]))}")
-
-
-def _point_text(point: dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v!r}" for k, v in point.items()) + "}"
 
 
 def preflight(study: Study, echo: Callable[[str], None] = print) -> None:

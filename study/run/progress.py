@@ -27,10 +27,10 @@ from typing import Any, TextIO
 
 from ray import tune
 
+from core.errors import one_line
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.spec import Trial
-from trainables.errors import one_line
 
 PROGRESS_FILE = "progress.json"
 BAR_WIDTH = 24
@@ -216,7 +216,7 @@ class StudyProgress(tune.Callback):
             "failed_this_run": self.failed, "total": self.total, "line": self.line(),
         })
 
-    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         # Forced write: a throttled one left trials that started together out of `running`.
         key, point = self._key(trial)
         self._trials[trial.trial_id] = _Running(key, self.clock(), evaluations_per_trial(self.study, point))
@@ -225,7 +225,8 @@ class StudyProgress(tune.Callback):
         first = self.finished == 0 and self.failed == 0 and len(self._trials) == 1
         self._show(force=first)  # the first line as soon as the first trial starts
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(self, iteration: int, trials: list[Any], trial: Any, result: dict[str, Any],
+                        **info: Any) -> None:
         # Keeps `updated` fresh during long trials: `study status` on another host trusts a recent file only.
         running = self._trials.get(trial.trial_id)
         if running is not None and int(result.get("step", -1)) > 0:
@@ -237,7 +238,7 @@ class StudyProgress(tune.Callback):
         elif not self.live:
             self._show()
 
-    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         failed = (trial.last_result or {}).get("failed")
         if failed:  # a bug in the trial's code ended it at its first attempt (study.trial.failures)
             self._trials.pop(trial.trial_id, None)
@@ -261,7 +262,7 @@ class StudyProgress(tune.Callback):
         if self.live or done == self.total or self.clock() - self._last_echo >= self.min_interval_s:
             self._show(force=True)
 
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self._trials.pop(trial.trial_id, None)
         self.failed += 1
         key, point = self._key(trial)

@@ -29,6 +29,7 @@ from analysis.stats.paired import t_quantile_95
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.identity import machine_text
+from study.trial.resources import Resources
 from study.trial.spec import Trial
 
 #: Columns that differ between two runs of the same code on purpose (timings, where and from which checkout).
@@ -180,8 +181,8 @@ def verify_trial(study: Study, storage: StudyStorage, key: str, trial: Trial, se
     precision = str(old[0].get("precision", "fp32"))
     with torch_setting(torch.get_num_threads, torch.set_num_threads, settings.threads):
         here = machine_text()
-        run_trial(study, scratch, Trial(trial.point, trial.seeds), packing=settings.packing, precision=precision,
-                  plugins=settings.plugins)
+        run_trial(study, scratch, Trial(trial.point, trial.seeds),
+                  resources=Resources(packing=settings.packing, precision=precision), plugins=settings.plugins)
     again = scratch.read_trial(key)
     new = again.to_pylist() if again is not None else []
     result, same = compare_rows(old, new, precision), recorded == here

@@ -18,7 +18,7 @@ from search_spaces.schema import StudyError
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.run.adaptive import AdaptiveStrategy
-from study.run.cluster import Echo, Resources, check_resources, start_ray
+from study.run.cluster import Echo, check_resources, start_ray
 from study.run.journal import JournalRecorder, journal_storage
 from study.run.points import describe
 from study.run.preflight import preflight
@@ -27,6 +27,7 @@ from study.run.strategies import GridStrategy, Plan, SamplerStrategy, Strategy, 
 from study.run.tuner import Folder, GridRun, fit, grid_tune_config, sampler_tune_config
 from study.trial.entry import trial_entry
 from study.trial.identity import machine, machine_text, software_versions
+from study.trial.resources import Resources
 from study.trial.spec import Trial
 from trainables import plugins
 
@@ -146,10 +147,8 @@ class _Launcher:
         room = check_resources(resources, address=address, echo=echo)  # refuses a trial no node can hold
         concurrency = resources.max_concurrent or room
         self.entry = tune.with_resources(
-            tune.with_parameters(trial_entry, study=study, storage=storage, gpus=resources.gpus_per_trial,
-                                 cpus=resources.cpus_per_trial, packing=resources.packing,
-                                 precision=resources.precision, simulated_gpus=resources.simulated_gpus,
-                                 track=tuple(track), plugins=tuple(plugins.record())),
+            tune.with_parameters(trial_entry, study=study, storage=storage, resources=resources, track=tuple(track),
+                                 plugins=tuple(plugins.record())),
             {"cpu": resources.cpus_per_trial, "gpu": resources.gpus_per_trial},
         )
         self.study, self.storage, self.resources, self.echo = study, storage, resources, echo

@@ -18,11 +18,12 @@ from typing import Any
 
 from ray import tune
 
-from search_spaces.study import Study, StudyError
+from core.errors import one_line
+from search_spaces.schema import StudyError
+from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.run.journal import optuna_space
 from study.trial.spec import Trial
-from trainables.errors import one_line
 
 Echo = Callable[[str], None]
 FOLD_EVERY, FOLD_EVERY_S = 500, 30.0  # fold trial files into the table every 500 trials or 30 s (study.results.table)
@@ -52,7 +53,7 @@ class Folder(tune.Callback):
         self.storage, self.echo, self.every, self.every_s = storage, echo, every, every_s
         self.since, self.last = 0, time.time()
 
-    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         self.since += 1
         if self.since >= self.every or time.time() - self.last >= self.every_s:
             self.fold(quiet=True)
@@ -65,7 +66,7 @@ class Folder(tune.Callback):
 
 
 def _trial_dirname(trial: Any) -> str:
-    return trial.trial_id  # Tune's default name spells out the whole configuration
+    return str(trial.trial_id)  # Tune's default name spells out the whole configuration
 
 
 class _OneLineTrialErrors(logging.Filter):
@@ -90,7 +91,7 @@ class _LostTrials(tune.Callback):
     def __init__(self) -> None:
         self.configs: list[dict[str, Any]] = []
 
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         if _lost_with_its_process(getattr(trial, "pickled_error_file", None)):
             self.configs.append(trial.config.get("trial", trial.config))
 

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from core.errors import one_line
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.tracking.series import TrialSeries
-from study.tracking.spec import TRACKERS, TrackError, TrackSpec, parse_track
-from trainables.errors import one_line
+from study.tracking.targets import TRACKERS, TrackError, TrackSpec, parse_track
 
 __all__ = ["TRACKERS", "TrackError", "TrackSpec", "TrialTracking", "parse_track", "resolve"]
 

@@ -13,10 +13,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from core.errors import one_line
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
-from study.tracking.spec import TrackError, TrackSpec
-from trainables.errors import one_line
+from study.tracking.targets import TrackError, TrackSpec
 
 MLFLOW_DB = "mlflow.db"  # default MLflow store: <storage>/<study>/mlflow.db (SQLite)
 TENSORBOARD_DIR = "tensorboard"  # default TensorBoard root: <storage>/<study>/tensorboard/<trial_key>/

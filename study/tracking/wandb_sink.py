@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from search_spaces.study import Study
-from study.tracking.spec import TrackSpec
+from study.tracking.targets import TrackSpec
 
 
 class WandbRun:

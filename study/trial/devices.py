@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.errors import OneLineError
 
-class DeviceError(RuntimeError):
+
+class DeviceError(OneLineError, RuntimeError):
     """A trial cannot train on the device its resources promise (one line: the trial's failure reason)."""
+
+    exit_code = 1  # the node's fault, not the input's
 
 
 def _cuda() -> tuple[bool, str]:

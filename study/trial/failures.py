@@ -29,9 +29,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from study.results.storage import StudyStorage
+from core.errors import one_line
+from study.results.storage import TrialStore
 from study.trial.devices import DeviceError
-from trainables.errors import one_line
 
 #: What a RuntimeError says when a device ran out of memory or failed (torch raises these as RuntimeError).
 _DEVICE_FAULTS = ("out of memory", "CUDA error", "CUBLAS_STATUS", "cuDNN error", "NCCL error")
@@ -62,7 +62,7 @@ def is_device_bug(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(bug in str(error) for bug in _DEVICE_BUGS)
 
 
-def fail_once(storage: StudyStorage, key: str, point: dict[str, Any], error: BaseException, *, node: str,
+def fail_once(storage: TrialStore, key: str, point: dict[str, Any], error: BaseException, *, node: str,
               report: Callable[[dict[str, Any]], None]) -> None:
     """End the trial as failed without a retry: its record (whole traceback) in ``failed/<key>.json``, and a last
     report that says so (``failed``: the error's line) to the driver."""

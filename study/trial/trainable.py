@@ -1,4 +1,5 @@
-"""The Tune adapter: one trial = one configuration with all of its seeds, written to Parquet.
+"""The Tune adapter: one trial = one point and the seeds it trains (study.trial.spec.Trial: every seed with a fixed
+budget; with an adaptive one a point's first seeds, then one seed per trial), written to Parquet.
 
 Thin on purpose: the training itself is the model family's `train` (`trainables.catalog` finds it: plain
 PyTorch, no Ray). The
@@ -19,11 +20,13 @@ import pyarrow as pa
 
 from analysis.stats.rgb import objective
 from search_spaces.study import Study
-from study.results.storage import StudyStorage
+from study.results.storage import TrialStore
+from study.trial.devices import packing_device
 from study.trial.identity import code_version, machine_text
+from study.trial.resources import PRECISIONS, Resources
 from study.trial.spec import Trial
 from study.trial.stopping import StopRule, read_columns
-from trainables.families import packing_request
+from trainables.families import FamilyConfig, ModelFamily
 from trainables.plugins import rows_label
 
 Report = Callable[[dict[str, Any]], None]
@@ -43,16 +46,16 @@ def split_config(study: Study, point: dict[str, Any]) -> tuple[dict[str, Any], d
     fields = family.config.field_names()
     unknown = [k for k in config if k not in fields and k not in study.label_names]
     if unknown:
-        labels = ", ".join(study.label_names) or "none declared"
+        declared = ", ".join(study.label_names) or "none declared"
         raise ValueError(f"invalid hyperparameter {unknown[0]!r} in study {study.name} (task {config['task']!r}): "
                          f"not a field of the {family.name} family's config nor a label of the study; allowed: "
-                         f"{', '.join(fields)}; labels: {labels}")
+                         f"{', '.join(fields)}; labels: {declared}")
     hyper = {k: v for k, v in config.items() if k in fields}
     labels = {k: v for k, v in config.items() if k not in fields}
     return hyper, labels
 
 
-def family_of(config: dict[str, Any]) -> Any:
+def family_of(config: dict[str, Any]) -> ModelFamily:
     """The model family that trains the configuration's ``task`` (trainables.catalog)."""
     from trainables.catalog import family_for_task
 
@@ -61,7 +64,7 @@ def family_of(config: dict[str, Any]) -> Any:
     return family_for_task(config["task"])
 
 
-def member_configs(hyper: dict[str, Any], family: Any = None) -> list[Any]:
+def member_configs(hyper: dict[str, Any], family: ModelFamily | None = None) -> list[FamilyConfig]:
     """The configs of a trial: one, or one per packed learning rate (a list in `hyper`); ``family``: the task's
     model family when the caller already has it."""
     family = family or family_of(hyper)
@@ -81,8 +84,8 @@ class Resolved:
 
     trial: Trial
     key: str
-    family: Any
-    configs: list[Any]
+    family: ModelFamily
+    configs: list[FamilyConfig]
     params: dict[str, Any]
 
     @property
@@ -107,15 +110,16 @@ def trial_params(study: Study, point: dict[str, Any]) -> dict[str, Any]:
     return resolve(study, Trial.every_seed(study, point)).params
 
 
-def _train_rows(study: Study, resolved: Resolved, device: str, report: Report, packing: tuple[str, str],
-                precision: str, on_row: Report, stop: StopRule | None
-                ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """``packing``: (the study's request ``auto``/``on``/``off``, the device whose default ``auto`` falls back to),
-    for :func:`trainables.families.packs`, which decides ``packed``; ``stop``: when a model may stop early."""
+def _train_rows(study: Study, resolved: Resolved, resources: Resources, device: str, report: Report, on_row: Report,
+                stop: StopRule | None) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The family's training of ``resolved`` on ``device`` as ``resources`` ask (packing, precision); ``stop``: when a
+    model may stop early. :func:`trainables.families.packs` decides ``packed`` from the request and the device whose
+    default ``auto`` follows (:func:`study.trial.devices.packing_device`)."""
     from trainables.families import packs
 
     family, configs = resolved.family, resolved.configs
-    packed = packs(family, packing[0], packing[1], n_configs=len(configs))
+    packed = packs(family, resources.packing, packing_device(resources.gpus_per_trial, device),
+                   n_configs=len(configs))
     rows: list[dict[str, Any]] = []
 
     def on_eval(row: dict[str, Any]) -> bool:
@@ -125,12 +129,9 @@ def _train_rows(study: Study, resolved: Resolved, device: str, report: Report, p
         on_row(row)
         return stop is not None and stop(row)
 
-    with precision_context(device, precision):
+    with precision_context(device, resources.precision):
         result = family.train(configs, list(resolved.trial.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved.params, **row} for row in result.rows], result.artifacts
-
-
-PRECISIONS = ("fp32", "bf16", "fp64")
 
 
 def precision_context(device: str, precision: str) -> contextlib.AbstractContextManager[Any]:
@@ -175,7 +176,7 @@ def _open_tracking(stack: contextlib.ExitStack, track: Sequence[Any], study: Stu
     return stack.enter_context(TrialTracking(track, study, resolved.key, resolved.params)).row
 
 
-def _stop_rule(study: Study, storage: StudyStorage, resolved: Resolved) -> StopRule | None:
+def _stop_rule(study: Study, storage: TrialStore, resolved: Resolved) -> StopRule | None:
     """When the trial's models may stop (study.trial.stopping): the rows of its cell's earlier trials, if any."""
     trial = resolved.trial
     keys = [Trial(trial.point, group).key(study) for group in trial.earlier]
@@ -183,24 +184,24 @@ def _stop_rule(study: Study, storage: StudyStorage, resolved: Resolved) -> StopR
     return StopRule.for_trial(read_columns(study), study.seeds, trial.seeds, earlier, resolved.single_cell)
 
 
-def run_trial(study: Study, storage: StudyStorage, trial: Trial | Mapping[str, Any], *, device: str = "cpu",
-              report: Report | None = None, node_id: str = "local", packing: str = "auto",
-              precision: str = "fp32", track: Sequence[Any] = (), packing_device: str | None = None,
-              plugins: Sequence[dict[str, Any]] = (), packed: bool | None = None) -> float:
+def run_trial(study: Study, storage: TrialStore, trial: Trial | Mapping[str, Any], *,
+              resources: Resources | None = None, device: str = "cpu", report: Report | None = None,
+              node_id: str = "local", track: Sequence[Any] = (), plugins: Sequence[dict[str, Any]] = ()) -> float:
     """Train one trial (a point with its seeds: :class:`study.trial.spec.Trial`; a bare point trains every seed) with
     its family's ``train`` and write its rows; returns the objective.
 
-    `node_id` (the Ray node that ran the trial) and the host name are recorded with every row. `packing`
-    asks how a configuration's seeds train: ``auto`` (the family's default on `packing_device`, else ``device``),
-    ``on`` or ``off`` (:func:`trainables.families.packs` decides, and warns where it cannot honour it); `packed`
-    (None, True, False) is its spelling before the rename, still accepted;
-    `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`) is recorded in every row.
+    `resources` (study.trial.resources; None: one CPU, the defaults) say how it trains on `device` (where the worker
+    put it: study.trial.devices). Their `packing` asks how a configuration's seeds train: ``auto`` (the family's
+    default on the device the trial asked for), ``on`` or ``off`` (:func:`trainables.families.packs` decides, and warns
+    where it cannot honour it); their `precision` (``fp32``, ``bf16`` autocast or ``fp64``: :func:`precision_context`)
+    is recorded in every row. `node_id` (the Ray node that ran the trial) and the host name are recorded too.
     `track` (study.tracking.TrackSpec): trackers that get each row as it comes; a trial found on disk logs nothing.
     `plugins` (the driver's trainables.plugins.record): the plugins of yours that made the rows, recorded in their
     ``plugins`` column (a study without any has no such column). A model whose cell's numbers are final stops early
     (study.trial.stopping; its rows say where).
     """
     report = report or (lambda _: None)
+    resources = resources or Resources()
     resolved = resolve(study, trial if isinstance(trial, Trial) else Trial.every_seed(study, trial))
     key = resolved.key
     existing = storage.read_trial(key)
@@ -211,15 +212,14 @@ def run_trial(study: Study, storage: StudyStorage, trial: Trial | Mapping[str, A
     started = time.time()
     with contextlib.ExitStack() as stack:
         on_row = _open_tracking(stack, track, study, resolved)
-        request = packing_request(packed if packed is not None else packing)
-        rows, artifacts = _train_rows(study, resolved, device, report, (request, packing_device or device), precision,
-                                      on_row, _stop_rule(study, storage, resolved))
+        rows, artifacts = _train_rows(study, resolved, resources, device, report, on_row,
+                                      _stop_rule(study, storage, resolved))
     version, host, where = code_version(), socket.gethostname(), machine_text()
     finished = time.time()  # when the trial's rows were written: their files fold into the table later
     made_by = {"plugins": label} if (label := rows_label(list(plugins))) else {}
     for row in rows:
         row.update(study=study.name, trial_key=key, code_version=version, node_id=node_id, hostname=host, machine=where,
-                   precision=precision, finished_at=finished, **made_by)
+                   precision=resources.precision, finished_at=finished, **made_by)
     for name, table in artifacts.items():  # before the trial file: that file marks the trial finished
         storage.write_artifact(name, key, pa.Table.from_pylist([{**r, "trial_key": key} for r in table]))
     storage.write_trial(key, pa.Table.from_pylist(rows))

@@ -23,8 +23,10 @@ def collect() -> pl.DataFrame:
     import torch
 
     from study.results.storage import StudyStorage
+    from study.trial.resources import Resources
     from study.trial.trainable import run_trial
     from tests.golden.studies import RUNS
+    from trainables.families import packing_request
 
     torch.set_num_threads(1)
     frames = []
@@ -33,7 +35,8 @@ def collect() -> pl.DataFrame:
             storage = StudyStorage(storage=tmp, directory=f"run{i}")
             names = list(study.axes)
             for config in study.grid():
-                run_trial(study, storage, {n: config[n] for n in names}, packed=packing, precision=PRECISION)
+                resources = Resources(packing=packing_request(packing), precision=PRECISION)
+                run_trial(study, storage, {n: config[n] for n in names}, resources=resources)
             root = Path(storage.root)
             for path in sorted(root.rglob("*.parquet")):
                 kind = path.parent.name if path.parent.parent.name == "artifacts" else "rows"

@@ -43,8 +43,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.registry import Registry
 from trainables.mixers._files import mixer_names
-from trainables.registry import Registry
 from trainables.stacked import dense, norm
 
 

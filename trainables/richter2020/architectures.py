@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from trainables.registry import Registry
+from core.registry import Registry
 
 LnPlacement = Literal["post", "pre_residual"]
 LN_PLACEMENTS: tuple[str, ...] = ("post", "pre_residual")

@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 
 import torch
 
-from trainables.registry import Registry
+from core.registry import Registry
 
 Head = Literal["per_token", "first_token_positions", "first_token_classes"]
 

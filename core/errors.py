@@ -1,15 +1,20 @@
-"""One line for an exception: the one formatter behind every one-line error of this project (the CLI's ``Error: ...``,
-preflight's refusal, a failed trial's line, a plugin that cannot be imported, a bad ``--storage``).
+"""This project's errors: their one base class, and the one formatter that turns an exception into one line.
 
-:func:`one_line` gives ``TypeError: weights() takes 3 positional arguments but 4 were given``; with ``at=True`` it
-names the innermost frame of *your* code first: ``at my_mixers.py:42: TypeError: ...``. Your code is every frame
-that is not Python's standard library, not a library this project runs on (torch, numpy, Ray ...: installed packages
-other than your plugins), not the orchestration package ``study/`` and not the floor that imports and registers
-plugins or checks a study's schema (:data:`_PLUMBING`): a mixer, a task, a model family (this project's own under
-``trainables/`` too), a study file and the modules it imports. No project import here: every layer may use it
-(``trainables`` included).
+:class:`OneLineError` is the base of every error this project raises on purpose (a bad study, unusable storage, a
+tracker that cannot be used, Ray that cannot start ...): its message is already the one line that names the field,
+the value and what is allowed, and the ``study`` command prints it as ``Error: <message>`` with its
+:attr:`~OneLineError.exit_code` (docs/cli.md). Each class keeps the builtin base code relies on
+(``StudyError(OneLineError, ValueError)``, ``StorageError(OneLineError, OSError)``).
+
+:func:`one_line` is the one formatter behind every one-line error (the CLI's ``Error: ...``, preflight's refusal, a
+failed trial's line, a plugin that cannot be imported, a bad ``--storage``): it gives ``TypeError: weights() takes
+3 positional arguments but 4 were given``; with ``at=True`` it names the innermost frame of *your* code first:
+``at my_mixers.py:42: TypeError: ...``. Your code is every frame that is not Python's standard library, not a
+library this project runs on (torch, numpy, Ray ...: installed packages other than your plugins), not the
+orchestration package ``study/``, not ``core/`` and not the floor that imports and registers plugins or checks a
+study's schema (:data:`_PLUMBING`): a mixer, a task, a model family (this project's own under ``trainables/`` too),
+a study file and the modules it imports. No project import here: every package may use it.
 """
-
 from __future__ import annotations
 
 import os
@@ -21,8 +26,8 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 #: Modules of this project whose frames are never "yours": they run your code, they do not contain it.
-_PLUMBING = ("study", "trainables/plugins.py", "trainables/registry.py", "trainables/catalog.py",
-             "trainables/errors.py", "search_spaces/__init__.py", "search_spaces/schema.py", "search_spaces/axes.py",
+_PLUMBING = ("study", "core", "trainables/plugins.py", "trainables/catalog.py",
+             "search_spaces/__init__.py", "search_spaces/schema.py", "search_spaces/axes.py",
              "search_spaces/finding.py", "search_spaces/study.py", "search_spaces/record.py")
 #: This project's packages that count as your code even where installed as a library (not in editable mode).
 _PROJECT_CODE = ("trainables", "search_spaces", "analysis")
@@ -31,6 +36,14 @@ YOUR_PACKAGES: set[str] = set()
 _INSTALLED = ("site-packages", "dist-packages")
 #: The last line of a message that carries a whole (remote) traceback, e.g. Ray's ``...\nValueError: a bug``.
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)(\([\w.]+\))?(:\s|$)")
+
+
+class OneLineError(Exception):
+    """The base of this project's own errors: the message is one line naming the field, the value and what is
+    allowed. The ``study`` command prints ``Error: <message>`` and exits with :attr:`exit_code`."""
+
+    #: 2: bad input (the default: an unknown name, a bad value, unusable storage); 1: not the input's fault.
+    exit_code = 2
 
 
 def one_line(error: BaseException | str, *, at: bool = False, typed: bool = True) -> str:
@@ -47,8 +60,8 @@ def one_line(error: BaseException | str, *, at: bool = False, typed: bool = True
     """
     if isinstance(error, str):
         lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-        named = [line for line in lines if _EXCEPTION_LINE.match(line)]
-        return named[-1] if named else (lines[-1] if lines else "")
+        exceptions = [line for line in lines if _EXCEPTION_LINE.match(line)]
+        return exceptions[-1] if exceptions else (lines[-1] if lines else "")
     text, named = _message(error)
     if typed and not named:
         text = f"{_type_name(error)}: {text}" if text else _type_name(error)

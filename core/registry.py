@@ -1,7 +1,9 @@
-"""A tiny name -> object registry filled by a decorator (as in RobertCsordas/ndr).
+"""The one name -> object registry, filled by a decorator (as in RobertCsordas/ndr).
 
-Every pluggable part of the trainables (mixers, tasks, architectures) lives in one ``Registry`` keyed by a
-stable name; the name is what appears in configs and Parquet columns.
+Every pluggable part lives in one ``Registry`` keyed by a stable name, the name that appears in configs, Parquet
+columns and study definitions: mixers, tasks, architectures and model families (trainables), studies
+(search_spaces) and report sections (analysis.report.sections). A duplicate or an unknown name is a
+:class:`RegistryError` (one line naming the kind, the name and the valid ones).
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from core.errors import OneLineError
+
 T = TypeVar("T")
+
+
+class RegistryError(OneLineError, ValueError):
+    """A duplicate name, or an unknown one (the message lists the valid names): bad input, exit status 2."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ class Registry(Generic[T]):
         return self._items
 
     def register(self, name: str, *, module: str | None = None) -> Callable[[T], T]:
-        """Decorator registering the decorated object under ``name``; a duplicate name raises ValueError.
+        """Decorator registering the decorated object under ``name``; a duplicate name is a RegistryError.
         ``module``: the module to credit it to (default: the object's own ``__module__``)."""
 
         def decorator(obj: T) -> T:
@@ -75,20 +83,20 @@ class Registry(Generic[T]):
         return decorator
 
     def add(self, name: str, obj: T, *, module: str | None = None) -> None:
-        """Register ``obj`` under ``name`` (non-decorator form); a duplicate name raises ValueError. ``module``: the
+        """Register ``obj`` under ``name`` (non-decorator form); a duplicate name is a RegistryError. ``module``: the
         module to credit it to (default: a class's or function's own ``__module__``; :class:`Registration`)."""
         if name in self._items:
-            raise ValueError(f"duplicate {self.kind} name {name!r}; already registered: {self._items[name]!r}")
+            raise RegistryError(f"duplicate {self.kind} name {name!r}; already registered: {self._items[name]!r}")
         self._items[name] = obj
         REGISTRATIONS.append(Registration(self.kind, name, obj, module or module_of(obj)))
 
     def get(self, name: str) -> T:
-        """Return the object registered as ``name``, or raise ValueError listing the valid names."""
+        """Return the object registered as ``name``, or raise :class:`RegistryError` listing the valid names."""
         items = self._filled()
         try:
             return items[name]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown {self.kind} {name!r}; valid: {', '.join(items)}") from None
+            raise RegistryError(f"unknown {self.kind} {name!r}; valid: {', '.join(items) or 'none'}") from None
 
     def names(self) -> list[str]:
         """All registered names in registration order."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 
+from core.errors import OneLineError
+
 #: Tracker kinds -> (module that must import, the pyproject extra that installs it).
 TRACKERS = {"mlflow": ("mlflow", "mlflow"), "tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}
 
 
-class TrackError(ValueError):
+class TrackError(OneLineError, ValueError):
     """A tracker that cannot be used as asked (unknown, not installed, no target): one line, bad input."""
 
 
