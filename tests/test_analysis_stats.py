@@ -143,4 +143,7 @@ def test_the_samplers_objective_is_the_reports_g_with_the_same_nan_rule() -> Non
     assert objective(rows, "val_accuracy", "max") == pytest.approx(0.61)  # not 0.9 (step 2 without its NaN seed)
     assert objective(rows, "val_accuracy", "max") == pytest.approx(report.get_column("g").max())
     losses = [{"learning_rate": 0.1, "seed": s, "step": 1, "val_loss": v} for s, v in [(0, 0.3), (1, math.nan)]]
-    assert math.isnan(objective(losses, "val_loss", "min"))  # no step without a diverged seed: no finite G
+    assert objective(losses, "val_loss", "min") == math.inf  # no step without a diverged seed: the worst, as findings
+    diverged = [{**row, "val_accuracy": math.nan} for row in rows if row["learning_rate"] == 0.1 and row["seed"] == 1]
+    assert objective([*diverged, rows[0], rows[2]], "val_accuracy", "max") == 0.0
+    assert math.isnan(objective([], "val_accuracy", "max"))

@@ -103,7 +103,11 @@ def epochwise_rgb(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode =
 def objective(rows: Sequence[Mapping[str, Any]], metric: str, mode: str) -> float:
     """A trial's score for Ray Tune and the Optuna sampler: the paper's G of each learning rate the trial trained
     (:func:`epochwise_rgb`, the same NaN rule: a diverged seed is the worst value, so a step where one diverged never
-    counts as best), the best of them; NaN when none has a finite G (every step had a diverged seed)."""
+    counts as best), the best of them. A learning rate without a finite G (a seed diverged before every evaluation)
+    scores the metric's worst, as a cell without one counts in the findings
+    (:func:`analysis.stats.finding_cells.worst_value`: accuracy 0, a loss +inf); NaN only without rows."""
+    from analysis.stats.finding_cells import worst_value
+
     _check_mode(mode)
     if not rows:
         return math.nan
@@ -112,9 +116,8 @@ def objective(rows: Sequence[Mapping[str, Any]], metric: str, mode: str) -> floa
                           "seed": [row.get("seed") for row in rows], "step": [int(row["step"]) for row in rows],
                           metric: [None if v is None else float(v) for v in values]},
                          schema_overrides={metric: pl.Float64}, strict=False)
-    g = epochwise_rgb(frame.lazy(), metric, ["learning_rate"], mode).collect().get_column("g").drop_nulls()
-    if g.is_empty():
-        return math.nan
+    g = epochwise_rgb(frame.lazy(), metric, ["learning_rate"], mode).collect().get_column("g")
+    g = g.fill_null(worst_value(metric))
     return float(g.max() if mode == "max" else g.min())  # type: ignore[arg-type]
 
 

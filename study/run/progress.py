@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from ray import tune
 
 from core.errors import one_line
+from search_spaces.axes import show_value
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
 from study.trial.spec import Trial
@@ -46,10 +47,6 @@ def format_seconds(seconds: float) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
-def _short(value: Any) -> str:
-    return f"{value:.1e}" if isinstance(value, float) else str(value)
 
 
 def evaluations_per_trial(study: Study, point: dict[str, Any]) -> int | None:
@@ -173,7 +170,7 @@ class StudyProgress(tune.Callback):
         if self.best is not None:
             value, point = self.best
             best = f"best {self.study.metric} {value:.3f} (" + ", ".join(
-                f"{k}={_short(v)}" for k, v in point.items()) + ")"
+                f"{k}={show_value(v)}" for k, v in point.items()) + ")"
         failed = f" | failed {self.failed}" if self.failed else ""
         left = self.remaining_seconds()
         remaining = f"~{format_seconds(left)} left" if math.isfinite(left) else "time left: estimating"
