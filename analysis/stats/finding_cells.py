@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from analysis.stats.compare import approx_in
+from analysis.stats.rgb import worst_value
 from search_spaces.axes import show_value
 from search_spaces.cells import REL_TOL
 from search_spaces.finding import direction, metric_columns
@@ -72,11 +73,6 @@ def metric_range(metric: str) -> tuple[float, float]:
     if lower_is_better(metric):
         return (0.0, math.inf)
     return (-math.inf, math.inf)
-
-
-def worst_value(metric: str) -> float:
-    """What a cell without a finite G counts as: the metric's worst (accuracy 0, a loss +inf)."""
-    return math.inf if lower_is_better(metric) else 0.0
 
 
 def _is_difference(metric: str) -> bool:

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from search_spaces.finding import direction
+
 Mode = Literal["max", "min"]
 CASES: tuple[str, str, str] = ("argmin", "first", "argmax")
 
@@ -100,14 +102,18 @@ def epochwise_rgb(lf: pl.LazyFrame, metric: str, by: Sequence[str], mode: Mode =
     return rgb_from_step_stats(step_stats(lf, [metric], by, mode), metric, by, mode)
 
 
+def worst_value(metric: str) -> float:
+    """What a cell (or a trial's learning rate) without a finite G counts as: the metric's worst (accuracy 0, a loss
+    +inf), in the findings and for the sampler alike."""
+    return math.inf if direction(metric) == "min" else 0.0
+
+
 def objective(rows: Sequence[Mapping[str, Any]], metric: str, mode: str) -> float:
     """A trial's score for Ray Tune and the Optuna sampler: the paper's G of each learning rate the trial trained
     (:func:`epochwise_rgb`, the same NaN rule: a diverged seed is the worst value, so a step where one diverged never
     counts as best), the best of them. A learning rate without a finite G (a seed diverged before every evaluation)
     scores the metric's worst, as a cell without one counts in the findings
-    (:func:`analysis.stats.finding_cells.worst_value`: accuracy 0, a loss +inf); NaN only without rows."""
-    from analysis.stats.finding_cells import worst_value
-
+    (:func:`worst_value`: accuracy 0, a loss +inf); NaN only without rows."""
     _check_mode(mode)
     if not rows:
         return math.nan
