@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section, trained
-from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, FindingData, Verdict
+from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, Verdict
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
 
@@ -24,18 +24,11 @@ _VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NO
 
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
-    """The findings' verdicts on this study's numbers, with their intervals (analysis.stats.findings; an adaptive
-    study's as its looks decided them: analysis.stats.verdicts.study_verdicts)."""
-    from analysis.stats.verdicts import study_verdicts
+    """The findings' verdicts on this study's numbers, with their intervals, what is missing named (an adaptive
+    study's as its looks decided them): analysis.stats.verdicts, the same as each look and `study findings`."""
+    from analysis.stats.verdicts import finding_data, study_verdicts
 
-    return study_verdicts(ctx.meta, finding_data(ctx))
-
-
-def finding_data(ctx: ReportContext) -> FindingData:
-    """What the study's findings are checked on (analysis.stats.verdicts.finding_data), what is missing named."""
-    from analysis.stats.verdicts import finding_data as study_data
-
-    return study_data(ctx.meta, ctx.training, ctx.coverage.missing_text())
+    return study_verdicts(ctx.meta, finding_data(ctx.meta, ctx.training, ctx.coverage.missing_text()))
 
 
 def _verdict_html(v: Verdict) -> str:
