@@ -12,6 +12,11 @@
 #   bench-bf16  the same under bf16 autocast
 #   fractions   richter2020.fig7 at cpu scale through Ray Tune with --gpus-per-trial 0.25, 0.5 and 1, each in
 #               its own storage (results-gpu/FRACTION), GPU utilisation sampled twice a second
+#   step        the packed step of issue 49 against BASELINE (default .gpu/base: a copy of 8608c85's trainables/ and
+#               bench/): bench/throughput.py of both (bf16 d = 16, 128; K = 50 compiled and eager, the largest K <= 512),
+#               the CUDA tests of the counter draws and the compiled step, bench/profile_step.py at d = 128 K = 50,
+#               bench/trainer_slice.py (evaluation share at the paper's cadence), fp32 of both at d = 128; each part
+#               under its own time limit, in order of value
 #   paper       paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
 #               csordas2021.table1, richter2020.fig7) in results-gpu/paper
 #
@@ -25,7 +30,7 @@ stage=${1:?STAGE: tests, device-tests, bench-fp32, bench-bf16, fractions or pape
 out=${2:?OUT: a directory for the stage file}
 budget=${3:-540}
 case $stage in
-tests | device-tests | bench-fp32 | bench-bf16 | fractions | paper) ;;
+tests | device-tests | bench-fp32 | bench-bf16 | fractions | paper | step) ;;
 *)
     echo "unknown STAGE '$stage'; allowed: tests, device-tests, bench-fp32, bench-bf16, fractions, paper" >&2
     exit 2
@@ -57,7 +62,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 # The bench stages need torch and this checkout alone (PYTHONPATH: before the bundle has installed it), so a short
 # lease can time them while the bundle's first part is all the node holds; the others need every dependency.
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-needs=$([[ $stage == bench-* ]] && echo "" || echo ", ray, optuna, polars, deltalake")
+needs=$([[ $stage == bench-* || $stage == step ]] && echo "" || echo ", ray, optuna, polars, deltalake")
 python3 -c "import torch$needs; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
 import sys; print(*(f'{m} {sys.modules[m].__version__}' for m in 'torch$needs'.split(', ')))" \
     || { echo "not ready: install the dependencies first, every part of the bundle (docs/gpu.md)"; exit 1; }
@@ -134,6 +139,30 @@ fractions)
         kill "$gpu"
         keep_results "$fraction" "results-gpu/$fraction"
     done
+    ;;
+step)
+    base=${BASELINE:-.gpu/base}
+    [ -f "$base/bench/throughput.py" ] || { echo "no baseline checkout at $base (BASELINE)" >&2; exit 2; }
+    gpu=$(sample_gpu step)
+    part() {  # part NAME SECONDS COMMAND...: one part under its own limit (and the stage's), its log kept
+        local name=$1 limit=$2
+        shift 2
+        ((limit > $(left))) && limit=$(left)
+        timeout -k 5 "$limit" "$@" 2>&1 | tee "$work/$name.log"
+        note "$name" "${PIPESTATUS[0]}"
+    }
+    bench=(--device cuda --threads 4 --runs 3 --packs 50 --auto)
+    part new-bf16 200 python3 bench/throughput.py "${bench[@]}" --bf16 --d-model 128 16 --eager 50 --max-k 512
+    part base-bf16 90 env PYTHONPATH="$PWD/$base" python3 "$base/bench/throughput.py" "${bench[@]}" --bf16 \
+        --d-model 128 16 --max-k 512
+    part cuda-tests 70 python3 -m pytest -q -p no:cacheprovider tests/test_counter_draws.py tests/test_compiled_step.py \
+        --deselect "tests/test_compiled_step.py::test_compiled_rows_equal_eager_rows[cpu]"
+    part profile 50 python3 bench/profile_step.py --bf16 --d-model 128 --k 50
+    part profile-eager 25 python3 bench/profile_step.py --bf16 --d-model 128 --k 50 --compile off --steps 10
+    part slice 90 python3 bench/trainer_slice.py --device cuda --bf16 --d-model 64 --k 5 50 --steps 200
+    part new-fp32 50 python3 bench/throughput.py "${bench[@]}" --d-model 128
+    part base-fp32 30 env PYTHONPATH="$PWD/$base" python3 "$base/bench/throughput.py" "${bench[@]}" --d-model 128
+    kill "$gpu"
     ;;
 paper)
     gpu=$(sample_gpu paper)

@@ -5,9 +5,10 @@ The FLOPs are the analytic matmul FLOPs of bench/throughput.py (forward + backwa
 work not counted, evaluation not counted), summed over every configuration x seed of each study. The CPU
 column uses the rate measured for one model at a time in bench/README.md (run Q). The H200 columns use a cost
 per member-step fitted to the packed K = 50 rates measured on one H200 (bench/README.md section 10): a fixed
-part (launches, the per-member small kernels) plus FLOPs at a marginal rate, least squares over d = 16, 64,
-128, 256 (MTE on cases, N = 128, batch 32). Above d = 256 that is an extrapolation (no measurement there; the
-matmuls get larger, so the marginal rate is more likely to be low than high).
+part (launches, the per-member small kernels) plus FLOPs at a marginal rate, least squares over the measured d
+(16, 64, 128, 256 before issue 49; 16 and 128 for its compiled step; MTE on cases, N = 128, batch 32); a fit with no
+cost per FLOP (equal rates at both d) is a flat cost per member-step. Above the largest measured d that is an
+extrapolation (the matmuls get larger, so the marginal rate is more likely to be low than high).
 
     .venv/bin/python bench/paper_flops.py [--rate-gflops 40]   # bench/ goes on sys.path
 """
@@ -29,6 +30,11 @@ from trainables.catalog import family_for_task
 H200_PACKED_RATES = {
     "fp32": {16: 2458.6, 64: 2019.6, 128: 1298.9, 256: 604.6},
     "bf16": {16: 3410.1, 64: 2545.6, 128: 1871.8, 256: 1123.4},
+    # Issue 49's step (one-call counter-based data, no host sync, compiled), bf16, K = 512: the same script with
+    # --d-model 128 16 --packs 50 --max-k 512 on one H200, 2026-11-26 (bench/README.md section 11). Its K = 50 rates
+    # (4831.5 at d = 16, 4905.8 at d = 128) are equal: a fixed cost per step with no measurable cost per FLOP, which
+    # says nothing about d = 1024; so the estimate uses K = 512, where both parts show.
+    "bf16 compiled, K = 512": {16: 23261.4, 128: 6489.3},
 }
 
 
@@ -40,6 +46,8 @@ def member_step_cost(rates: dict[int, float]) -> tuple[float, float]:
     mean_x = sum(x for x, _ in points) / n
     mean_y = sum(y for _, y in points) / n
     slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    if slope <= 0:  # no measurable cost per FLOP (the step is bound by its fixed part): a flat cost per member-step
+        return mean_y, float("inf")
     return mean_y - slope * mean_x, 1.0 / slope
 
 
@@ -62,7 +70,8 @@ def main() -> None:
     args = parser.parse_args()
     costs = {precision: member_step_cost(rates) for precision, rates in H200_PACKED_RATES.items()}
     for precision, (fixed, rate) in costs.items():
-        print(f"H200 {precision}, packed K = 50: {fixed * 1e6:.0f} us per member-step + FLOPs at "
+        print(f"H200 {precision}{'' if 'K =' in precision else ', packed K = 50'}: {fixed * 1e6:.0f} us per "
+              f"member-step + FLOPs at "
               f"{rate / 1e12:.1f} TFLOP/s")
     print("\n| study | models | steps | matmul PFLOP | CPU hours here | " +
           " | ".join(f"H200 h {p}" for p in costs) + " |")

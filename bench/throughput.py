@@ -28,10 +28,12 @@ from collections.abc import Callable
 
 import torch
 
+from trainables.compiling import compile_mode, compiled
+from trainables.counter_draws import Draws
 from trainables.richter2020.architectures import ARCHITECTURES
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.loop import Pack, members_per_pack
-from trainables.richter2020.recipe import make_task
+from trainables.richter2020.recipe import STREAM_TRAIN, make_task, stream_keys
 
 DEVICE = "cpu"  # set by --device before any stepper is built
 AUTOCAST = False  # set by --bf16: forward passes under torch.autocast(bfloat16)
@@ -88,34 +90,32 @@ def step_flops(cfg: TrainConfig) -> float:
     return 3.0 * b * n * layers * (mixer + ffn)
 
 
-def _generator(seed: int) -> torch.Generator:
-    return torch.Generator(device=DEVICE).manual_seed(seed)
-
-
 def solo_stepper(cfg: TrainConfig) -> Callable[[], None]:
-    """One model: the loop's step at K = 1, as train_seed trains."""
-    return packed_stepper(cfg, 1)
+    """One model: the loop's step at K = 1, eager (the reference every ratio is against, as in older checkouts)."""
+    return packed_stepper(cfg, 1, compile=False)
 
 
 def packed_stepper(
-    cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool | str = False
+    cfg: TrainConfig, k: int, *, sample_only: bool = False, compile: bool | str | None = "auto"
 ) -> Callable[[], None]:
-    """K packed members, the loop's step (no frozen members); ``sample_only``: its sampling alone (no model is
-    built, so the sampling steppers hold no device memory)."""
-    if sample_only:
-        task = make_task(cfg)
-        gens = [_generator(i) for i in range(k)]
+    """K packed members, the loop's step (no frozen members), compiled as training compiles on this device by
+    default (``compile="auto"``: :mod:`trainables.compiling`); ``sample_only``: its sampling alone."""
+    mode = compile_mode(DEVICE) if compile == "auto" else compile
+    if sample_only:  # as Pack._sample, with no model built (the sampling steppers hold no parameters)
+        task, keys = make_task(cfg), stream_keys(list(range(k)), STREAM_TRAIN, DEVICE)
+        counter = torch.zeros((), dtype=torch.int64, device=DEVICE)
+        draw = compiled(lambda keys, c: task.sample(cfg.batch_size, cfg.seq_len, Draws(keys, c)), mode)
 
         def sample() -> None:
-            pairs = [task.sample(cfg.batch_size, cfg.seq_len, g) for g in gens]  # as Pack._samples
-            torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
+            draw(keys, counter)
+            counter.add_(1)
 
         return sample
-    pack = Pack([cfg] * k, list(range(k)), device=DEVICE, compile=compile)
+    pack = Pack([cfg] * k, list(range(k)), device=DEVICE, compile=mode or False)
 
     def step() -> None:
         with _autocast():
-            pack.step(0)
+            pack.step()
 
     return step
 
@@ -135,7 +135,7 @@ def auto_stepper(cfg: TrainConfig, k: int, *, sample_only: bool = False) -> Call
 def _fits(cfg: TrainConfig, k: int) -> bool:
     """Whether a packed step of K members runs beside what is allocated; its memory is given back."""
     try:
-        packed_stepper(cfg, k)()
+        packed_stepper(cfg, k, compile=False)()  # eager: a compiled step's memory is no larger, and no compile per K
         _sync()
         return True
     except torch.OutOfMemoryError:
@@ -199,12 +199,16 @@ Variant = tuple[int, Callable[[], None], Callable[[], None]]  # (members, step, 
 
 def _variants(cfg: TrainConfig, args: argparse.Namespace) -> dict[str, Variant]:
     """The steppers timed for one d: one model at a time, packed K, K in train_members' packs, compiled K."""
-    variants: dict[str, Variant] = {"one at a time": (1, solo_stepper(cfg), packed_stepper(cfg, 1, sample_only=True))}
+    variants: dict[str, Variant] = {"one at a time": (1, solo_stepper(cfg),
+                                                      packed_stepper(cfg, 1, sample_only=True, compile=False))}
     for k in args.packs:
         variants[f"packed K={k}"] = (k, packed_stepper(cfg, k), packed_stepper(cfg, k, sample_only=True))
     for k in args.auto:
         size = members_per_pack(cfg, DEVICE) or k
         variants[f"K={k} in packs of {size}"] = (k, auto_stepper(cfg, k), auto_stepper(cfg, k, sample_only=True))
+    for k in args.eager:
+        variants[f"packed K={k} eager"] = (k, packed_stepper(cfg, k, compile=False),
+                                           packed_stepper(cfg, k, sample_only=True, compile=False))
     for k in args.compile:
         t = time.perf_counter()
         step = packed_stepper(cfg, k, compile=args.compile_mode)
@@ -231,6 +235,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=0, help="steps per timed run; 0: by d (about 1-3 s)")
     parser.add_argument("--auto", type=int, nargs="*", default=[50], help="K trained in train_members' packs")
     parser.add_argument("--compile", type=int, nargs="*", default=[], help="K packed with torch.compile")
+    parser.add_argument("--eager", type=int, nargs="*", default=[], help="K packed, not compiled (where auto compiles)")
     parser.add_argument("--compile-mode", default="default", choices=["default", "reduce-overhead", "max-autotune"],
                         help="torch.compile mode of --compile (reduce-overhead: CUDA graphs)")
     parser.add_argument("--max-k", type=int, default=0,
@@ -261,8 +266,12 @@ def main() -> None:
         variants = _variants(cfg, args)
         rates: dict[str, list[float]] = {name: [] for name in variants}
         sample_rates: dict[str, list[float]] = {name: [] for name in variants}
-        for _name, (_k, step, _) in variants.items():  # warm-up (allocator, kernels)
+        for name, (_k, step, sample) in variants.items():  # warm-up (allocator, kernels, compilation)
+            t = time.perf_counter()
             step()
+            sample()
+            _sync()
+            print(f"d={d}: {name}: first step {time.perf_counter() - t:.1f} s (compilation included)", flush=True)
         for _ in range(args.runs):
             for name, (k, step, sample) in variants.items():
                 n = args.steps or max(1, round({16: 40, 64: 20, 128: 8}.get(d, 3) / k))  # ~1 s of one model

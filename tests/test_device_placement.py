@@ -38,7 +38,7 @@ def test_every_mixer_solo_and_packed_stays_on_its_device(mixer: str) -> None:
     out.sum().backward()
     assert out.device.type == META
     packed = Members([cfg] * 2, [0, 1], device=META)
-    logits = packed(_tokens(2, 3, 8), training=True)
+    logits = packed(_tokens(2, 3, 8))
     assert logits.device.type == META and logits.shape[:2] == (2, 3)
 
 
@@ -48,12 +48,24 @@ def test_every_richter_architecture_and_the_training_step_stay_on_their_device(a
     cfg = tiny_config(architecture=architecture, grad_clip=True)
     members = Members([cfg] * k, list(range(k)), device=META)
     params = members.params
-    logits = members(_tokens(k, 3, 8), training=True)
+    logits = members(_tokens(k, 3, 8))
     losses = member_losses(logits.float(), torch.empty(k, 3, dtype=torch.long, device=META))
     losses.sum().backward()
     clip_members_([p.grad for p in params], torch.ones(k, dtype=torch.bool, device=META))
     StackedAdam(params, eps=1e-7).step(torch.full((k,), 1e-3, dtype=torch.float64, device=META))
     assert losses.device.type == META and all(p.device.type == META for p in params)
+
+
+@pytest.mark.parametrize("task", ["cases", "mode"])
+def test_the_packed_training_step_stays_on_its_device(task: str) -> None:
+    """The whole step of the loop (counter-based sampling, forward, the divergence check, backward, clipping, the
+    learning-rate schedule and Adam, the sums) creates nothing on the CPU."""
+    from trainables.richter2020.loop import Pack
+
+    cfg = tiny_config(task=task, grad_clip=True, warmup=True, case_mix="natural")
+    pack = Pack([cfg, cfg], [0, 1], device=META)
+    pack.step()
+    assert {t.device.type for t in (pack.loss_sum, pack.active, pack.diverged_at, pack.step_counter)} == {META}
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -79,6 +91,6 @@ def test_the_gros_bilayer_stays_on_its_device(variant: dict[str, object]) -> Non
 @pytest.mark.parametrize("stack", ["sepconv,softmax", "average,bilinear"])
 def test_hybrid_stacks_stay_on_their_device(stack: str) -> None:
     cfg = tiny_config(architecture="MTE", mixer_stack=stack, val_seq_len=8, conv_width=3)
-    logits = Members([cfg] * 2, [0, 1], device=META)(_tokens(2, 3, 8), training=True)
+    logits = Members([cfg] * 2, [0, 1], device=META)(_tokens(2, 3, 8))
     logits.sum().backward()
     assert logits.device.type == META

@@ -84,11 +84,12 @@ def test_the_mode_base_rates_are_the_samplers() -> None:
     import torch
 
     from search_spaces.richter2020_findings import MODE_BASE_RATE
+    from trainables.counter_draws import Draws, member_keys
     from trainables.richter2020.tasks.mode import ModeTask
 
-    generator = torch.Generator().manual_seed(1)
     for size, rate in MODE_BASE_RATE.items():
-        _, labels = ModeTask(vocab_size=size).sample(40_000, 128, generator)
+        _, labels = ModeTask(vocab_size=size).sample(40_000, 128, Draws(member_keys([1], 1, 0, "cpu"), size))
+        labels = labels[0]
         measured = torch.bincount(labels, minlength=size).max().item() / labels.numel()
         assert measured == pytest.approx(rate, abs=0.008), size  # 40,000 draws: a standard error under 0.003
 
@@ -97,10 +98,11 @@ def test_the_atlas_mode_base_rates_are_the_samplers() -> None:
     import torch
 
     from search_spaces.atlas import MODE_BASE_RATE_S10
+    from trainables.counter_draws import Draws, member_keys
     from trainables.richter2020.tasks.mode import ModeTask
 
-    generator = torch.Generator().manual_seed(2)
     for length, rate in MODE_BASE_RATE_S10.items():
-        _, labels = ModeTask(vocab_size=10).sample(40_000, length, generator)
+        _, labels = ModeTask(vocab_size=10).sample(40_000, length, Draws(member_keys([2], 1, 0, "cpu"), length))
+        labels = labels[0]
         measured = torch.bincount(labels, minlength=10).max().item() / labels.numel()
         assert measured == pytest.approx(rate, abs=0.008), length

@@ -165,27 +165,31 @@ def test_a_pack_the_cpu_budget_turns_into_one_member_at_a_time_says_so(monkeypat
     assert {r["seed"] for r in rows} == {0, 1}
 
 
-def test_a_pack_labels_its_members_draws_in_one_call_and_samples_a_task_of_its_own_member_by_member() -> None:
-    """The K batches of a step are drawn member by member (each from its seed's stream) and labelled together:
-    the same tokens and labels as each member's own ``sample``. A task whose ``sample`` is more than the labels
-    of its draw keeps its own ``sample``, member by member."""
+def test_a_packs_batches_are_each_members_own_and_a_task_of_its_own_samples_them() -> None:
+    """A step's K batches come from one call, yet member k's batch is its own: the tokens and labels it gets alone
+    (K = 1), at any step. A task whose ``sample`` is more than the labels of its draw is sampled through its own
+    ``sample``, for all members at once."""
+    from trainables.counter_draws import Draws
     from trainables.richter2020.loop import Pack
-    from trainables.richter2020.recipe import STREAM_TRAIN, generator
+    from trainables.richter2020.recipe import STREAM_TRAIN, stream_keys
     from trainables.richter2020.tasks.mode import ModeTask
 
     cfg = _tiny(task="cases", case_mix="0.4,0.3,0.3")
     pack = Pack([cfg] * len(SEEDS), SEEDS)
-    tokens, labels = pack._samples(cfg.seq_len, "train")
-    alone = [pack.task.sample(cfg.batch_size, cfg.seq_len, generator("cpu", s, STREAM_TRAIN)) for s in SEEDS]
-    assert torch.equal(tokens, torch.stack([t for t, _ in alone]))
-    assert torch.equal(labels, torch.stack([lab for _, lab in alone]))
+    counter = torch.tensor(5)
+    tokens, labels = pack._sample(pack.train_keys, counter, cfg.seq_len)
+    alone = [pack.task.sample(cfg.batch_size, cfg.seq_len, Draws(stream_keys([s], STREAM_TRAIN, "cpu"), 5))
+             for s in SEEDS]
+    assert torch.equal(tokens, torch.cat([t for t, _ in alone]))
+    assert torch.equal(labels, torch.cat([lab for _, lab in alone]))
     assert len(set(labels.flatten().tolist())) > 1  # real labels, not a constant
+    assert not torch.equal(tokens, pack._sample(pack.train_keys, counter + 1, cfg.seq_len)[0])  # the next step differs
 
     class ConstantLabels(ModeTask):  # labels that are not a function of the tokens
-        def sample(self, batch_size: int, seq_len: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-            tokens = self.draw(batch_size, seq_len, gen)
-            return tokens, torch.full((batch_size,), 7)
+        def sample(self, batch_size: int, seq_len: int, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
+            tokens = self.draw(batch_size, seq_len, draws)
+            return tokens, torch.full(tokens.shape[:2], 7)
 
     pack.task = ConstantLabels(vocab_size=8)
-    _, labels = pack._samples(cfg.seq_len, "train")
+    _, labels = pack._sample(pack.train_keys, counter, cfg.seq_len)
     assert labels.shape == (len(SEEDS), cfg.batch_size) and set(labels.flatten().tolist()) == {7}

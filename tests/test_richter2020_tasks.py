@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+from trainables.counter_draws import Draws, member_keys
 from trainables.richter2020.tasks import TASKS
 from trainables.richter2020.tasks.cases import ARGMAX, ARGMIN, FIRST, CasesTask
 
 
-def _gen(seed: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+def _gen(seed: int = 0) -> Draws:
+    """One member's draws (K = 1): the tests below read member 0."""
+    return Draws(member_keys([seed], 1, 0, "cpu"), 0)
 
 
 @pytest.mark.parametrize("name", ["cases", "cases_first_token"])
@@ -42,7 +44,7 @@ def test_heads_and_defaults() -> None:
 
 
 def test_natural_case_shares_at_128() -> None:
-    tokens, labels = TASKS.get("cases")().sample(50_000, 128, _gen())
+    tokens, labels = (x[0] for x in TASKS.get("cases")().sample(50_000, 128, _gen()))
     shares = torch.bincount(CasesTask.case_of(tokens), minlength=3).double() / 50_000
     torch.testing.assert_close(shares, torch.tensor([0.724, 0.201, 0.075], dtype=torch.float64), atol=0.01, rtol=0)
     assert tokens.shape == (50_000, 128) and labels.shape == (50_000,)
@@ -50,7 +52,7 @@ def test_natural_case_shares_at_128() -> None:
 
 def test_case_mix_shares_honoured() -> None:
     task = TASKS.get("cases")(case_mix="0.2,0.3,0.5")
-    tokens, labels = task.sample(20_000, 128, _gen())
+    tokens, labels = (x[0] for x in task.sample(20_000, 128, _gen()))
     shares = torch.bincount(CasesTask.case_of(tokens), minlength=3).double() / 20_000
     torch.testing.assert_close(shares, torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64), atol=0.015, rtol=0)
     torch.testing.assert_close(labels, task.labels(tokens))
@@ -59,7 +61,7 @@ def test_case_mix_shares_honoured() -> None:
 @pytest.mark.parametrize("case", [ARGMIN, FIRST, ARGMAX])
 def test_conditional_sampler_gives_only_requested_case(case: int) -> None:
     task = TASKS.get("cases")()
-    tokens = task.sample_case(case, 5000, 16, _gen())
+    tokens = task.sample_case(case, 5000, 16, _gen())[0]
     assert tokens.shape == (5000, 16) and tokens.min() >= 0 and tokens.max() < 100
     assert torch.all(CasesTask.case_of(tokens) == case)
 
@@ -68,7 +70,7 @@ def test_conditional_sampler_matches_uniform_conditional() -> None:
     """Position of the first 64 in argmin-case sequences follows the truncated geometric law."""
     task = TASKS.get("cases")()
     n = 8
-    tokens = task.sample_case(ARGMIN, 40_000, n, _gen())
+    tokens = task.sample_case(ARGMIN, 40_000, n, _gen())[0]
     first = (tokens == 64).int().argmax(dim=1)
     w = torch.tensor([0.99**k for k in range(n)], dtype=torch.float64)
     torch.testing.assert_close(torch.bincount(first, minlength=n).double() / 40_000, w / w.sum(), atol=0.01, rtol=0)
@@ -81,7 +83,8 @@ def test_conditional_sampler_matches_uniform_conditional() -> None:
 
 def test_case_eval_set_is_equalised() -> None:
     tokens, labels, case = TASKS.get("cases")().case_eval_set(100, 32, _gen())
-    assert tokens.shape == (300, 32)
+    assert tokens.shape == (1, 300, 32) and labels.shape == (1, 300)
+    tokens = tokens[0]
     assert torch.bincount(case).tolist() == [100, 100, 100]
     assert torch.equal(CasesTask.case_of(tokens), case)
 

@@ -96,6 +96,8 @@ class StackedAdam:
     optimisers take one learning rate per parameter group and a stacked tensor holds every member, hence this
     class: the step size is a per-member vector. One step count serves every parameter (each gets a gradient
     every step; a parameter without one steps with a zero gradient, which leaves zero moments where they are).
+    The step count lives on the parameters' device (float64), so a step needs nothing from the host and a compiled
+    step does not specialise on it.
     """
 
     def __init__(self, params: Sequence[torch.Tensor], *, eps: float,
@@ -104,24 +106,28 @@ class StackedAdam:
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
         self.eps, self.betas = eps, betas
-        self.n_steps = 0
+        self.steps = torch.zeros((), dtype=torch.float64, device=self.params[0].device)
 
     @torch.no_grad()
-    def step(self, lr: torch.Tensor) -> None:
+    def step(self, lr: torch.Tensor, grads: Sequence[torch.Tensor] | None = None) -> None:
         """One update with learning rates ``lr`` (K,) (float64: the step size is rounded to the parameters' dtype
-        once, as torch rounds its scalar); a member with lr 0 and zero gradients stays put."""
+        once, as torch rounds its scalar); a member with lr 0 and zero gradients stays put. ``grads``: one per
+        parameter (default: the parameters' ``.grad``, zeros where there is none)."""
         beta1, beta2 = self.betas
-        self.n_steps += 1
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
+        dtype = self.params[0].dtype
+        self.steps += 1
+        if grads is None:
+            grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
+        grads = list(grads)
         torch._foreach_lerp_(self.exp_avg, grads, 1 - beta1)
         torch._foreach_mul_(self.exp_avg_sq, beta2)
         torch._foreach_addcmul_(self.exp_avg_sq, grads, grads, value=1 - beta2)
-        bias_correction1 = 1 - beta1**self.n_steps
-        bias_correction2_sqrt = (1 - beta2**self.n_steps) ** 0.5  # torch's ** 0.5 (math.sqrt rounds otherwise)
+        bias_correction1 = 1 - torch.pow(beta1, self.steps)
+        bias_correction2_sqrt = torch.pow(1 - torch.pow(beta2, self.steps), 0.5)
         denom = torch._foreach_sqrt(self.exp_avg_sq)
-        torch._foreach_div_(denom, bias_correction2_sqrt)
+        torch._foreach_div_(denom, bias_correction2_sqrt.to(dtype))
         torch._foreach_add_(denom, self.eps)
-        neg_step = (-lr / bias_correction1).to(self.params[0].dtype)  # (K,)
+        neg_step = (-lr / bias_correction1).to(dtype)  # (K,)
         # p + (step * m) / denom: the order of torch's addcdiv(m, denom, value=step)
         scaled = [m * member_view(neg_step, m.dim()) for m in self.exp_avg]
         torch._foreach_addcdiv_(self.params, scaled, denom)

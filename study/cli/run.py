@@ -90,6 +90,10 @@ _RESOURCE_OPTIONS = (
     click.option("--precision", type=click.Choice(["fp32", "bf16", "fp64"]), default="fp32", show_default=True,
                  help="bf16: train and evaluate under bf16 autocast (for GPUs); fp64: float64 throughout (the same "
                       "numbers on any CPU, docs/reproducibility.md); recorded in every row."),
+    click.option("--compile", "compile_step", type=click.Choice(["auto", "on", "off"]), default="auto",
+                 show_default=True,
+                 help="Compile each training step (torch.compile; auto: on GPUs, where it pays; off: eager); the "
+                      "rows agree within float rounding (docs/gpu.md)."),
     click.option("--simulated-gpus", is_flag=True,
                  help="The cluster's GPUs are simulated (a local test cluster): GPU trials train on the CPU "
                       "where CUDA is missing instead of failing; rows record device cpu."),
@@ -102,13 +106,14 @@ def resource_options(command: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def with_resources(*args: Any, max_concurrent: int | None, cpus_per_trial: float, gpus_per_trial: float,
-                       packing: str, precision: str, simulated_gpus: bool, **kwargs: Any) -> None:
+                       packing: str, precision: str, compile_step: str, simulated_gpus: bool,
+                       **kwargs: Any) -> None:
         from study.trial.resources import Resources
 
         try:
             resources = Resources(cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
                                   max_concurrent=max_concurrent, packing=packing, precision=precision,
-                                  simulated_gpus=simulated_gpus)
+                                  compile=compile_step, simulated_gpus=simulated_gpus)
         except StudyError as error:
             raise InputError(str(error)) from None
         command(*args, resources=resources, **kwargs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from search_spaces.schema import StudyError
+from trainables.compiling import COMPILE
 from trainables.families import PACKING
 
 #: A trial's numeric precision (study.trial.trainable.precision_context); recorded in every row.
@@ -25,6 +26,7 @@ class Resources:
     max_concurrent: int | None = None  # None: as many as fit on the cluster (at full scale if autoscaled)
     packing: str = "auto"  # seeds as one stacked model: auto (the family's default), on, off (trainables.families)
     precision: str = "fp32"  # fp32, bf16 (autocast) or fp64 (study.trial.trainable.precision_context); in every row
+    compile: str = "auto"  # auto, on, off: whether a training step runs compiled (trainables.compiling)
     simulated_gpus: bool = False  # GPU trials may train on the CPU where CUDA is missing (study.trial.devices)
 
     def __post_init__(self) -> None:
@@ -36,6 +38,8 @@ class Resources:
             raise StudyError(f"invalid --precision {self.precision!r}; allowed: {', '.join(PRECISIONS)}")
         if self.max_concurrent is not None and self.max_concurrent < 1:
             raise StudyError(f"invalid --max-concurrent {self.max_concurrent!r}; allowed: an integer >= 1")
+        if self.compile not in COMPILE:
+            raise StudyError(f"invalid --compile {self.compile!r}; allowed: {', '.join(COMPILE)}")
         if self.packing not in PACKING:
             raise StudyError(f"invalid --packing {self.packing!r}; allowed: {', '.join(PACKING)}")
         if self.simulated_gpus and self.gpus_per_trial <= 0:

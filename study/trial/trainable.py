@@ -10,6 +10,7 @@ driver re-launches finished trials), reports progress to Tune and writes the tri
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -121,15 +122,23 @@ def _train_rows(study: Study, resolved: Resolved, resources: Resources, device: 
     packed = packs(family, resources.packing, packing_device(resources.gpus_per_trial, device),
                    n_configs=len(configs))
     rows: list[dict[str, Any]] = []
+    # The running objective is recomputed when an evaluation's first row arrives, over the rows before it (complete
+    # evaluations): a pack's K rows of one evaluation arrive together, so it costs one G per evaluation, not one per
+    # row (quadratic in a large pack's rows). It lags one evaluation; the trial's last report is exact.
+    running = {"step": None, "objective": math.nan}
 
     def on_eval(row: dict[str, Any]) -> bool:
+        if row["step"] != running["step"]:
+            running["step"] = row["step"]
+            running["objective"] = objective(rows, study.metric, study.mode)
         rows.append(row)
-        report({"objective": objective(rows, study.metric, study.mode), "seed": row["seed"],
-                "step": row["step"]})
+        report({"objective": running["objective"], "seed": row["seed"], "step": row["step"]})
         on_row(row)
         return stop is not None and stop(row)
 
-    with precision_context(device, resources.precision):
+    from trainables.compiling import compile_setting
+
+    with precision_context(device, resources.precision), compile_setting(resources.compile):
         result = family.train(configs, list(resolved.trial.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved.params, **row} for row in result.rows], result.artifacts
 

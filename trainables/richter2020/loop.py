@@ -21,14 +21,14 @@ a one-seed run's (same distribution, not the same draws). The caller sets ``torc
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
+from trainables.compiling import compile_mode, compiled
+from trainables.counter_draws import Draws
 from trainables.families import PackingWarning
 from trainables.richter2020.architectures import ARCHITECTURES
 from trainables.richter2020.config import TrainConfig
@@ -42,10 +42,10 @@ from trainables.richter2020.recipe import (
     case_eval_sets,
     clip_members_,
     empty_metrics,
-    generator,
-    learning_rate_at,
+    learning_rates,
     make_task,
     member_losses,
+    stream_keys,
 )
 from trainables.richter2020.tasks import CASES, Task
 from trainables.rows import OnEval, Row, SeedRows
@@ -66,14 +66,9 @@ class Members:
         configs: one config per member (they may differ only in :data:`PACKABLE_FIELDS`).
         seeds: one initialisation seed per member.
         device: where the parameters live.
-        compile: ``torch.compile`` (inductor) the training forward; evaluation shapes differ, so they run eagerly.
-            A string is torch.compile's mode (``reduce-overhead``: CUDA graphs, against launch overhead on GPUs).
     """
 
-    def __init__(
-        self, configs: Sequence[TrainConfig], seeds: Sequence[int], *, device: str = "cpu",
-        compile: bool | str = False,
-    ) -> None:
+    def __init__(self, configs: Sequence[TrainConfig], seeds: Sequence[int], *, device: str = "cpu") -> None:
         if len(configs) != len(seeds) or not configs:
             raise ValueError("need one seed per config and at least one member")
         check_packable(configs)
@@ -86,14 +81,11 @@ class Members:
         self.module = (models[0] if self.k == 1 else stack_modules(models)).to(device)
         self.params = list(self.module.parameters())
         self.l2_params = self.module.l2_parameters()
-        mode = compile if isinstance(compile, str) else None
-        self._train_forward = torch.compile(self.module, dynamic=False, mode=mode) if compile else self.module
 
-    def __call__(self, tokens: torch.Tensor, *, training: bool) -> torch.Tensor:
-        """Logits (K, B, ...) for tokens (K, B, N)."""
-        self.module.train(training)
-        forward = self._train_forward if training else self.module
-        return forward(tokens) if self.k > 1 else forward(tokens[0]).unsqueeze(0)
+    def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits (K, B, ...) for tokens (K, B, N), in the module's current mode (``module.train(...)``: set outside
+        compiled code, so a compiled graph never changes it)."""
+        return self.module(tokens) if self.k > 1 else self.module(tokens[0]).unsqueeze(0)
 
 
 def check_packable(configs: Sequence[TrainConfig]) -> None:
@@ -136,7 +128,7 @@ def train_members(
     device: str = "cpu",
     on_eval: OnEval | None = None,
     pack: int | None | str = "auto",
-    compile: bool = False,
+    compile: bool | str | None = "auto",
 ) -> list[Row]:
     """Train every (config, seed) member, ``pack`` members per stacked model; one row per evaluation.
 
@@ -149,7 +141,8 @@ def train_members(
     Args:
         pack: members per stacked model: ``"auto"`` (:func:`members_per_pack`), None (all at once) or a number
             (1: one seed at a time); the packs train one after another.
-        compile: ``torch.compile`` the training forward/backward (about 30 s per shape on this CPU).
+        compile: ``"auto"``: as the trial's compile setting says for ``device`` (:mod:`trainables.compiling`);
+            True / a torch.compile mode: compiled; False / None: eager.
     """
     configs = list(configs)
     if not configs or not seeds:
@@ -163,6 +156,8 @@ def train_members(
         _warn_unpacked(configs[0], len(member_cfgs), device)
     if size < 1:
         raise ValueError(f"invalid pack={pack!r}; allowed: 'auto', None or an integer >= 1")
+    if compile == "auto":
+        compile = compile_mode(device)
     rows: list[Row] = []
     for i in range(0, len(member_cfgs), size):
         rows += Pack(member_cfgs[i : i + size], member_seeds[i : i + size], device=device, on_eval=on_eval,
@@ -175,169 +170,195 @@ def train_seed(cfg: TrainConfig, seed: int, *, device: str = "cpu", on_eval: OnE
     return train_members([cfg], [seed], device=device, on_eval=on_eval, pack=1)
 
 
-@dataclass
-class _Member:
-    cfg: TrainConfig
-    gen_train: torch.Generator
-    gen_val: torch.Generator
-    rows: SeedRows
-    loss_sum: float = 0.0
-
-
 class Pack:
-    """One pack of members (config, seed) trained as one model; :meth:`step` is one training step of all."""
+    """One pack of members (config, seed) trained as one model; :meth:`step` is one training step of all.
+
+    Nothing in a step waits for the device: a member whose loss is not finite is found and frozen there (``active``,
+    ``diverged_at``), losses and accuracies are summed there, the step counter, learning rates and Adam's step count
+    live there; the host reads once per evaluation (:meth:`_read_back`). ``compile``: the sampling, the forward with
+    its loss (and so its backward) and the update (masking, clipping, Adam) each run as one compiled graph
+    (:mod:`trainables.compiling`); eager otherwise, the same code.
+    """
 
     def __init__(self, member_cfgs: Sequence[TrainConfig], member_seeds: Sequence[int], *, device: str = "cpu",
                  on_eval: OnEval | None = None, compile: bool | str = False) -> None:
         start = time.perf_counter()
-        self.model = Members(member_cfgs, member_seeds, device=device, compile=compile)
+        self.model = Members(member_cfgs, member_seeds, device=device)
         self.cfg = cfg = member_cfgs[0]
         self.device = device
         self.task: Task = make_task(cfg)
-        case_sets = [case_eval_sets(self.task, cfg, seed, device) for seed in member_seeds]
-        self.members = [
-            _Member(cfg=c, gen_train=generator(device, seed, STREAM_TRAIN), gen_val=generator(device, seed, STREAM_VAL),
-                    rows=SeedRows(seed, n_params=self.model.n_params, device=device, on_eval=on_eval, start=start,
-                                  extra={"learning_rate": c.learning_rate}))
-            for c, seed in zip(member_cfgs, member_seeds, strict=True)
-        ]
-        self.has_cases = bool(case_sets[0])
-        # Stacked case sets: identical case layout (n per case, in case order) for every member.
-        self.case_sets = {split: (torch.stack([s[split][0] for s in case_sets]),
-                                  torch.stack([s[split][1] for s in case_sets])) for split in case_sets[0]}
+        self.rows = [SeedRows(seed, n_params=self.model.n_params, device=device, on_eval=on_eval, start=start,
+                              extra={"learning_rate": c.learning_rate})
+                     for c, seed in zip(member_cfgs, member_seeds, strict=True)]
+        self.case_sets = case_eval_sets(self.task, cfg, member_seeds, device)
+        self.has_cases = bool(self.case_sets)
+        self.train_keys = stream_keys(member_seeds, STREAM_TRAIN, device)
+        self.val_keys = stream_keys(member_seeds, STREAM_VAL, device)
         self.params = self.model.params
         self.optimizer = StackedAdam(self.params, eps=ADAM_EPS)
         self.l2 = torch.tensor([c.l2_weight for c in member_cfgs], device=device)
-        self.l2_params = self.model.l2_params if bool((self.l2 > 0).any()) else []
+        self.l2_params = self.model.l2_params if any(c.l2_weight > 0 for c in member_cfgs) else []
         resolved = [c.resolved() for c in member_cfgs]
         self.clip = torch.tensor([bool(r["grad_clip"]) for r in resolved], device=device)
         self.any_clip = any(bool(r["grad_clip"]) for r in resolved)  # decided here, not by a device sync per step
+        self.base_lr = torch.tensor([c.learning_rate for c in member_cfgs], dtype=torch.float64, device=device)
+        self.warmup = torch.tensor([bool(r["warmup"]) for r in resolved], device=device)
         self.val_seq_len = cfg.resolved()["val_seq_len"]
-        self.warmups = [bool(r["warmup"]) for r in resolved]
-        self.active = torch.ones(self.model.k, dtype=torch.bool, device=device)
-        # Since the last evaluation: summed accuracies (on the device: one host sync per step, the losses), steps.
-        self.correct_sum, self.seen_batches = torch.zeros(self.model.k, device=device), 0
+        k = self.model.k
+        # The device-side state of a step: counters (a training batch is a function of (seed, step), a validation
+        # batch of (seed, j)), which members still train and where each stopped, the sums since the last evaluation.
+        self.step_counter = torch.zeros((), dtype=torch.int64, device=device)
+        self.val_counter = torch.zeros((), dtype=torch.int64, device=device)
+        self.active = torch.ones(k, dtype=torch.bool, device=device)
+        self.diverged_at = torch.full((k,), -1, dtype=torch.int64, device=device)
+        self.loss_sum = torch.zeros(k, dtype=torch.float64, device=device)
+        self.correct_sum = torch.zeros(k, device=device)
+        self.seen_batches = 0
+        self.compiled = bool(compile)
+        self._sample_train = compiled(self._sample, compile)
+        self._forward_loss = compiled(self._forward_and_losses, compile)
+        self._apply_update = compiled(self._update, compile)
+        self._validation_fn = compiled(self._validation_batch, compile)
+        self._case_chunk_fn = compiled(self._case_chunk, compile)
 
-    def _samples(self, seq_len: int, split: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """One batch per member from its own generator, stacked: tokens (K, B, N), labels (K, B). Only the draws go
-        member by member; the K batches are labelled in one call (the per-member label kernels were most of the
-        launches that grow with K on a GPU: bench/README.md section 10)."""
-        generators = [m.gen_train if split == "train" else m.gen_val for m in self.members]
-        if type(self.task).sample is not Task.sample:  # a batch that is more than the labels of its draw
-            pairs = [self.task.sample(self.cfg.batch_size, seq_len, g) for g in generators]
-            return torch.stack([t for t, _ in pairs]), torch.stack([lab for _, lab in pairs])
-        tokens = torch.stack([self.task.draw(self.cfg.batch_size, seq_len, g) for g in generators])  # (K, B, N)
-        return tokens, self.task.labels(tokens.flatten(0, 1)).view(tokens.shape[:2])
+    def _sample(self, keys: torch.Tensor, counter: torch.Tensor, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every member's batch of ``counter`` in one call: tokens (K, B, N), labels (K, B)."""
+        return self.task.sample(self.cfg.batch_size, seq_len, Draws(keys, counter))
 
     @torch.no_grad()
-    def _case_accuracies(self) -> list[dict[str, list[float]]] | None:
-        """Per member, the case accuracies of each split (None without cases)."""
+    def _case_chunk(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """(K, n) whether each example of a chunk of a case set is predicted right."""
+        return (self.model(tokens).argmax(dim=-1) == labels).float()
+
+    def _case_accuracies(self) -> torch.Tensor | None:
+        """(K, splits, 3) case accuracies, on the device (None without cases)."""
         if not self.has_cases:
             return None
-        k, per_split = self.model.k, {}
-        for split, (tokens, labels) in self.case_sets.items():  # (K, 3n, N), (K, 3n)
+        k, per_split = self.model.k, []
+        for tokens, labels in self.case_sets.values():  # (K, 3n, N), (K, 3n)
             correct = torch.cat([
-                self.model(tokens[:, i : i + CASE_EVAL_CHUNK], training=False).argmax(dim=-1)
-                == labels[:, i : i + CASE_EVAL_CHUNK]
+                self._case_chunk_fn(tokens[:, i : i + CASE_EVAL_CHUNK], labels[:, i : i + CASE_EVAL_CHUNK])
                 for i in range(0, tokens.shape[1], CASE_EVAL_CHUNK)
-            ], dim=1).float()  # (K, 3n)
-            per_split[split] = correct.view(k, len(CASES), -1).mean(dim=2).tolist()  # (K, 3): case_eval_set's layout
-        return [{split: values[i] for split, values in per_split.items()} for i in range(k)]
+            ], dim=1)  # (K, 3n)
+            per_split.append(correct.view(k, len(CASES), -1).mean(dim=2))  # (K, 3): case_eval_set's layout
+        return torch.stack(per_split, dim=1)
 
     @torch.no_grad()
-    def _evaluate(self) -> tuple[list[float], list[float], list[dict[str, list[float]]] | None]:
-        """Validation loss and accuracy per member (fresh batches at val_seq_len), and the case accuracies."""
-        k, cfg = self.model.k, self.cfg
+    def _validation_batch(self, counter: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Validation batch ``counter`` of every member: its losses (K,) and accuracies (K,)."""
+        tokens, labels = self._sample(self.val_keys, counter, self.val_seq_len)
+        logits = self.model(tokens)
+        return member_losses(logits, labels), (logits.argmax(dim=-1) == labels).float().mean(dim=1)
+
+    def _evaluate(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Validation loss and accuracy sums per member (fresh batches at val_seq_len), on the device."""
+        k = self.model.k
         # Summed in float64, as Python floats would be: a float32 run's means do not depend on K.
         losses, accs = (torch.zeros(k, dtype=torch.float64, device=self.device) for _ in range(2))
-        for _ in range(cfg.eval_batches):
-            tokens, labels = self._samples(self.val_seq_len, "val")
-            logits = self.model(tokens, training=False)
-            losses += member_losses(logits, labels)
-            accs += (logits.argmax(dim=-1) == labels).float().mean(dim=1)
-        return (losses / cfg.eval_batches).tolist(), (accs / cfg.eval_batches).tolist(), self._case_accuracies()
+        for _ in range(self.cfg.eval_batches):
+            loss, acc = self._validation_fn(self.val_counter)
+            self.val_counter += 1
+            losses += loss
+            accs += acc
+        return losses, accs
 
-    def _freeze_diverged(self, loss_values: Sequence[float], step: int) -> None:
-        """Members whose loss is not finite stop here; the row writer fills their remaining evaluations."""
-        cfg = self.cfg
-        for i, (m, v) in enumerate(zip(self.members, loss_values, strict=True)):
-            if not m.rows.diverged and not math.isfinite(v):
-                m.rows.stop(step, cfg.eval_every, cfg.n_steps, empty_metrics(self.has_cases))
-                self.active[i] = False
-
-    def _any_diverged(self) -> bool:
-        """Whether a member is frozen (the host-side record of ``active``: no device sync)."""
-        return any(m.rows.diverged for m in self.members)
-
-    def _all_diverged(self) -> bool:
-        return all(m.rows.diverged for m in self.members)
-
-    def _update(self, losses: torch.Tensor, step: int) -> None:
-        """Backward of the active members' summed loss (+ L2), per-member clipping, one Adam step."""
-        frozen = self._any_diverged()
-        total = torch.where(self.active, losses, torch.zeros_like(losses)).sum() if frozen else losses.sum()
+    def _forward_and_losses(
+        self, tokens: torch.Tensor, labels: torch.Tensor, active: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The summed training loss of the members still finite (+ L2), their losses (K,), accuracies (K,) and
+        which members are still active (a non-finite loss freezes its member from this step on)."""
+        logits = self.model(tokens)
+        losses = member_losses(logits, labels)  # (K,)
+        active = active & torch.isfinite(losses.detach())
+        total = torch.where(active, losses, torch.zeros_like(losses)).sum()
         if self.l2_params:
             # Keras l2 of the release per member: l2_weight * sum(w^2), no factor 1/2.
             k = self.model.k
             total = total + sum((self.l2 * w.square().reshape(k, -1).sum(1)).sum() for w in self.l2_params)
+        correct = (logits.detach().argmax(dim=-1) == labels).float().mean(dim=1)
+        return total, losses.detach(), correct, active
+
+    @torch.no_grad()
+    def _update(self, losses: torch.Tensor, correct: torch.Tensor) -> None:
+        """Frozen members' gradients zeroed (theirs may be NaN) and their learning rate 0, per-member clipping, one
+        Adam step at each member's scheduled rate, the training sums."""
+        active = self.active
+        grads = [torch.zeros_like(p) if p.grad is None else
+                 torch.where(member_view(active, p.dim()), p.grad, torch.zeros_like(p)) for p in self.params]
+        if self.any_clip:
+            clip_members_(grads, self.clip)
+        lrs = learning_rates(self.step_counter.to(torch.float64), self.base_lr, self.warmup, self.cfg.n_steps)
+        self.optimizer.step(torch.where(active, lrs, torch.zeros_like(lrs)), grads)
+        self.loss_sum += torch.where(active, losses.to(torch.float64), torch.zeros_like(self.loss_sum))
+        self.correct_sum += torch.where(active, correct, torch.zeros_like(correct))
+
+    def step(self) -> None:
+        """One training step of every member still training (frozen members keep their parameters)."""
+        tokens, labels = self._sample_train(self.train_keys, self.step_counter, self.cfg.seq_len)
+        self.model.module.train(True)
+        total, losses, correct, active = self._forward_loss(tokens, labels, self.active)
+        self.diverged_at = torch.where(self.active & ~active, self.step_counter, self.diverged_at)
+        self.active = active
         for p in self.params:
             p.grad = None
         total.backward()
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
-        for p, g in zip(self.params, grads, strict=True):
-            p.grad = g
-        if frozen:  # frozen members: no gradient at all (theirs may be NaN), and lr 0 below
-            for g in grads:
-                g.copy_(torch.where(member_view(self.active, g.dim()), g, torch.zeros_like(g)))
-        if self.any_clip:
-            clip_members_(grads, self.clip)
-        lrs = [learning_rate_at(step, n_steps=self.cfg.n_steps, learning_rate=m.cfg.learning_rate, warmup=w)
-               if not m.rows.diverged else 0.0 for m, w in zip(self.members, self.warmups, strict=True)]
-        self.optimizer.step(torch.tensor(lrs, dtype=torch.float64, device=self.device))
-
-    def step(self, step: int) -> bool:
-        """Training step ``step`` (0-based) of every member still training; False when none is left."""
-        tokens, labels = self._samples(self.cfg.seq_len, "train")
-        logits = self.model(tokens, training=True)
-        losses = member_losses(logits, labels)  # (K,)
-        loss_values = losses.detach().tolist()  # the one host sync per step
-        self._freeze_diverged(loss_values, step)
-        if self._all_diverged():
-            return False
-        self._update(losses, step)
-        for m, v in zip(self.members, loss_values, strict=True):
-            m.loss_sum += v
-        self.correct_sum += (logits.detach().argmax(dim=-1) == labels).float().mean(dim=1)
+        self._apply_update(losses, correct)
+        self.step_counter += 1
         self.seen_batches += 1
-        return True
+
+    def _read_back(self) -> tuple[list[int], list[list[float]]]:
+        """The one read of an evaluation: where each member diverged (-1: it did not) and, per member, its training
+        loss and accuracy sums, validation loss and accuracy sums and case accuracies (flattened)."""
+        self.model.module.train(False)
+        val_loss, val_acc = self._evaluate()
+        columns = [self.loss_sum, self.correct_sum.to(torch.float64), val_loss, val_acc]
+        cases = self._case_accuracies()
+        if cases is not None:
+            columns.append(cases.flatten(1).to(torch.float64))
+        values = torch.column_stack(columns).cpu()  # the host sync of this evaluation
+        return self.diverged_at.cpu().tolist(), values.tolist()
+
+    def _stop_diverged(self, diverged_at: Sequence[int]) -> None:
+        """Members that diverged since the last read stop at the step whose loss was not finite."""
+        cfg = self.cfg
+        for rows, at in zip(self.rows, diverged_at, strict=True):
+            if at >= 0 and not rows.diverged:
+                rows.stop(at, cfg.eval_every, cfg.n_steps, empty_metrics(self.has_cases))
 
     def _emit(self, step: int) -> bool:
         """The rows of evaluation ``step``; the training sums start again. Whether the pack stops here: the answer to
         its last member's row (by then every member's row of this step is known to on_eval)."""
-        val_loss, val_acc, cases = self._evaluate()
-        seen = self.seen_batches
-        train_acc = [c / seen for c in self.correct_sum.tolist()]
-        stop = False
-        for i, m in enumerate(self.members):
-            if m.rows.diverged:
+        diverged_at, values = self._read_back()
+        self._stop_diverged(diverged_at)
+        seen, stop = self.seen_batches, False
+        eval_batches = self.cfg.eval_batches
+        for rows, v in zip(self.rows, values, strict=True):
+            if rows.diverged:
                 continue
-            stop = m.rows.emit(step, step // self.cfg.eval_every, {
-                "train_loss": m.loss_sum / seen, "train_accuracy": train_acc[i],
-                "val_loss": val_loss[i], "val_accuracy": val_acc[i],
-                **case_columns(self.has_cases, None if cases is None else cases[i]),
+            cases = None
+            if self.has_cases:
+                cases = {split: v[4 + 3 * i : 7 + 3 * i] for i, split in enumerate(self.case_sets)}
+            stop = rows.emit(step, step // self.cfg.eval_every, {
+                "train_loss": v[0] / seen, "train_accuracy": v[1] / seen,
+                "val_loss": v[2] / eval_batches, "val_accuracy": v[3] / eval_batches,
+                **case_columns(self.has_cases, cases),
             })
-            m.loss_sum = 0.0
         self.seen_batches = 0
+        self.loss_sum.zero_()
         self.correct_sum.zero_()
         return stop
 
     def train(self) -> list[Row]:
         """Train the pack to ``n_steps``; the members' rows, member by member."""
-        step = 0
-        while step < self.cfg.n_steps and self.step(step):
-            step += 1
-            if step % self.cfg.eval_every == 0 and self._emit(step) and step < self.cfg.n_steps:
-                for m in self.members:  # nothing the study reads can change any more (trainables.rows)
-                    m.rows.stop_here()
-                break
-        return [row for m in self.members for row in m.rows.finish()]
+        cfg = self.cfg
+        for step in range(1, cfg.n_steps + 1):
+            self.step()
+            if step % cfg.eval_every == 0:
+                if self._emit(step) and step < cfg.n_steps:
+                    for rows in self.rows:  # nothing the study reads can change any more (trainables.rows)
+                        rows.stop_here()
+                    break
+                if all(rows.diverged for rows in self.rows):
+                    break
+        self._stop_diverged(self.diverged_at.cpu().tolist())  # a divergence after the last evaluation
+        return [row for rows in self.rows for row in rows.finish()]

@@ -7,8 +7,9 @@ warm-up from 0 over the first 10% of steps, after which the same decay line meas
 (the BERT / authors' schedule, with its small drop when warm-up ends). With ``grad_clip`` each gradient
 tensor is clipped separately to norm 1.0 (tf.clip_by_norm), per member.
 
-The seed fixes the initialisation (``torch.manual_seed``) and three independent data generators
-(training batches, validation batches, the equalised case sets).
+The seed fixes the initialisation (``torch.manual_seed``) and three independent counter-based data streams
+(training batches, validation batches, the equalised case sets: :mod:`trainables.counter_draws`): training batch t
+of a member is a function of (its seed, t) alone, validation batch j of (its seed, j), whatever else is packed with it.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from trainables.counter_draws import Draws, member_keys
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.tasks import CASES, TASKS, Task
 from trainables.richter2020.tasks.cases import CasesTask
-from trainables.rows import stream_seed
 from trainables.stacked import member_view
 
 GRAD_CLIP_NORM = 1.0
@@ -33,15 +34,24 @@ CASE_EVAL_CHUNK = 128  # examples per forward pass on the equalised case sets
 STREAM_TRAIN, STREAM_VAL, STREAM_CASES = 1, 2, 3
 STREAM_SALT = 0x5EED  # this family's data streams (changing it changes every result)
 
-CaseSet = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # tokens (3n, N), labels (3n,), case index (3n,)
+CaseSet = tuple[torch.Tensor, torch.Tensor]  # per member: tokens (K, 3n, N), labels (K, 3n); n per case, in case order
+
+
+def learning_rates(step: torch.Tensor, base: torch.Tensor, warmup: torch.Tensor, n_steps: int) -> torch.Tensor:
+    """Every member's learning rate (K,) for the optimiser step taken after ``step`` completed steps (a 0-dim float64
+    tensor: on the device, so no step waits for the host), from base rates (K,) float64 and warm-up flags (K,) bool."""
+    warmup_steps = int(WARMUP_FRACTION * n_steps)
+    decay = base * torch.clamp(1.0 - step / n_steps, min=0.0)
+    if warmup_steps == 0:
+        return decay
+    return torch.where(warmup & (step < warmup_steps), base * step / warmup_steps, decay)
 
 
 def learning_rate_at(step: int, *, n_steps: int, learning_rate: float, warmup: bool) -> float:
-    """Learning rate for the optimiser step taken after ``step`` completed steps (0-based)."""
-    warmup_steps = int(WARMUP_FRACTION * n_steps)
-    if warmup and step < warmup_steps:
-        return learning_rate * step / warmup_steps
-    return learning_rate * max(0.0, 1.0 - step / n_steps)
+    """:func:`learning_rates` of one member, as a Python float."""
+    one = torch.tensor([learning_rate], dtype=torch.float64)
+    at = torch.tensor(float(step), dtype=torch.float64)
+    return float(learning_rates(at, one, torch.tensor([warmup]), n_steps)[0])
 
 
 @torch.no_grad()
@@ -54,7 +64,8 @@ def clip_members_(grads: Sequence[torch.Tensor], clip: torch.Tensor, max_norm: f
     k = clip.shape[0]
     norms = torch.stack([torch.linalg.vector_norm(g.reshape(k, -1), dim=1) for g in grads])  # (P, K)
     scales = torch.where(clip, max_norm / torch.clamp(norms, min=max_norm), torch.ones_like(norms))  # (P, K)
-    torch._foreach_mul_(list(grads), [member_view(s, g.dim()) for s, g in zip(scales.unbind(0), grads, strict=True)])
+    for scale, g in zip(scales.unbind(0), grads, strict=True):  # per tensor: a (K, 1, ...) scale broadcasts, which
+        g.mul_(member_view(scale, g.dim()))  # inductor's foreach lowering refuses (it failed on CUDA, not on the CPU)
 
 
 def member_losses(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -69,9 +80,9 @@ def member_losses(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(k * b, c), labels.reshape(k * b), reduction="none").view(k, b).mean(1)
 
 
-def generator(device: str | torch.device, seed: int, stream: int) -> torch.Generator:
-    """The data generator of ``stream`` for model ``seed`` on ``device``."""
-    return torch.Generator(device=device).manual_seed(stream_seed(seed, stream, STREAM_SALT))
+def stream_keys(seeds: Sequence[int], stream: int, device: str | torch.device) -> torch.Tensor:
+    """The members' keys (K,) of data stream ``stream`` (:data:`STREAM_TRAIN`, ...) on ``device``."""
+    return member_keys(seeds, stream, STREAM_SALT, device)
 
 
 def make_task(cfg: TrainConfig) -> Task:
@@ -79,13 +90,19 @@ def make_task(cfg: TrainConfig) -> Task:
     return TASKS.get(cfg.task)(vocab_size=cfg.resolved()["vocab_size"], case_mix=cfg.case_mix)
 
 
-def case_eval_sets(task: Task, cfg: TrainConfig, seed: int, device: str | torch.device) -> dict[str, CaseSet]:
-    """The equalised case sets of a cases task, ``train`` at seq_len and ``val`` at val_seq_len ({} otherwise)."""
+def case_eval_sets(
+    task: Task, cfg: TrainConfig, seeds: Sequence[int], device: str | torch.device
+) -> dict[str, CaseSet]:
+    """The members' equalised case sets of a cases task, ``train`` at seq_len and ``val`` at val_seq_len ({}
+    otherwise): counters 0 and 1 of their case stream."""
     if not isinstance(task, CasesTask):
         return {}
-    gen = generator(device, seed, STREAM_CASES)
-    return {"train": task.case_eval_set(cfg.case_eval_per_case, cfg.seq_len, gen),
-            "val": task.case_eval_set(cfg.case_eval_per_case, cfg.resolved()["val_seq_len"], gen)}
+    keys = stream_keys(seeds, STREAM_CASES, device)
+    sets = {}
+    for counter, (split, seq_len) in enumerate((("train", cfg.seq_len), ("val", cfg.resolved()["val_seq_len"]))):
+        tokens, labels, _ = task.case_eval_set(cfg.case_eval_per_case, seq_len, Draws(keys, counter))
+        sets[split] = (tokens, labels)
+    return sets
 
 
 def case_columns(has_cases: bool, values: Mapping[str, Sequence[float]] | None) -> dict[str, float | None]:

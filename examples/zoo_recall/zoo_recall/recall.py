@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from trainables.counter_draws import Draws
 from trainables.richter2020.tasks.base import TASKS, Head, Task
 
 
@@ -44,18 +45,18 @@ class RecallTask(Task):
             return f"vocab_size={vocab_size} is invalid for task 'recall'; need an even number >= 4"
         return None
 
-    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(self, batch_size: int, seq_len: int, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every member's batch in one call (draws for K members): tokens (K, B, N), labels (K, B)."""
         n_keys = self.vocab_size // 2
         pairs = (seq_len - 1) // 2
         if pairs < 1 or pairs > n_keys:
             raise ValueError(f"invalid seq_len={seq_len} for task 'recall' with vocab_size={self.vocab_size}; "
                              f"allowed: 3 .. {2 * n_keys + 2} (one query and 1 .. {n_keys} pairs of distinct keys)")
-        device = generator.device
-        keys = torch.rand(batch_size, n_keys, generator=generator, device=device).argsort(dim=1)[:, :pairs]  # (B, P)
-        values = n_keys + torch.randint(n_keys, (batch_size, pairs), generator=generator, device=device)  # (B, P)
-        which = torch.randint(pairs, (batch_size, 1), generator=generator, device=device)  # (B, 1)
-        query = keys.gather(1, which)  # (B, 1)
-        body = torch.stack([keys, values], dim=2).flatten(1)  # (B, 2P): k1 v1 k2 v2 ...
-        filler = keys[:, :1].expand(-1, seq_len - 1 - 2 * pairs)  # an even N leaves one slot: a repeated key
-        tokens = torch.cat([query, body, filler], dim=1)  # (B, N)
-        return tokens, values.gather(1, which).squeeze(1)  # labels (B,)
+        keys = draws.uniform((batch_size, n_keys)).argsort(dim=-1)[..., :pairs]  # (K, B, P): distinct keys
+        values = n_keys + draws.integers(n_keys, (batch_size, pairs))  # (K, B, P)
+        which = draws.integers(pairs, (batch_size, 1))  # (K, B, 1)
+        query = keys.gather(-1, which)  # (K, B, 1)
+        body = torch.stack([keys, values], dim=-1).flatten(-2)  # (K, B, 2P): k1 v1 k2 v2 ...
+        filler = keys[..., :1].expand(-1, -1, seq_len - 1 - 2 * pairs)  # an even N leaves one slot: a repeated key
+        tokens = torch.cat([query, body, filler], dim=-1)  # (K, B, N)
+        return tokens, values.gather(-1, which).squeeze(-1)  # labels (K, B)

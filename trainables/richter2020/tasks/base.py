@@ -1,9 +1,10 @@
-"""Task interface: fresh random batches from a ``torch.Generator`` ("infinite data, limited time").
+"""Task interface: fresh random batches for K members at once ("infinite data, limited time").
 
 A task knows how to sample ``(tokens, labels)``, which output head the model needs, whether it uses
-positional embeddings, and its default vocabulary size and validation length. All sampling is vectorised
-and draws only from the given generator, so each seed has its own reproducible data stream; tensors are
-created on the generator's device.
+positional embeddings, and its default vocabulary size and validation length. Sampling draws only from the given
+:class:`trainables.counter_draws.Draws` (one counter value: a step's or a validation batch's numbers for every
+member), so a member's batch is a pure function of (its seed, the split, the step), the same for any K and on any
+device; tensors carry a leading member axis K and live on the draws' device.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import ClassVar, Literal
 import torch
 
 from core.registry import Registry
+from trainables.counter_draws import Draws
 
 Head = Literal["per_token", "first_token_positions", "first_token_classes"]
 
@@ -49,19 +51,19 @@ class Task:
         return None if vocab_size >= 2 else f"vocab_size={vocab_size} is invalid for task {cls.name!r}; need >= 2"
 
     def labels(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Labels (B,) int64 for tokens (B, N), each row's label a function of that row alone (the packed loop
-        labels the rows of all its members' batches in one call)."""
+        """Labels (B,) int64 for tokens (B, N), each row's label a function of that row alone (the K members' rows
+        are labelled in one call)."""
         raise NotImplementedError
 
-    def draw(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
-        """The random part of a fresh batch: tokens (B, N) int64, drawn from ``generator`` alone."""
-        return torch.randint(self.vocab_size, (batch_size, seq_len), generator=generator, device=generator.device)
+    def draw(self, batch_size: int, seq_len: int, draws: Draws) -> torch.Tensor:
+        """The random part of a fresh batch per member: tokens (K, B, N) int64."""
+        return draws.integers(self.vocab_size, (batch_size, seq_len))
 
-    def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """A fresh batch: tokens (B, N) int64 and labels (B,) int64. A task whose batch is more than the labels of
-        its draw overrides this (the packed loop then samples member by member)."""
-        tokens = self.draw(batch_size, seq_len, generator)
-        return tokens, self.labels(tokens)
+    def sample(self, batch_size: int, seq_len: int, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
+        """A fresh batch per member: tokens (K, B, N) int64 and labels (K, B) int64. A task whose batch is more than
+        the labels of its draw overrides this, drawing from ``draws`` alone."""
+        tokens = self.draw(batch_size, seq_len, draws)
+        return tokens, self.labels(tokens.flatten(0, 1)).view(tokens.shape[:2])
 
 
 TASKS: Registry[type[Task]] = Registry("task")

@@ -20,8 +20,11 @@ on that case (see :meth:`CasesTask.sample_case`); the same sampler builds the eq
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
+from trainables.counter_draws import Draws
 from trainables.richter2020.tasks.base import TASKS, Head, Task
 
 ARGMIN_TOKEN = 64
@@ -46,19 +49,31 @@ def parse_case_mix(case_mix: str) -> tuple[float, float, float] | None:
 
 
 def _uniform_excluding(
-    shape: tuple[int, int], vocab_size: int, excluded: tuple[int, ...], generator: torch.Generator
+    shape: tuple[int, ...], vocab_size: int, excluded: tuple[int, ...], draws: Draws
 ) -> torch.Tensor:
-    """Tokens uniform over range(vocab_size) minus ``excluded`` (sorted ascending)."""
-    r = torch.randint(vocab_size - len(excluded), shape, generator=generator, device=generator.device)
+    """Tokens (K, *shape) uniform over range(vocab_size) minus ``excluded`` (sorted ascending)."""
+    r = draws.integers(vocab_size - len(excluded), shape)
     for e in excluded:  # shift past each excluded value in turn (ascending order keeps this a bijection)
         r = r + (r >= e).long()
     return r
 
 
-def _first_position(n: int, seq_len: int, keep: float, generator: torch.Generator) -> torch.Tensor:
-    """(n,) positions k in [0, N) with P(k) proportional to keep^k (truncated geometric)."""
-    w = keep ** torch.arange(seq_len, dtype=torch.float64, device=generator.device)  # (N,)
-    return torch.multinomial(w, n, replacement=True, generator=generator)  # (n,)
+def _first_position(n: int, seq_len: int, keep: float, draws: Draws) -> torch.Tensor:
+    """(K, n) positions k in [0, N) with P(k) proportional to keep^k (truncated geometric), by inverting the CDF.
+
+    The CDF is computed once in float64 on the host and compared with exact uniforms, so every device finds the same k.
+    """
+    table = _geometric_cdf(seq_len, keep, draws.device)
+    return torch.searchsorted(table, draws.uniform((n,)), right=True)  # (K, n): how many CDF values are <= u
+
+
+@functools.lru_cache(maxsize=64)
+def _geometric_cdf(seq_len: int, keep: float, device: torch.device) -> torch.Tensor:
+    """The truncated geometric CDF (N,) float64 on ``device``, built once (a copy to a GPU waits for it)."""
+    total = 1.0 - keep**seq_len
+    cdf = [(1.0 - keep ** (i + 1)) / total for i in range(seq_len)]
+    cdf[-1] = 1.0
+    return torch.tensor(cdf, dtype=torch.float64, device=device)
 
 
 @TASKS.register("cases")
@@ -99,44 +114,45 @@ class CasesTask(Task):
         first = torch.zeros_like(has_min, dtype=torch.long)
         return torch.where(has_min, tokens.argmin(dim=1), torch.where(has_first, first, tokens.argmax(dim=1)))
 
-    def sample_case(self, case: int, n: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
-        """n sequences (n, N) drawn exactly from uniform sequences conditioned on ``case``."""
+    def sample_case(self, case: int, n: int, seq_len: int, draws: Draws) -> torch.Tensor:
+        """n sequences per member (K, n, N) drawn exactly from uniform sequences conditioned on ``case``."""
         s = self.vocab_size
         shape = (n, seq_len)
         if case == ARGMAX:  # neither 64 nor 50 anywhere
-            return _uniform_excluding(shape, s, (FIRST_TOKEN, ARGMIN_TOKEN), generator)
+            return _uniform_excluding(shape, s, (FIRST_TOKEN, ARGMIN_TOKEN), draws)
         if case == ARGMIN:  # first 64 at k; before: no 64; after: anything
-            k = _first_position(n, seq_len, (s - 1) / s, generator)  # (n,)
-            before = _uniform_excluding(shape, s, (ARGMIN_TOKEN,), generator)
-            after = _uniform_excluding(shape, s, (), generator)
+            k = _first_position(n, seq_len, (s - 1) / s, draws)  # (K, n)
+            before = _uniform_excluding(shape, s, (ARGMIN_TOKEN,), draws)
+            after = _uniform_excluding(shape, s, (), draws)
             marker = ARGMIN_TOKEN
         elif case == FIRST:  # no 64 anywhere; first 50 at k; before: neither; after: no 64
-            k = _first_position(n, seq_len, (s - 2) / (s - 1), generator)
-            before = _uniform_excluding(shape, s, (FIRST_TOKEN, ARGMIN_TOKEN), generator)
-            after = _uniform_excluding(shape, s, (ARGMIN_TOKEN,), generator)
+            k = _first_position(n, seq_len, (s - 2) / (s - 1), draws)
+            before = _uniform_excluding(shape, s, (FIRST_TOKEN, ARGMIN_TOKEN), draws)
+            after = _uniform_excluding(shape, s, (ARGMIN_TOKEN,), draws)
             marker = FIRST_TOKEN
         else:
             raise ValueError(f"unknown case {case!r}; valid: 0 (argmin), 1 (first), 2 (argmax)")
-        pos = torch.arange(seq_len, device=generator.device).unsqueeze(0)  # (1, N)
-        k = k.unsqueeze(1)  # (n, 1)
-        marker_t = torch.full_like(after, marker)
-        return torch.where(pos < k, before, torch.where(pos == k, marker_t, after))  # (n, N)
+        pos = torch.arange(seq_len, device=draws.device)  # (N,)
+        k = k.unsqueeze(-1)  # (K, n, 1)
+        return torch.where(pos < k, before, torch.where(pos == k, torch.full_like(after, marker), after))  # (K, n, N)
 
-    def draw(self, batch_size: int, seq_len: int, generator: torch.Generator) -> torch.Tensor:
+    def draw(self, batch_size: int, seq_len: int, draws: Draws) -> torch.Tensor:
         if self.case_shares is None:
-            return super().draw(batch_size, seq_len, generator)
-        probs = torch.tensor(self.case_shares, dtype=torch.float64, device=generator.device)
-        case = torch.multinomial(probs, batch_size, replacement=True, generator=generator)  # (B,)
-        per_case = torch.stack([self.sample_case(c, batch_size, seq_len, generator) for c in range(3)])  # (3, B, N)
-        return per_case.gather(0, case.view(1, -1, 1).expand(1, -1, seq_len)).squeeze(0)  # (B, N)
+            return super().draw(batch_size, seq_len, draws)
+        argmin_share, first_share, _ = self.case_shares
+        u = draws.uniform((batch_size,))  # (K, B): the case of each example, by comparison with the cumulative shares
+        case = (u >= argmin_share).long() + (u >= argmin_share + first_share).long()
+        per_case = [self.sample_case(c, batch_size, seq_len, draws) for c in range(3)]  # 3 x (K, B, N)
+        case = case.unsqueeze(-1)
+        return torch.where(case == ARGMIN, per_case[0], torch.where(case == FIRST, per_case[1], per_case[2]))
 
     def case_eval_set(
-        self, n_per_case: int, seq_len: int, generator: torch.Generator
+        self, n_per_case: int, seq_len: int, draws: Draws
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Equalised set: tokens (3n, N), labels (3n,), case ids (3n,), n examples of each case."""
-        tokens = torch.cat([self.sample_case(c, n_per_case, seq_len, generator) for c in range(3)])
-        case = torch.arange(3, device=generator.device).repeat_interleave(n_per_case)  # (3n,)
-        return tokens, self.labels(tokens), case
+        """Equalised sets per member: tokens (K, 3n, N), labels (K, 3n), case ids (3n,), n examples of each case."""
+        tokens = torch.cat([self.sample_case(c, n_per_case, seq_len, draws) for c in range(3)], dim=1)
+        case = torch.arange(3, device=draws.device).repeat_interleave(n_per_case)  # (3n,)
+        return tokens, self.labels(tokens.flatten(0, 1)).view(tokens.shape[:2]), case
 
 
 @TASKS.register("cases_first_token")
