@@ -149,7 +149,7 @@ def fixed_seeds_baseline() -> dict:
     return out
 
 
-#: The futility constants tried (analysis.stats.findings.FUTILITY_SHARE): how far a best's (an "order" statistic's)
+#: The futility constants tried (analysis.stats.finding_check.FUTILITY_SHARE): how far a best's (an "order" statistic's)
 #: and any other statistic's projection with every seed is shrunk towards its number before a bound inside it counts
 #: as out of reach. At most 1: beyond it a bound the projection itself says every seed would decide asks for nothing.
 FUTILITY_GRID = [{"order": o, "other": t} for o in (0.25, 0.5, 0.75, 1.0) for t in (0.25, 0.5, 0.75, 1.0)]
@@ -160,7 +160,7 @@ def futility_out_of_sample() -> dict:
     chosen on all three: per file and constants, the replay's models and verdicts kept (analysis.stats.replay). A
     choice keeps every verdict the completed budget decides on the files it is chosen on, with the fewest models
     there (ties: the smaller constants, the more cautious)."""
-    import analysis.stats.findings as findings_module
+    import analysis.stats.finding_check as findings_module
     from analysis.data.reference import open_reference
     from analysis.stats.replay import replay
     from search_spaces import get_study

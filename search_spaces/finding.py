@@ -18,6 +18,8 @@ from pydantic import field_validator, model_validator
 
 from search_spaces.schema import SCALES, Schema, fail
 
+#: The columns of the rows a time-axis bound reads time along (docs/results.md).
+TIME_AXES = ("epoch", "step")
 #: What a finding computes over the cells of its region, per panel value (docs/cli.md, Findings).
 STATISTICS = ("best", "worst", "mean", "share", "spread")
 
@@ -84,7 +86,11 @@ class Finding(Schema):
     ``equivalence_margin`` either way ("nearly identical", "none of these differences is significant") and
     ``not_ahead`` that A leads B by at most ``equivalence_margin`` ("none of these improvements is significant"): both
     are tested as equivalence (two one-sided tests), so the margin must be stated - how large a difference the sentence
-    still calls none. Semantics and verdicts: docs/cli.md, Findings.
+    still calls none. ``below`` and ``above`` on one panel value state a two-sided level ("trapped at about 55%":
+    ``above`` 0.45, ``below`` 0.65; the lower bound must be the smaller). ``worst_beats_best`` is the NAP paper's
+    significance criterion (A's worst seed beats B's best, each at its best cell). ``reached_by``, ``still_holds``,
+    ``learned_then_unlearned`` and ``faster_than`` bound when a panel value's learning curve reaches ``level`` along
+    ``time`` (epoch or step). Semantics and verdicts: docs/cli.md, Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -108,6 +114,24 @@ class Finding(Schema):
     #: level_with / not_ahead: the largest difference that still counts as none (required with them, refused without)
     equivalence_margin: float | None = None
     versus_where: dict[str, Any] | None = None
+    #: panel value A -> [B, ...]: A's worst seed beats B's best seed, each at its best cell (the NAP paper's
+    #: significance criterion; statistic ``best`` only): docs/cli.md, What a finding can say
+    worst_beats_best: dict[str, tuple[str, ...]] = {}
+    #: The time axis (docs/cli.md, What a finding can say): each reads the learning curve (the seeds' mean per
+    #: evaluation) of its panel value's best cell in ``where``, against ``level``, along ``time``.
+    #: panel value -> E: the curve reaches ``level`` at or before ``time`` E ("100% within 100 epochs")
+    reached_by: dict[str, float] = {}
+    #: panel values whose curve is at ``level`` or past it at their last evaluation ("and stays there")
+    still_holds: tuple[str, ...] = ()
+    #: panel value -> drop: the curve reaches ``level``, and at its last evaluation lies ``drop`` short of it or more
+    #: ("learns the first case, then unlearns it")
+    learned_then_unlearned: dict[str, float] = {}
+    #: panel value A -> [B, ...]: A's curve reaches ``level`` at an earlier evaluation than B's ("converges faster")
+    faster_than: dict[str, tuple[str, ...]] = {}
+    #: the time axis of the four above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
+    time: str = "epoch"
+    #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
+    time_margin: float = 0.0
 
     @field_validator("description")
     @classmethod
@@ -121,7 +145,7 @@ class Finding(Schema):
     def _regions(cls, raw: Any, info: Any) -> Any:
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
-    @field_validator("ahead", "level_with", "not_ahead", mode="before")
+    @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", mode="before")
     @classmethod
     def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
@@ -129,7 +153,14 @@ class Finding(Schema):
             raise fail(info.field_name, raw, "a mapping panel value -> a non-empty tuple of panel values")
         return {str(a): tuple(str(b) for b in bs) for a, bs in raw.items()}
 
-    @field_validator("below", "above", mode="before")
+    @field_validator("still_holds", mode="before")
+    @classmethod
+    def _values(cls, raw: Any) -> Any:
+        if not isinstance(raw, Sequence) or isinstance(raw, str):
+            raise fail("still_holds", raw, "a tuple of panel values")
+        return tuple(str(v) for v in raw)
+
+    @field_validator("below", "above", "reached_by", "learned_then_unlearned", mode="before")
     @classmethod
     def _bounds(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(_is_number(v) for v in raw.values()):
@@ -160,9 +191,49 @@ class Finding(Schema):
                                                                   "largest difference that still counts as none")
         if margin is not None and not equivalence:
             raise fail(f"equivalence_margin of {named}", margin, "None without level_with or not_ahead")
-        if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead):
-            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead")
+        self._kinds_consistent(named)
+        if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead or self.worst_beats_best
+                or self.timed()):
+            raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
+                                                 "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
+                                                 "faster_than")
         return self
+
+    def _kinds_consistent(self, named: str) -> None:
+        """The checks of the kinds issue 50 added: two-sided levels, worst seed against best seed, the time axis."""
+        for key in set(self.above) & set(self.below):  # two-sided: "at about 55%" is above 0.45 and below 0.65
+            if self.above[key] >= self.below[key]:
+                raise fail(f"above / below of {named} for {key}", (self.above[key], self.below[key]),
+                           "a lower bound (above) smaller than the upper bound (below)")
+        if self.worst_beats_best and self.statistic != "best":
+            raise fail(f"statistic of {named}", self.statistic, "best with worst_beats_best (each side's best cell)")
+        for name in ("worst_beats_best", "faster_than"):
+            selves = [a for a, bs in getattr(self, name).items() if a in bs]
+            if selves and self.versus_where is None:
+                raise fail(f"{name} of {named}", getattr(self, name),
+                           f"no panel value against itself ({selves[0]}) unless versus_where names another region")
+        self._time_consistent(named)
+
+    def _time_consistent(self, named: str) -> None:
+        """The checks of the time-axis bounds."""
+        if not self.timed():
+            return
+        if self.statistic != "best":
+            raise fail(f"statistic of {named}", self.statistic, "best with a time-axis bound (each panel value's "
+                                                                "best cell's curve)")
+        if self.time not in TIME_AXES:
+            raise fail(f"time of {named}", self.time, ", ".join(TIME_AXES))
+        if not _is_number(self.time_margin) or self.time_margin < 0 or (self.time_margin and not self.faster_than):
+            raise fail(f"time_margin of {named}", self.time_margin, f"a number >= 0 of {self.time}s, with faster_than")
+        for name in ("reached_by", "learned_then_unlearned"):
+            bad = {k: v for k, v in getattr(self, name).items() if v <= 0}
+            if bad:
+                raise fail(f"{name} of {named}", bad, f"a mapping panel value -> a number > 0 (a {self.time} for "
+                                                      f"reached_by, a drop in the metric for learned_then_unlearned)")
+
+    def timed(self) -> bool:
+        """Whether the finding has a bound on the time axis (it reads per-evaluation rows)."""
+        return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than)
 
     def checked_at(self, scale: str) -> bool:
         """Whether this finding is checked for a study run at ``scale``."""
@@ -174,8 +245,10 @@ class Finding(Schema):
 
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
-        pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items()]
-        named = [*self.below, *self.above, *(v for a, bs in pairs for v in (a, *bs))]
+        pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
+                 *self.worst_beats_best.items(), *self.faster_than.items()]
+        named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
+                 *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 
     def region_columns(self) -> tuple[str, ...]:

@@ -126,9 +126,9 @@ def test_pass_and_fail_need_the_interval_clear_of_the_bound_else_undecided() -> 
 
 
 def test_bounds_are_inclusive_at_most_and_at_least() -> None:
-    (v,) = _verdicts([{"description": "sum at most 15%", "below": {"sum": 0.15}, "above": {"sum": 0.15}}],
-                     _cells({"sum": [0.15] * 4}))
-    assert v.status == PASS and [c.state for c in v.checks] == ["holds", "holds"]
+    verdicts = _verdicts([{"description": "sum at most 15%", "below": {"sum": 0.15}},
+                          {"description": "sum at least 15%", "above": {"sum": 0.15}}], _cells({"sum": [0.15] * 4}))
+    assert [v.status for v in verdicts] == [PASS, PASS] and [v.checks[0].state for v in verdicts] == ["holds"] * 2
 
 
 def test_a_tie_is_not_a_lead() -> None:

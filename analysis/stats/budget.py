@@ -6,7 +6,7 @@ its share of the error by its seed count: :func:`analysis.stats.finding_interval
 finding asks for one more seed on the cells its statistic depends on
 (:meth:`analysis.stats.findings.Verdict.contention`: the leader and its close rivals of a best, the cells whose
 interval holds a share's level, every cell short of seeds of a mean), unless even every seed would most likely leave
-it open (:meth:`analysis.stats.findings.Check.hopeless`); a cell asked for by several findings gets one seed. The
+it open (:meth:`analysis.stats.finding_check.Check.hopeless`); a cell asked for by several findings gets one seed. The
 study ends when every finding is decided, when no undecided finding can ask for a seed any more (its cells have every
 seed), or after the last look.
 

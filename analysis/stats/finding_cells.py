@@ -11,7 +11,8 @@ Each cell also carries its seed noise for :mod:`analysis.stats.seed_noise`: ``n`
 deviation over its seeds of each seed's value at the evaluation where the cell's G is best; of a combination the
 frames lack, the largest of its columns' for ``min`` / ``max`` and ``sqrt(sd_a² + sd_b²)`` for ``a - b``: on the safe
 side), and for the spread statistic ``gmd`` (the mean absolute difference between two seeds' best over training) and
-``gmd_var`` (its jackknife variance). A
+``gmd_var`` (its jackknife variance), and for a worst-seed-versus-best-seed comparison ``worst_seed`` and
+``best_seed`` (the lowest and the highest of the seeds' bests over training). A
 cell the grid has but the rows do not (not run yet, or failed) is kept with ``n = 0``: its interval spans the
 metric's whole range.
 
@@ -38,7 +39,9 @@ from search_spaces.finding import direction, metric_columns
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
 #: The columns of a cell table besides the cell's configuration (the last two: the seed-noise prior,
 #: :meth:`analysis.stats.seed_noise.NoiseModel.annotate`).
-VALUES = ("g", "r", "b", "sd", "lift", "gmd", "gmd_var", "n", "prior_var", "prior_df")
+#: The seed statistics a combination of columns does not have (null in its table): ``lift`` and those after it.
+SEED_VALUES = ("lift", "gmd", "gmd_var", "worst_seed", "best_seed")
+VALUES = ("g", "r", "b", "sd", "lift", "gmd", "gmd_var", "worst_seed", "best_seed", "n", "prior_var", "prior_df")
 
 
 def floats(cells: pl.DataFrame, column: str, fill: float = math.nan) -> np.ndarray:
@@ -132,7 +135,7 @@ def cell_table(cells: Mapping[str, pl.DataFrame], metric: str) -> pl.DataFrame |
     g = _combine(metric, [pl.col(f"g{i}") for i in range(len(columns))])
     sd = combined_sd(metric, [pl.col(f"s{i}") for i in range(len(columns))])
     return joined.select(*keys, g.alias("g"), pl.lit(None, pl.Float64).alias("r"), pl.lit(None, pl.Float64).alias("b"),
-                         sd.alias("sd"), *(pl.lit(None, pl.Float64).alias(c) for c in ("lift", "gmd", "gmd_var")), "n")
+                         sd.alias("sd"), *(pl.lit(None, pl.Float64).alias(c) for c in SEED_VALUES), "n")
 
 
 def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -146,7 +149,7 @@ def _normalised(frame: pl.DataFrame, metric: str) -> pl.DataFrame:
         *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("r", "b")),
         (pl.col("sd").cast(pl.Float64) if "sd" in have else pl.lit(0.0)).fill_null(0.0).alias("sd"),
         (pl.col("lift").cast(pl.Float64) if "lift" in have else pl.lit(0.0)).fill_null(0.0).alias("lift"),
-        *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in ("gmd", "gmd_var")),
+        *((pl.col(c).cast(pl.Float64) if c in have else pl.lit(None, pl.Float64)).alias(c) for c in SEED_VALUES[1:]),
         n.cast(pl.Int64).alias("n"))
 
 
@@ -163,7 +166,7 @@ def with_expected(table: pl.DataFrame, expected: pl.DataFrame | None) -> pl.Data
         return table
     filler = missing.with_columns(*(pl.col(c).cast(table.schema[c]) for c in keys), g=pl.lit(None, pl.Float64),
                                   r=pl.lit(None, pl.Float64), b=pl.lit(None, pl.Float64), sd=pl.lit(0.0),
-                                  lift=pl.lit(0.0), gmd=pl.lit(None, pl.Float64), gmd_var=pl.lit(None, pl.Float64),
+                                  lift=pl.lit(0.0), **{c: pl.lit(None, pl.Float64) for c in SEED_VALUES[1:]},
                                   n=pl.lit(0, pl.Int64))
     other = [c for c in table.columns if c not in filler.columns]
     filler = filler.with_columns(*(pl.lit(None).cast(table.schema[c]).alias(c) for c in other))

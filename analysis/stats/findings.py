@@ -12,7 +12,11 @@ the interval clears it:
   intervals. A strict lead (``ahead`` with ``margin >= 0``: "more", "better") holds when the lower end of the lead
   exceeds the margin and fails when its upper end does not; a negative margin ("within 2 points") is a bound as it is;
   ``level_with`` and ``not_ahead`` are equivalence, tested against the finding's ``equivalence_margin`` (two one-sided
-  tests: inside holds, wholly outside fails);
+  tests: inside holds, wholly outside fails); ``below`` and ``above`` on one panel value are a two-sided level (PASS
+  inside both, FAIL wholly outside either); ``worst_beats_best`` is the NAP paper's criterion with the chance of its
+  separation and the lead's interval (:func:`analysis.stats.finding_extremes.worst_beats_best`); the time axis
+  (``reached_by``, ``still_holds``, ``learned_then_unlearned``, ``faster_than``) is
+  :mod:`analysis.stats.finding_time`'s;
 * **confidence** - a wrong PASS or a wrong FAIL of the finding happens with probability at most ``alpha = 1 -
   confidence`` (the study's, default 95%): each end of an interval is a one-sided bound at ``alpha / ends``, shared
   over the cells where any cell could make that end wrong, and an adaptive budget spends it over each cell's seed
@@ -30,103 +34,31 @@ the interval clears it:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from analysis.stats.finding_cells import cell_table, in_region, is_accuracy, outside_grid, region_text, with_expected
+from analysis.stats.finding_cells import (
+    VALUES,
+    cell_table,
+    in_region,
+    is_accuracy,
+    outside_grid,
+    with_expected,
+)
+from analysis.stats.finding_check import Check, check_state, subject_text
+from analysis.stats.finding_extremes import worst_beats_best
 from analysis.stats.finding_intervals import Estimate, error_budget, estimate
+from analysis.stats.finding_time import best_curve as _best_curve
+from analysis.stats.finding_time import time_checks, time_ends
 from analysis.stats.seed_noise import NoiseModel
-from analysis.stats.verdict_text import SIGN, percent_text, point_text, span_text
+from analysis.stats.verdict_text import percent_text
 from search_spaces.finding import Finding
 from search_spaces.record import StudyRecord
 
 PASS, FAIL, UNDECIDED, PARTIAL, NOT_CHECKED = "PASS", "FAIL", "UNDECIDED", "PARTIAL", "NOT CHECKED"
-#: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
-#: bound inside it counts as out of reach (:meth:`Check.hopeless`), per kind of statistic. A best or worst of many
-#: cells reads high (low) at few seeds - it is the extreme of noisy numbers - and moves as seeds come in, so only the
-#: projection's inner quarter counts; a share, a mean, a spread and a difference move little, and a bound anywhere
-#: inside their projection is out of reach. Chosen on the release replays (the fewest models that keep every verdict
-#: the completed budget decides) and measured out of sample, each file held out once: bench/adaptive.py,
-#: bench/README.md section 8.
-FUTILITY_SHARE = {"order": 0.25, "other": 1.0}
-
-
-@dataclass(frozen=True)
-class Check:
-    """One bound of a finding: ``panel_value``'s number against ``threshold`` (``ahead``: ``versus``'s + margin)."""
-
-    panel_value: str
-    relation: str  # "below" (at most), "above" (at least), "ahead" (at least another's + margin), "level" (as another)
-    threshold: float | None
-    estimate: Estimate  # the panel value's number (ahead: the lead over ``versus``)
-    state: str  # "holds", "fails" or "undecided"
-    subject: str = ""  # the panel value with the statistic and region, when not the best over the whole grid
-    versus: str = ""  # ahead: the panel value compared with
-    against: str = ""  # ahead: ``BERT 72.1% (5 seeds) + 5.0 pp``
-    mine: Estimate | None = field(default=None, compare=False)  # ahead: the panel value's own number
-    bound: float | None = None  # what ``estimate`` is held against: the threshold, a lead's margin, 0 for level
-    percent: bool = True  # an accuracy, shown in percent (a loss or an output scale: in its own unit)
-
-    @property
-    def value(self) -> float | None:
-        """The panel value's number on the data."""
-        return (self.mine or self.estimate).value
-
-    def hopeless(self) -> bool:
-        """Whether even every seed would most likely leave this bound undecided: the bound lies inside the interval the
-        statistic would have were every cell at every seed with the spread it has now (:attr:`Estimate.projected`),
-        shrunk towards the number to :data:`FUTILITY_SHARE` of its extent on each side. A matter of efficiency only:
-        a hopeless bound asks for no seeds, it decides nothing."""
-        e = self.estimate
-        if e.value is None or self.bound is None or e.projected is None or \
-                not all(math.isfinite(x) for x in e.projected):
-            return False
-        share = FUTILITY_SHARE["order" if e.kind == "order" else "other"]
-        low = e.value - share * max(e.value - e.projected[0], 0.0)  # the projection, shrunk to the number
-        high = e.value + share * max(e.projected[1] - e.value, 0.0)
-        bounds = (-self.bound, self.bound) if self.relation == "level" else (self.bound,)
-        return any(low < b < high for b in bounds)
-
-    def points_to_failing(self) -> bool:
-        """Whether the number, as it stands, lies on the failing side of its bound."""
-        value, bound = self.estimate.value, self.bound
-        if value is None or bound is None:
-            return True
-        if self.relation == "below":
-            return value > bound
-        if self.relation == "level":
-            return abs(value) > bound
-        if self.relation == "not_ahead":
-            return value > bound
-        return value <= bound if self.relation == "ahead" and bound >= 0 else value < bound
-
-    def text(self) -> str:
-        """``max: 16.1% [14.0, 18.2] (3 seeds), required <= 15.0%: fails``: the number, its interval and seeds,
-        and exactly the bound tested."""
-        own, pct = self.mine or self.estimate, self.percent
-        number = percent_text(own.value, pct)
-        if own.value is not None or own.cells:
-            number += f" {span_text(own, percent=pct)} ({own.seeds_text()})"
-        if self.relation in ("below", "above"):
-            return f"{self.subject or self.panel_value}: {number}, required {SIGN[self.relation]} " \
-                   f"{percent_text(self.threshold, pct)}: {self.state}"
-        lead, unit = self.estimate, " pp" if pct else ""
-        shown = "" if lead.value is None else \
-            f"{point_text(lead.value, pct)}{unit} {span_text(lead, points=True, percent=pct)}"
-        if self.relation in ("level", "not_ahead"):
-            within = point_text(self.bound or 0.0, pct).lstrip("+") + unit
-            words = f"within {within} of" if self.relation == "level" else f"at most {within} ahead of"
-            return (f"{self.subject or self.panel_value}: {number}, required {words} {self.against}"
-                    f"{'; difference ' + shown if shown else ''}: {self.state}")
-        bound = f"{self.against} = {percent_text(self.threshold, pct)}" if self.threshold is not None else self.against
-        lead_text = f"; lead {shown}" if shown else ""
-        return f"{self.subject or self.panel_value}: {number}, required >= {bound}{lead_text}: {self.state}"
-
-
 @dataclass(frozen=True)
 class Verdict:
     """A finding's outcome and the checks behind it (no checks when NOT CHECKED)."""
@@ -188,6 +120,9 @@ class FindingData:
     #: the seed-noise model fitted to a metric's cells (None: :meth:`NoiseModel.fit`; the calibration's negative
     #: controls put a wrong one here)
     noise: Callable[[pl.DataFrame], NoiseModel] | None = field(default=None, compare=False)
+    #: one row per evaluation (configuration columns, ``seed``, ``step``, ``epoch``, the metrics' columns) for the
+    #: time-axis bounds; None: the data has none (a finding with such a bound is NOT CHECKED)
+    evaluations: pl.DataFrame | None = field(default=None, compare=False)
 
 
 
@@ -216,6 +151,9 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
         tables[metric] = None if table is None or noise is None else (noise.annotate(table), noise)
     if tables[metric] is None:
         return _without_column(finding, metric, data)
+    if finding.timed() and (data.evaluations is None or finding.time not in data.evaluations.columns):
+        return Verdict(finding, metric, NOT_CHECKED, reason=f"its time-axis bounds read the rows of each evaluation "
+                                                            f"by {finding.time}, which this data does not have")
     table, noise = tables[metric]
     try:
         checks, basis = _checks(finding, metric, table, data, noise, (meta, look))
@@ -270,11 +208,12 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     pairs = [(a, b, "ahead") for a, bs in finding.ahead.items() for b in bs]
     pairs += [(a, b, "level") for a, bs in finding.level_with.items() for b in bs]
     pairs += [(a, b, "not_ahead") for a, bs in finding.not_ahead.items() for b in bs]
+    pairs += [(a, b, "worst_beats_best") for a, bs in finding.worst_beats_best.items() for b in bs]
     for _, key, _ in bounds:
         side(key, finding.where)
     for a, b, _ in pairs:
         side(a, finding.where), side(b, versus_region)
-    ends = len(bounds) + sum(2 if relation == "level" else 1 for *_, relation in pairs)
+    ends = len(bounds) + sum(2 if relation == "level" else 1 for *_, relation in pairs) + time_ends(finding)
     errors = error_budget(meta, look, ends)
     numbers: dict[tuple[tuple[str, str], bool], Estimate] = {}
 
@@ -289,8 +228,22 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     checks = [_bound_check(finding, r, k, t, number(k, finding.where), percent) for r, k, t in bounds]
     checks += [_ahead_check(finding, (a, b, relation), (number(a, finding.where, True),
                                                         number(b, versus_region, True)), versus_region, percent)
-               for a, b, relation in pairs]
-    return checks, _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
+               for a, b, relation in pairs if relation != "worst_beats_best"]
+    checks += [worst_beats_best(finding, (a, b), (number(a, finding.where, True), number(b, versus_region, True)),
+                                 (sides[side(a, finding.where)], sides[side(b, versus_region)]),
+                                 (errors, data.max_seeds, percent, metric)) for a, b, r in pairs
+               if r == "worst_beats_best"]
+    if finding.timed() and data.evaluations is not None:
+        keys = [c for c in table.columns if c not in VALUES]
+
+        def curve_of(value: str, region: Mapping[str, Any]) -> pl.DataFrame:
+            return _best_curve(sides[side(value, region)], data.evaluations, keys, metric, finding.time)
+
+        checks += time_checks(finding, metric, curve_of, versus_region, errors, percent)
+    basis = _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
+    if finding.timed():
+        basis += "; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and after)"
+    return checks, basis
 
 
 def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel, statistic: str) -> str:
@@ -303,30 +256,16 @@ def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseMod
             f"{when}{share}); {noise.text()}{caveat}")
 
 
-def _subject(finding: Finding, panel_value: str, region: Mapping) -> str:
-    if finding.statistic == "best" and not region:
-        return panel_value
-    stat = {"share": f"share of cells with G >= {100 * finding.level:.0f}%",
-            "spread": f"mean difference of two seeds where G reaches {100 * finding.level:.0f}%"
-            }.get(finding.statistic, finding.statistic)
-    where = region_text(region)
-    return f"{panel_value} ({stat}{' at ' + where if where else ''})"
-
-
-def _state(holds: bool, fails: bool) -> str:
-    return "holds" if holds else "fails" if fails else "undecided"
-
-
 def _bound_check(finding: Finding, relation: str, key: str, threshold: float, e: Estimate, percent: bool) -> Check:
     """At most (``below``) or at least (``above``) ``threshold``, decided where the interval clears it; a panel
     value without any cell (not in the data, nothing expected) fails."""
-    subject = _subject(finding, key, finding.where)
+    subject = subject_text(finding, key, finding.where)
     if e.cells == 0:
         return Check(key, relation, threshold, e, "fails", subject, bound=threshold, percent=percent)
     if relation == "below":
-        state = _state(e.high <= threshold, e.low > threshold)
+        state = check_state(e.high <= threshold, e.low > threshold)
     else:
-        state = _state(e.low >= threshold, e.high < threshold)
+        state = check_state(e.low >= threshold, e.high < threshold)
     return Check(key, relation, threshold, e, state, subject, bound=threshold, percent=percent)
 
 
@@ -342,26 +281,26 @@ def _ahead_check(finding: Finding, pair: tuple[str, str, str], numbers: tuple[Es
     shown = f" {'+' if margin >= 0 else '-'} {percent_text(abs(margin), percent).rstrip('%')}{unit}" \
         if margin and relation == "ahead" else ""
     seeds = f" ({theirs.seeds_text()})" if theirs.cells else ""
-    against = f"{_subject(finding, b, versus_region)} {percent_text(theirs.value, percent)}{seeds}{shown}"
+    against = f"{subject_text(finding, b, versus_region)} {percent_text(theirs.value, percent)}{seeds}{shown}"
     lead = mine.minus(theirs)
     threshold = None if theirs.value is None else theirs.value + (margin if relation == "ahead" else 0.0)
-    made = {"subject": _subject(finding, a, finding.where), "versus": b, "against": against, "mine": mine,
+    made = {"subject": subject_text(finding, a, finding.where), "versus": b, "against": against, "mine": mine,
             "bound": margin, "percent": percent}
     if mine.cells == 0 or theirs.cells == 0:
         return Check(a, relation, threshold, lead, "fails", **made)
-    return Check(a, relation, threshold, lead, _lead_state(relation, lead, margin), **made)
+    return Check(a, relation, threshold, lead, _leadcheck_state(relation, lead, margin), **made)
 
 
-def _lead_state(relation: str, lead: Estimate, margin: float) -> str:
+def _leadcheck_state(relation: str, lead: Estimate, margin: float) -> str:
     if lead.value is None:
         return "undecided"
     if relation == "level":  # |A - B| <= margin: the whole interval inside [-margin, margin]
-        return _state(-margin <= lead.low and lead.high <= margin, lead.low > margin or lead.high < -margin)
+        return check_state(-margin <= lead.low and lead.high <= margin, lead.low > margin or lead.high < -margin)
     if relation == "not_ahead":  # A - B <= margin
-        return _state(lead.high <= margin, lead.low > margin)
+        return check_state(lead.high <= margin, lead.low > margin)
     if margin >= 0:  # "more": the lead must exceed the margin
-        return _state(lead.low > margin, lead.high <= margin)
-    return _state(lead.low >= margin, lead.high < margin)
+        return check_state(lead.low > margin, lead.high <= margin)
+    return check_state(lead.low >= margin, lead.high < margin)
 
 
 def _empty_sides(check: Check) -> list[str]:

@@ -108,7 +108,7 @@ def published_data(stats: TrainingStats, max_seeds: int) -> FindingData:
     panel values they have (bounds on others are left out: analysis.stats.findings)."""
     present = {str(v) for v in stats.select_rgb.get_column(stats.axes.panel).unique().to_list()}
     return FindingData(cells=stats.finding_cells(), panel=stats.axes.panel, select_metric=stats.metrics.select,
-                       max_seeds=max_seeds, present=present)
+                       max_seeds=max_seeds, present=present, evaluations=stats.evaluations)
 
 
 def _read_columns(meta: StudyRecord, stats: TrainingStats) -> list[str]:

@@ -166,6 +166,9 @@ class TrainingStats:
     seed_stats: pl.DataFrame | None = None
     #: per configuration, metric and each of its best evaluations, every seed's value (:func:`seed_at_best`)
     seed_at_best: pl.DataFrame | None = None
+    #: one row per evaluation (configuration, ``seed``, ``step``, ``epoch``, the columns of the findings on the time
+    #: axis) when the study has such a finding (:meth:`search_spaces.finding.Finding.timed`), else None
+    evaluations: pl.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
@@ -368,5 +371,17 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
         best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
         rgb_min=_joined(agg.rgb_min, by), combo_g=_joined(agg.combo_g, by),
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
-        seed_at_best=pl.concat(agg.seed_at_best),
+        seed_at_best=pl.concat(agg.seed_at_best), evaluations=_evaluations(lf, meta, by),
     )
+
+
+def _evaluations(lf: pl.LazyFrame, meta: StudyRecord, by: Sequence[str]) -> pl.DataFrame | None:
+    """The rows the study's findings on the time axis read (None: it has none): every evaluation of every model that
+    did not fail, its configuration, seed, step, epoch and those findings' columns."""
+    timed = [f for f in meta.findings if f.timed()]
+    if not timed:
+        return None
+    names = lf.collect_schema().names()
+    read = dict.fromkeys(c for f in timed for c in metric_columns(f.metric_of(meta.metric)) if c in names)
+    kept = lf.filter(pl.col("status") != "failed") if "status" in names else lf
+    return kept.select(*by, *(c for c in ("seed", "step", "epoch") if c in names), *read).collect()

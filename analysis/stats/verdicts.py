@@ -32,7 +32,7 @@ def finding_data(meta: StudyRecord, stats: TrainingStats | None, missing_note: s
                            missing_note=missing_note)
     return FindingData(cells={} if stats.empty else stats.finding_cells(), panel=stats.axes.panel,
                        select_metric=stats.metrics.select, expected=expected_cells(meta, stats.axes.by),
-                       max_seeds=len(meta.seeds), missing_note=missing_note)
+                       max_seeds=len(meta.seeds), missing_note=missing_note, evaluations=stats.evaluations)
 
 
 def study_verdicts(meta: StudyRecord, data: FindingData, at: int | None = None) -> list[Verdict]:
