@@ -31,13 +31,11 @@ class Stepper:
         self.cfg = cfg
         self.pack = Pack([cfg], [0])
         self.n_params = self.pack.model.n_params
-        self.step = 0
 
     def steps(self, n: int) -> None:
-        """n optimiser steps, as train_seed takes them (without its evaluations)."""
+        """n optimiser steps, as train_seed takes them (without its evaluations; past n_steps the rate is 0)."""
         for _ in range(n):
-            self.pack.step(self.step % self.cfg.n_steps)
-            self.step += 1
+            self.pack.step()
 
 
 def main() -> None:
