@@ -104,6 +104,7 @@ FIG4 = _figure(
     "attention matrices span a larger dynamic range?",
     "nt", basis=2, delay=5, n_context=(16,), n_epochs=4000, eval_every=50,
     deviations=("Epochs: 4000 (not stated in the paper).",),
+    findings=observed.FIG4,
 )
 FIG5 = _figure(
     "gros2024.fig5",

@@ -2,16 +2,25 @@
 observation of the paper, its finding or why it has none, and the verdicts).
 
 The panel is the attention mechanism (``dpa``, ``ea``); a number is G, the mean over the 16 seeds of the greedy
-validation accuracy, maximised over training. The paper's text states levels, not curves: its "plateau", "stuck"
-and "steady state" levels are the best a mechanism reaches within the run (G); "100%" is G >= 99.9% (the ladder's
-"reaches 100%"). Claims about *when* something happens (converging faster, within 100 epochs, after the learning
-rate drop, the order in which tasks are acquired) have no finding: G has no time axis.
+validation accuracy, maximised over training. Most of the paper's statements are levels, not curves: its "plateau",
+"stuck" and "steady state" levels are the best a mechanism reaches within the run (G); "100%" is G >= 99.9% (the
+ladder's "reaches 100%"). Where the text says *when* something happens and gives a time or a comparison (Fig. 3's
+"within 100 epochs", "eventually both achieve 100%"; Fig. 4's "substantially longer to converge"), the finding reads
+the learning curve (the seed mean per evaluation of the mechanism's best cell) on the time axis (``reached_by``,
+``still_holds``, ``faster_than``, by epoch); the paper's own data are levels printed in its text, without curves, so
+those findings are NOT CHECKED there. Time claims without a number or a comparison the curves can make ("rapidly",
+"prolonged", "after the learning-rate drop ... by about 0.5%", "tasks are acquired consecutively": two metrics of one
+mechanism) have none; docs/gros2024.md says why for each.
 
-Thresholds: "stuck on the ~55% plateau" is at most 60% (5 points above the printed level; the escaping runs reach
-80-100%); "escapes" is a lead of 5 points over DPA at the same context (and, where the plateau is printed, 10 points
-above it); "about 99%" at least 97%; every other bound sits between the printed level and the one it is contrasted
-with (e.g. 45% between DPA's 0.34 in the mixture and the 0.55 of N16T2 alone). The paper prints no spread (16 runs
-each): on its own numbers every bound decides on the printed value.
+Thresholds: a trapped level printed as about X is a band about it, from X - w to X + w, where X + w is the bound it is
+contrasted with ("stuck on the ~55% plateau" between 50% and 60%: the escaping runs reach 80-100%, and "substantially
+above baseline" rules out chance, 6.25%, and a diverged run); "escapes" is a lead of 5 points over DPA at the same
+context (and, where the plateau is printed, 10 points above it); "about 99%" at least 97%; every other bound sits
+between the printed level and the one it is contrasted with (e.g. 45% between DPA's 0.34 in the mixture and the 0.55
+of N16T2 alone). The paper prints no spread (16 runs each): on its own numbers every bound decides on the printed
+value. On the time axis "substantially faster" is more than 100 epochs earlier (two of the study's evaluation
+intervals; the paper prints no epoch for Fig. 4), "converge" a seed mean of 95% (the mean reaches 100% only when every
+one of 16 seeds does), the end of the baseline phase a seed mean of 75% (halfway from the 50% baseline to 100%).
 
 Scales: every figure study's cpu scale trains exactly what the paper scale does (only the final evaluation is
 smaller), so every finding is checked there too; a region the cpu grid lacks (Fig. 5's N_con = 256) is NOT CHECKED.
@@ -21,7 +30,8 @@ from __future__ import annotations
 
 from search_spaces import Finding
 
-PLATEAU = 0.6  # "stuck on the ~55% plateau": at most 60%
+PLATEAU = 0.6  # "stuck on the ~55% plateau": at most 60% ...
+PLATEAU_FLOOR = 0.5  # ... and at least 50% ("about 55%, substantially above baseline")
 HUNDRED = 0.999  # "100%"
 BOTH = ("dpa", "ea")
 
@@ -31,12 +41,12 @@ def _at(n_context: int) -> dict[str, tuple[int, ...]]:
 
 
 FIG3 = (
-    Finding(description="Fig. 3 (Results, 'structural traps'): N16T2 at N_con = 32 traps DPA on the ~55% plateau "
-                        "(best G <= 60%)",
+    Finding(description="Fig. 3 (Results, 'structural traps'): N16T2 at N_con = 32 traps DPA on the ~55% plateau, "
+                        "substantially above baseline (best G between 50% and 60%; chance is 6.25%)",
             quote='Results: "This is particularly evident for N_con = 32 ... Both attention mechanism rapidly improve '
-                  'their performance, reaching a plateau of about 55% ... At this point the DPA loss function stops '
-                  'improving"',
-            where=_at(32), below={"dpa": PLATEAU}),
+                  'their performance, reaching a plateau of about 55%, which is substantially above baseline. At this '
+                  'point the DPA loss function stops improving"',
+            where=_at(32), below={"dpa": PLATEAU}, above={"dpa": PLATEAU_FLOOR}),
     Finding(description="Fig. 3 (Results, 'structural traps'): ... while EA escapes it (best G >= 65%, ahead of DPA's "
                         "by 5 points)",
             quote='Results: "with progress slowing down for EA. The phenomenology seen indicates that the enhanced '
@@ -44,10 +54,10 @@ FIG3 = (
                   'route."',
             where=_at(32), above={"ea": 0.65}, ahead={"ea": ("dpa",)}, margin=0.05),
     Finding(description="Fig. 3 (caption; Results, 'apparent emergence'): DPA needs N_con = 56 for 100%: at N_con = 52 "
-                        "its best stays on the ~55% plateau (<= 60%) ...",
+                        "its best stays on the ~55% plateau (between 50% and 60%) ...",
             quote='Fig. 3: "with DPA needing 56 token to achieve 100% performance". Results: "the DPA performance '
                   'rapidly increases from about 55% to 100%. This happens between N_con = 52 and 56"',
-            where=_at(52), below={"dpa": PLATEAU}),
+            where=_at(52), below={"dpa": PLATEAU}, above={"dpa": PLATEAU_FLOOR}),
     Finding(description="Fig. 3 (caption; Results, 'apparent emergence'): ... and at N_con = 56 it reaches 100% (best "
                         "G >= 99.9%)",
             quote='Fig. 3: "with DPA needing 56 token to achieve 100% performance"',
@@ -64,15 +74,43 @@ FIG3 = (
                   'nearly identical training behavior."',
             where=_at(56), above=dict.fromkeys(BOTH, HUNDRED), level_with={"ea": ("dpa",)},
             equivalence_margin=0.01),
+    Finding(description="Fig. 3 (Results, 'task complexity'): when the context is large enough (N_con = 56) both "
+                        "solve N16T2 within 100 epochs (the seed mean first reaches 99.9% at or before epoch 100)",
+            quote='Results: "It is hence not surprising that the problem can be solved within 100 epochs for both '
+                  'models when the context length is large enough."',
+            where=_at(56), level=HUNDRED, reached_by=dict.fromkeys(BOTH, 100)),
+    Finding(description="Fig. 3 (Results, '100% performance'): at N_con = 56 both end at 100% (the seed mean at the "
+                        "last evaluation >= 99.9%)",
+            quote='Results: "Eventually, both systems achieve 100% accuracy, predicting correctly 100 successive '
+                  'tokens for 10^4 random starting N16T2 sequences"',
+            where=_at(56), level=HUNDRED, still_holds=BOTH),
+)
+
+#: Fig. 4 (N2T5, N_con = 16; one cell per mechanism): the paper prints no epoch, so "substantially" is more than 100
+#: epochs (two of the study's evaluation intervals of 50).
+FASTER_BY = 100.0
+FIG4 = (
+    Finding(description="Fig. 4 (caption; Binary sequences): EA converges substantially faster than DPA (its seed mean "
+                        "first reaches 95% more than 100 epochs earlier)",
+            quote='Fig. 4: "For otherwise identical parameters, dot-product attention (DPA) needs substantially longer '
+                  'to converge than expressive attention (EA)." Binary sequences: "expressive attention may lead to a '
+                  'substantially faster convergence, depending on the task, than the classical dot-product mechanism."',
+            level=0.95, faster_than={"ea": ("dpa",)}, time_margin=FASTER_BY),
+    Finding(description="Fig. 4 (Binary sequences): DPA's span near the 50% baseline lasts substantially longer than "
+                        "EA's (EA's seed mean first reaches 75%, halfway to 100%, more than 100 epochs earlier)",
+            quote='Binary sequences: "For DPA one observes extended training spans during which performance fluctuates '
+                  'around the baseline, 50%, essentially without improving. For EA, the equivalent training stage is '
+                  'substantially shorter."',
+            level=0.75, faster_than={"ea": ("dpa",)}, time_margin=FASTER_BY),
 )
 
 FIG5 = (
     Finding(description="Fig. 5 (Large sequence spaces): N16T5 at N_con = 128 keeps DPA stuck at the heuristic ~0.2 "
-                        "level for the 2000 epochs (best G <= 30%)",
+                        "level for the 2000 epochs, a non-trivial one (best G between 10% and 30%; chance is 6.25%)",
             quote='Large sequence spaces: "Both attention mechanisms converge rapidly to a heuristic strategy with a '
                   'non-trivial performance, respectively of the order of 0.55 for N16T2 and 0.2 for N16T5. In both '
                   'cases, DPA remains stuck in the corresponding local minimum"',
-            where=_at(128), below={"dpa": 0.3}),
+            where=_at(128), below={"dpa": 0.3}, above={"dpa": 0.1}),
     Finding(description="Fig. 5 (Large sequence spaces): ... while EA escapes (its best G leads DPA's by 5 points)",
             quote='Large sequence spaces: "DPA remains stuck in the corresponding local minimum, with EA escaping at a '
                   'reduced pace."',
@@ -100,18 +138,18 @@ FIG6 = (
                   'shown in Fig. 6."',
             metric="val_accuracy_nt_s", above=dict.fromkeys(BOTH, 0.99)),
     Finding(description="Fig. 6 (Mixture of tasks): in the mixture DPA's N16T2 level falls below the single-task "
-                        "plateau (best G <= 45%; paper: from about 0.55 to 0.34)",
+                        "plateau, to about 0.34 (best G between 23% and 45%; paper: from about 0.55 to 0.34)",
             quote='Mixture of tasks: "the reduction of the steady-state N16T2 performance in the mixed-task scenario, '
                   'from about 0.55 to 0.34, which is also the value achieved by DPA."',
-            metric="val_accuracy_nt", below={"dpa": 0.45}),
+            metric="val_accuracy_nt", below={"dpa": 0.45}, above={"dpa": 0.23}),
 )
 
 FIG7 = (
     Finding(description="Fig. 7 (Rare events): at N_con = 64 DPA stays at the level a model that ignores the rare "
-                        "if-statement reaches (best G <= 45%; paper: about 0.36)",
+                        "if-statement reaches (best G between 27% and 45%; paper: about 0.36)",
             quote='Rare events: "a certain level of performance should be attainable in any case. For DPA this level '
                   'about 0.36 for N_con = 64"',
-            where=_at(64), below={"dpa": 0.45}),
+            where=_at(64), below={"dpa": 0.45}, above={"dpa": 0.27}),
     Finding(description="Fig. 7 (Rare events): ... and roughly doubles it at N_con = 128 (DPA's best leads its best at "
                         "N_con = 64 by 20 points; paper: 0.72 against 0.36)",
             quote='Rare events: "doubling to 0.72 when the context length is raised to 128."',

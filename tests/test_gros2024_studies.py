@@ -84,3 +84,57 @@ def test_a_cpu_trial_through_the_study_layer_stacks_its_seeds(tmp_path: Path, mo
     study = get_study("gros2024.fig4", "smoke")
     run_trial(study, StudyStorage(str(tmp_path), study.directory), {"n_context": 8, "attention": "ea"})  # CPU, auto
     assert calls == [list(study.seeds)]
+
+
+def _fig_verdicts(study_name: str, curves: dict[tuple[str, int], tuple[float, ...]], every: int,
+                  spread: float = 0.01) -> list:
+    """The verdicts of a figure study's findings on 16 seeds per (attention, N_con) whose seed mean follows ``curves``
+    (one value per evaluation, every ``every`` epochs), each seed scattered by ``spread`` (fixed draws)."""
+    import numpy as np
+    import polars as pl
+
+    from analysis.stats.findings import FindingData, evaluate_findings
+    from search_spaces.record import StudyRecord
+
+    rng = np.random.default_rng(0)
+    rows = pl.DataFrame([{"attention": a, "n_context": n, "seed": s, "epoch": every * (i + 1),
+                          "step": every * (i + 1), "val_accuracy": float(np.clip(v + rng.normal(0, spread), 0, 1))}
+                         for (a, n), curve in curves.items() for s in range(16) for i, v in enumerate(curve)])
+    keys = ["attention", "n_context"]
+    per_epoch = rows.group_by(*keys, "epoch").agg(g=pl.col("val_accuracy").mean(), sd=pl.col("val_accuracy").std(),
+                                                  n_seeds=pl.len())
+    cells = per_epoch.sort("g", descending=True).group_by(keys).first().drop("epoch")
+    data = FindingData(cells={"val_accuracy": cells}, panel="attention", select_metric="val_accuracy", max_seeds=16,
+                       evaluations=rows)
+    return evaluate_findings(StudyRecord.of(get_study(study_name)), data)
+
+
+@pytest.mark.parametrize(("dpa_from", "statuses"), [
+    (8, ["PASS", "PASS"]),  # DPA reaches 75% and 95% 250 and 300 epochs after EA (evaluations every 50)
+    (4, ["FAIL", "FAIL"]),  # 50 epochs later: not "substantially" (more than 100 epochs)
+])
+def test_fig4_ea_converges_substantially_faster_on_the_learning_curves(dpa_from: int, statuses: list[str]) -> None:
+    """Fig. 4's findings read the seed-mean curves: EA first at 75% at epoch 150 and at 95% at epoch 200; DPA near the
+    50% baseline until ``dpa_from`` evaluations, then 80% and 97%."""
+    ea = (0.5, 0.6, 0.8, 0.97, *[0.99] * 76)
+    dpa = (*[0.5] * dpa_from, 0.8, 0.97, *[1.0] * (78 - dpa_from))
+    verdicts = _fig_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)
+    assert [v.finding.time_margin for v in verdicts] == [100.0, 100.0]
+    assert [v.status for v in verdicts] == statuses, [v.lines() for v in verdicts]
+
+
+def test_fig3_trapped_levels_are_two_sided_and_its_time_findings_read_the_curves() -> None:
+    """A DPA at chance (6.25%) on Fig. 3's N_con = 32 and 52 was "at most 60%" before; now it fails "about 55%,
+    substantially above baseline". At N_con = 56 both reach 100% by epoch 75 and keep it: within 100 epochs, at the
+    end; DPA reaching it only at epoch 150 fails the first."""
+    trapped = {(a, n): (0.3, 0.5, *[0.55] * 38) for a in ("dpa", "ea") for n in (32, 52)}
+    at_chance = {**trapped, ("dpa", 32): (0.0625,) * 40, ("dpa", 52): (0.0625,) * 40}
+    solved = {(a, 56): (0.9, 0.99, 1.0, *[1.0] * 37) for a in ("dpa", "ea")}
+    ok = _fig_verdicts("gros2024.fig3", {**trapped, **solved}, every=25, spread=0.0)
+    assert [ok[i].status for i in (0, 2, 6, 7)] == ["PASS"] * 4, [ok[i].lines() for i in (0, 2, 6, 7)]
+    late = {**solved, ("dpa", 56): (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, *[1.0] * 34)}
+    chance = _fig_verdicts("gros2024.fig3", {**at_chance, **late}, every=25, spread=0.0)
+    assert [chance[i].status for i in (0, 2, 6, 7)] == ["FAIL", "FAIL", "FAIL", "PASS"]
+    assert [c.relation for c in chance[0].checks] == ["below", "above"]
+    assert chance[6].checks[0].text() == ("dpa: first reaches 99.9%: epoch 150 [epoch 150, epoch 150] (16 seeds), "
+                                          "required at or before epoch 100: fails")

@@ -33,6 +33,19 @@ def test_mean_falls_sum_grows_normalized_constant() -> None:
     assert big["output_std"] < small["output_std"] and big["output_norm"] > small["output_norm"]
 
 
+def test_non_weighting_keeps_the_context_contribution_independent_of_n() -> None:
+    """NON (Sec. 4): the raw logits as weights and the sum scaled by 1 / sqrt(N) give an output std of 1 at every N,
+    where the same logits through a softmax fall with N and an unscaled sum of them grows like sqrt(N)."""
+    for n in (1, 16, 256):
+        assert _std("non", n) == pytest.approx(1.0, rel=0.03)
+    assert _std("softmax", 256) < 0.2
+    g = torch.Generator().manual_seed(0)  # the draws in pooled's order: values, then queries and keys
+    v = torch.randn(256, 16, 32, generator=g)  # (S, N, d_h)
+    q, k = torch.randn(256, 16, 32, generator=g), torch.randn(256, 16, 32, generator=g)
+    by_hand = (q @ k.transpose(1, 2) / math.sqrt(32)) @ v / 4  # 1 / sqrt(N), N = 16
+    assert torch.allclose(pooled(_config("non", 16), seed=0), by_hand.reshape(-1, 32))
+
+
 def test_the_reduce_poolings_are_the_registry_mixers_on_the_same_draws() -> None:
     """sum / mean / max go through trainables.mixers; the same draws reduced by hand give the same numbers."""
     v = torch.randn(4096 // 16, 16, 32, generator=torch.Generator().manual_seed(3))  # (S, N, d_h)
@@ -44,8 +57,8 @@ def test_norm_and_validation() -> None:
     out = pooling_output_scale(_config("normalized", 16, n_vectors=1024), seed=1)
     assert set(out) == {"output_std", "output_norm"}
     assert out["output_norm"] == pytest.approx(math.sqrt(32), rel=1e-3)
-    assert POOLINGS == ("softmax", "mean", "sum", "max", "normalized")
-    with pytest.raises(ValueError, match="invalid pooling='median'; allowed: softmax, mean, sum, max, normalized"):
+    assert POOLINGS == ("softmax", "mean", "sum", "max", "normalized", "non")
+    with pytest.raises(ValueError, match="invalid pooling='median'; allowed: softmax, mean, sum, max, normalized, non"):
         _config("median", 4)
     with pytest.raises(ValueError, match="invalid seq_len=3; allowed: a positive divisor of n_vectors=4096"):
         _config("sum", 3)

@@ -8,9 +8,10 @@ from typing import Any
 from trainables.config_fields import ConfigFields
 
 TASKS: tuple[str, ...] = ("pooling_scale",)
-#: softmax attention without projections, the registry's reduce mixers mean / sum / max, and the sum
-#: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections).
-POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized")
+#: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
+#: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections), and
+#: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU).
+POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized", "non")
 
 
 @dataclass(frozen=True, kw_only=True)

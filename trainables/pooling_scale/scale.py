@@ -3,8 +3,10 @@ middle/right and App. B).
 
 ``n_vectors`` value/key/query vectors of dimension d_h are drawn from N(0, I), split into sequences of
 length N, and pooled: softmax attention as in Sec. 2 (logits q.k / sqrt(d_h), no projections), the registry's
-reduce mixers mean / sum / max (``trainables.mixers``) over the sequence, and "normalized" = the sum outputs
-standardised over the d_h vector dimension. A reduce mixer gives every token of a sequence the same output, so
+reduce mixers mean / sum / max (``trainables.mixers``) over the sequence, "normalized" = the sum outputs
+standardised over the d_h vector dimension, and "non" = NON's weighting (Sec. 4): the same logits used directly as
+weights, the weighted sum scaled by 1 / sqrt(N) (before NON's GELU, which the claim of a length-independent
+contribution of context does not need). A reduce mixer gives every token of a sequence the same output, so
 one token per sequence is kept (duplicates change neither the std over values nor the mean norm).
 """
 
@@ -29,10 +31,14 @@ def pooled(config: PoolingScaleConfig, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     n_seq, d = config.n_vectors // config.seq_len, config.d_head
     v = torch.randn(n_seq, config.seq_len, d, generator=g)  # (S, N, d_h)
-    if config.pooling == "softmax":
+    if config.pooling in ("softmax", "non"):
         q = torch.randn(n_seq, config.seq_len, d, generator=g)  # (S, N, d_h)
         k = torch.randn(n_seq, config.seq_len, d, generator=g)  # (S, N, d_h)
-        out = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(d), dim=-1) @ v  # (S, N, d_h)
+        logits = q @ k.transpose(1, 2) / math.sqrt(d)  # (S, N, N)
+        if config.pooling == "softmax":
+            out = torch.softmax(logits, dim=-1) @ v  # (S, N, d_h)
+        else:  # NON: the logits as weights, scaled by 1 / sqrt(N)
+            out = logits @ v / math.sqrt(config.seq_len)  # (S, N, d_h)
     elif config.pooling == "normalized":
         out = _reduce("sum", v)  # (S, d_h)
         std, mean = torch.std_mean(out, dim=-1, correction=0, keepdim=True)  # (S, 1) each
