@@ -11,7 +11,9 @@ the paper's two numbers of convolution layers; k = 1 and 2 (of L = 4) are the pr
 findings and the deviations.
 
 The cheap mixers themselves (bilinear, sepconv, average) are compared with every other mixer on every task
-in the cross-paper ``atlas`` study (search_spaces/atlas.py).
+in the cross-paper ``atlas`` study (search_spaces/atlas.py). ``yun2020.theory`` measures two theory items without
+training (Sec. 3.1: averaging is not a contextual mapping; App. B: softmax approaches hardmax as its logits are
+scaled up) on the average and softmax mixers as initialised (trainables/pooling_scale/mixing.py).
 """
 
 from __future__ import annotations
@@ -189,4 +191,68 @@ BUDGET = Study(
 )
 
 
-STUDIES = (HYBRID, HYBRID_LONG, BUDGET)
+#: Yun et al.'s two theory items that show without training (Sec. 3.1, App. B), measured on the registry's average and
+#: softmax attention mixers as initialised (task ``token_mixing``, trainables/pooling_scale/mixing.py). The logit
+#: scales, lengths and bounds are the project's choice (the paper states limits, not numbers).
+_AVERAGE_QUOTE = ('Sec. 3.1: "At the first thought, we can consider getting a contextual mapping by simply averaging '
+                  'all the tokens [...] However, if there are multiple words that are different, it is not guaranteed '
+                  'that the average will be different."')
+_LEMMA6_QUOTE = ('Sec. 1: "the attention layers can compute contextual mappings, where each unique context is '
+                 'mapped to a unique vector (Lemma 6)."')
+_HARDMAX_QUOTE = ('App. B (proof details of Theorem 2): "Note that the softmax operator on a matrix can be made '
+                  'arbitrarily close to hardmax by scaling up [its argument]."')
+THEORY_FINDINGS = (
+    Finding(description="Sec. 3.1: averaging is not a contextual mapping (Definition 3.1, property 1): average "
+                        "attention gives every token of a sequence the same output (one distinct output, a share 1/N): "
+                        "the share of tokens whose output is another token's is at least 0.99, at every N and logit "
+                        "scale",
+            quote=_AVERAGE_QUOTE, metric="token_collision", statistic="worst", above={"average": 0.99}),
+    Finding(description="Sec. 1 / Lemma 6, the contrast: one softmax attention layer as initialised (logit scale 1) "
+                        "maps the tokens of a context to distinct vectors: at most 0.01 of the tokens share an output, "
+                        "at every N",
+            quote=_LEMMA6_QUOTE, metric="token_collision", statistic="best", where={"logit_scale": (1.0,)},
+            below={"softmax": 0.01}),
+    Finding(description="Sec. 3.1: with two words changed so that their sum stays, average attention gives every "
+                        "unchanged token the same output in both contexts (Definition 3.1, property 2 fails): a "
+                        "collision share of at least 0.99 at every N and logit scale",
+            quote=_AVERAGE_QUOTE, metric="context_collision", statistic="worst", above={"average": 0.99}),
+    Finding(description="Sec. 1 / Lemma 6, the contrast: softmax attention as initialised (logit scale 1) tells the "
+                        "two contexts apart: a collision share of at most 0.01 at every N",
+            quote=_LEMMA6_QUOTE, metric="context_collision", statistic="best", where={"logit_scale": (1.0,)},
+            below={"softmax": 0.01}),
+    Finding(description="App. B: softmax approaches hardmax as its logits are scaled up: at logit scale 1000 (the "
+                        "project's choice) a query's largest attention weight is at least 0.99 on average (total "
+                        "variation distance to the argmax one-hot at most 0.01), at every N",
+            quote=_HARDMAX_QUOTE, metric="max_weight", statistic="worst", where={"logit_scale": (1000.0,)},
+            above={"softmax": 0.99}),
+    Finding(description="App. B: ... which the scale does, not the initialisation: at logit scale 1 softmax attention "
+                        "is far from hardmax, its largest weight at most 0.5 on average at every N",
+            quote=_HARDMAX_QUOTE, metric="max_weight", statistic="best", where={"logit_scale": (1.0,)},
+            below={"softmax": 0.5}),
+)
+
+THEORY = Study(
+    name="yun2020.theory", tasks=("token_mixing",),
+    goal="Without training: is average attention a contextual mapping (does it give the tokens of a sequence, or a "
+         "token in two contexts with the same average, different outputs), and does softmax attention approach "
+         "hardmax as its logits are scaled up (Yun et al. 2020, Sec. 3.1 and App. B)?",
+    scientific={"pooling": ("average", "softmax"), "seq_len": (4, 16, 64),
+                "logit_scale": (1.0, 10.0, 100.0, 1000.0)},
+    fixed={"d_head": 128, "n_vectors": 4096},
+    # 5 seeds (each its own draws and initialisation): a finding's interval needs seed variation
+    seeds=(0, 1, 2, 3, 4), metric="max_weight",
+    plot=Plot(panel="pooling", x="logit_scale", y="seq_len"), findings=THEORY_FINDINGS,
+    deviations=(
+        "Not a paper experiment: the paper proves both items; here they are measured on random N(0, I) tokens "
+        "through the registry's mixers as initialised (one head, d = 128), nothing trained.",
+        "The logit scales (1 .. 1000), the lengths N = 4, 16, 64 and the bounds (0.99 / 0.01 collision shares, "
+        "0.99 / 0.5 weights) are the project's choice; the paper states limits, not numbers.",
+        "The second context changes two tokens by +delta and -delta (their average stays): the paper's 'multiple "
+        "words that are different' in its smallest form.",),
+    scales={"smoke": {"scientific": {"pooling": ("average", "softmax"), "seq_len": (4, 16),
+                                     "logit_scale": (1.0, 1000.0)},
+                      "fixed": {"n_vectors": 256}, "seeds": (0, 1)}},
+)
+
+
+STUDIES = (HYBRID, HYBRID_LONG, BUDGET, THEORY)

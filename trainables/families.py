@@ -3,11 +3,12 @@
 Each paper brings its own model, training loop and hyperparameters (Richter & Wattenhofer's encoder on
 synthetic classification, the Neural Data Router on CTL, Gros' bilayer on NT series ...). A family is one
 package under ``trainables/`` named after its paper (``richter2020/``, ``csordas2021/``, ``gros2024/``;
-``pooling_scale/`` measures Fig. 1's poolings at initialisation through the same protocol, training nothing)
-whose ``family.py`` registers one :class:`Family` (:func:`trainables.catalog.register_family`) and is an entry point
-of the plugin group in pyproject.toml. A family of your own is a module of yours that does the same
-(docs/extending.md): nothing in this tree lists the families. The study side reads a family through
-:class:`ModelFamily` (typed: ``make lint`` checks it), which every :class:`Family` meets.
+``pooling_scale/`` measures Fig. 1's poolings and Yun's token-mixing limits at initialisation through the same
+protocol, training nothing) whose ``family.py`` registers one :class:`Family`
+(:func:`trainables.catalog.register_family`) and is an entry point of the plugin group in pyproject.toml. A family
+of your own is a module of yours that does the same (docs/extending.md): nothing in this tree lists the families.
+The study side reads a family through :class:`ModelFamily` (typed: ``make lint`` checks it), which every
+:class:`Family` meets.
 
 * ``config``: a frozen dataclass (``trainables.config_fields.ConfigFields``) with ``field_names()``,
   ``from_dict(d)`` (ValueError naming the field on an unknown key or bad value) and ``resolved()`` (every

@@ -1,4 +1,6 @@
-"""The trial configuration of the measurement family (Fig. 1: one pooling at one sequence length)."""
+"""The trial configuration of the measurement family: one pooling at one sequence length (task ``pooling_scale``,
+Richter & Wattenhofer 2020 Fig. 1), or one attention mixer at one sequence length and logit scale (task
+``token_mixing``, Yun et al. 2020's two theory items: ``trainables/pooling_scale/mixing.py``)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,14 @@ from typing import Any
 
 from trainables.config_fields import ConfigFields
 
-TASKS: tuple[str, ...] = ("pooling_scale",)
+TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing")
 #: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
 #: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections), and
 #: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU).
 POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized", "non")
+#: task ``token_mixing``: the registry's average attention (App. D: constant weights 1/N) and softmax attention, each
+#: with its projections as initialised (``trainables.mixers``).
+MIXINGS: tuple[str, ...] = ("average", "softmax")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,11 +24,16 @@ class PoolingScaleConfig(ConfigFields):
     """Hyperparameters of one measurement (names identical to the Parquet columns).
 
     Attributes:
-        task: ``pooling_scale``.
-        pooling: one of :data:`POOLINGS`.
-        seq_len: sequence length N; must divide ``n_vectors``.
-        d_head: dimension d_h of the value / key / query vectors (the paper: 128).
+        task: ``pooling_scale`` or ``token_mixing``.
+        pooling: one of :data:`POOLINGS` (``pooling_scale``) or :data:`MIXINGS` (``token_mixing``).
+        seq_len: sequence length N; must divide ``n_vectors`` (``token_mixing``: N >= 3, two tokens change and one
+            stays).
+        d_head: dimension d_h of the value / key / query vectors (the paper: 128); ``token_mixing``: the mixer's
+            d_model (one head).
         n_vectors: vectors drawn from N(0, I) per seed, split into sequences of length N.
+        logit_scale: ``token_mixing`` only: the factor on the mixer's logits (softmax: q.k / sqrt(d_h) times it;
+            average: constant logits, which no factor changes); ``pooling_scale`` takes 1 only and leaves it out of
+            its rows.
     """
 
     REQUIRED = ("task", "pooling", "seq_len")
@@ -32,14 +42,24 @@ class PoolingScaleConfig(ConfigFields):
     seq_len: int
     d_head: int = 128
     n_vectors: int = 16384
+    logit_scale: float = 1.0
 
     def __post_init__(self) -> None:
         self.require_choice("task", TASKS)
-        self.require_choice("pooling", POOLINGS)
+        self.require_choice("pooling", POOLINGS if self.task == "pooling_scale" else MIXINGS)
         self.require_ints(["seq_len", "d_head", "n_vectors"])
+        self.require_real("logit_scale", low=0.0)
         if self.n_vectors % self.seq_len:
             raise self.invalid("seq_len", f"a positive divisor of n_vectors={self.n_vectors}")
+        if self.task == "token_mixing" and self.seq_len < 3:
+            raise self.invalid("seq_len", "3 or more with task token_mixing (two tokens change, one stays)")
+        if self.task == "pooling_scale" and self.logit_scale != 1.0:
+            raise self.invalid("logit_scale", "1 with task pooling_scale (a factor on the logits is token_mixing's)")
 
     def resolved(self) -> dict[str, Any]:
-        """Every field as used (nothing is left to a default that depends on another): the Parquet columns."""
-        return self.to_dict()
+        """Every field as used (nothing is left to a default that depends on another): the Parquet columns
+        (``pooling_scale`` rows without ``logit_scale``, which they do not use)."""
+        fields = self.to_dict()
+        if self.task == "pooling_scale":
+            del fields["logit_scale"]
+        return fields

@@ -1,4 +1,5 @@
-"""The measurement family (Fig. 1): every seed measured once, its row written by the row writer at step 0."""
+"""The measurement family (Richter & Wattenhofer's Fig. 1; Yun et al.'s theory items): every seed measured once, its
+row written by the row writer at step 0."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from collections.abc import Sequence
 from trainables.catalog import register_family
 from trainables.families import Family
 from trainables.pooling_scale.config import TASKS, PoolingScaleConfig
+from trainables.pooling_scale.mixing import mixing_measures
 from trainables.pooling_scale.scale import pooling_output_scale
 from trainables.rows import OnEval, Row, SeedRows, TrialResult
 
 
 def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, device: str = "cpu",
             on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
-    """One row per seed: the output scale of ``configs[0]``'s pooling (no model, no parameters, no step).
+    """One row per seed: the output scale of ``configs[0]``'s pooling (task ``pooling_scale``: no model, no
+    parameters, no step), or its mixer's measures (``token_mixing``: the mixer as initialised, nothing trained).
 
     The draws come from a CPU generator and are measured on the CPU whatever ``device`` is (the numbers do not
     depend on where the trial ran); ``packed`` is accepted and ignored (nothing trains).
@@ -22,15 +25,16 @@ def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, devi
     if len(configs) != 1:
         raise ValueError(f"invalid number of configs={len(configs)}; allowed: 1 (a measurement has no learning rate)")
     rows: list[Row] = []
+    measured = pooling_output_scale if configs[0].task == "pooling_scale" else mixing_measures
     for seed in seeds:
         writer = SeedRows(seed, n_params=0, device="cpu", on_eval=on_eval)
-        writer.emit(0, 0, pooling_output_scale(configs[0], seed))
+        writer.emit(0, 0, measured(configs[0], seed))
         rows += writer.finish()
     return TrialResult(rows)
 
 
 def tiny(cfg: PoolingScaleConfig) -> PoolingScaleConfig:
-    """One sequence of the configuration's length instead of ``n_vectors / seq_len``: the same pooling."""
+    """One sequence of the configuration's length instead of ``n_vectors / seq_len``: the same pooling or mixer."""
     return dataclasses.replace(cfg, n_vectors=cfg.seq_len)
 
 
