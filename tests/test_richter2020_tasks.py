@@ -98,3 +98,21 @@ def test_determinism_per_generator_seed(name: str) -> None:
     assert torch.equal(a, b) and torch.equal(la, lb) and not torch.equal(a, c)
     mixed = TASKS.get("cases")(case_mix="0.34,0.33,0.33")
     assert torch.equal(mixed.sample(4, 16, _gen(3))[0], mixed.sample(4, 16, _gen(3))[0])
+
+
+def test_a_task_written_to_the_old_generator_interface_is_refused_where_it_is_defined() -> None:
+    """Before issue 49 a task sampled one batch from a torch.Generator; such a class is refused in one line naming the
+    method and what is allowed now (a user's own task file fails at import, before Ray starts)."""
+    from trainables.richter2020.tasks.base import Task
+
+    with pytest.raises(TypeError, match=r"task class Old: sample\(\.\.\., generator\) is the old interface; allowed: "
+                                        r"sample\(\.\.\., draws\)"):
+        class Old(Task):
+            def sample(self, batch_size: int, seq_len: int, generator: torch.Generator) -> tuple:
+                raise AssertionError("never called")
+
+    class New(Task):  # the current interface defines fine
+        def sample(self, batch_size: int, seq_len: int, draws: Draws) -> tuple:
+            raise AssertionError("never called")
+
+    assert New.__name__ == "New"

@@ -9,6 +9,7 @@ device; tensors carry a leading member axis K and live on the draws' device.
 
 from __future__ import annotations
 
+import inspect
 from typing import ClassVar, Literal
 
 import torch
@@ -32,6 +33,19 @@ class Task:
     positional: ClassVar[bool]
     default_vocab_size: ClassVar[int]
     has_cases: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A task written to the interface before issue 49 (``sample`` / ``draw`` taking a ``torch.Generator`` and
+        returning one batch) is refused where it is defined, in one line, not deep inside a trial."""
+        super().__init_subclass__(**kwargs)
+        for name in ("sample", "draw", "case_eval_set"):
+            method = cls.__dict__.get(name)
+            if method is not None and "generator" in inspect.signature(method).parameters:
+                raise TypeError(
+                    f"task class {cls.__name__}: {name}(..., generator) is the old interface; allowed: "
+                    f"{name}(..., draws) drawing every member's numbers from a trainables.counter_draws.Draws "
+                    "(draws.integers(high, shape), draws.uniform(shape); results have a leading member axis K: "
+                    "docs/extending.md)")
 
     def __init__(self, *, vocab_size: int | None = None, case_mix: str = "natural") -> None:
         self.vocab_size = self.default_vocab_size if vocab_size is None else vocab_size
