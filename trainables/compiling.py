@@ -78,11 +78,17 @@ def compiled(fn: F, mode: str | bool | None) -> F:
     return call  # type: ignore[return-value]
 
 
+#: Words in the names of torch's compiler errors (InductorError, BackendCompilerFailed, Unsupported, ...).
+_COMPILER_WORDS = ("Inductor", "Backend", "Compil", "Unsupported")
+
+
 def _is_compile_error(error: BaseException) -> bool:
     """Whether ``error`` came from the compiler (dynamo, inductor, Triton), not from the function it compiled."""
-    names = {type(e).__module__.split(".")[0] + "." + type(e).__name__ for e in _chain(error)}
-    return any(n.startswith(("torch.", "triton.")) and ("Inductor" in n or "Backend" in n or "Compil" in n
-                                                       or "Unsupported" in n or "triton." in n) for n in names)
+    for e in _chain(error):
+        package, name = type(e).__module__.split(".")[0], type(e).__name__
+        if package == "triton" or (package == "torch" and any(w in name for w in _COMPILER_WORDS)):
+            return True
+    return False
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:

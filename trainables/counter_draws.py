@@ -21,6 +21,7 @@ below ``high`` take the top bits of a 32-bit word times ``high`` (Lemire's multi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -94,10 +95,7 @@ class Draws:
         else:
             counter = torch.tensor(counter & MASK32, dtype=torch.int64, device=self.device)
         base = mix32(self.keys ^ mix32(counter))  # (K,): one word per member and lane
-        n = 1
-        for s in shape:
-            n *= s
-        index = torch.arange(n, dtype=torch.int64, device=self.device).view(1, *shape)
+        index = torch.arange(math.prod(shape), dtype=torch.int64, device=self.device).view(1, *shape)
         view = (self.k,) + (1,) * len(shape)
         x = mix32((base.view(view) + index) & MASK32)
         return mix32(x ^ _mul32(self.keys.view(view), _KEY_TWEAK))

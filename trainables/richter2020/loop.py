@@ -214,7 +214,6 @@ class Pack:
         self.loss_sum = torch.zeros(k, dtype=torch.float64, device=device)
         self.correct_sum = torch.zeros(k, device=device)
         self.seen_batches = 0
-        self.compiled = bool(compile)
         self._sample_train = compiled(self._sample, compile)
         self._forward_loss = compiled(self._forward_and_losses, compile)
         self._apply_update = compiled(self._update, compile)
@@ -311,12 +310,14 @@ class Pack:
         loss and accuracy sums, validation loss and accuracy sums and case accuracies (flattened)."""
         self.model.module.train(False)
         val_loss, val_acc = self._evaluate()
-        columns = [self.loss_sum, self.correct_sum.to(torch.float64), val_loss, val_acc]
+        # diverged_at rides along as a float64 column: a step count is exact there, and one copy is one sync
+        columns = [self.diverged_at.to(torch.float64), self.loss_sum, self.correct_sum.to(torch.float64), val_loss,
+                   val_acc]
         cases = self._case_accuracies()
         if cases is not None:
             columns.append(cases.flatten(1).to(torch.float64))
-        values = torch.column_stack(columns).cpu()  # the host sync of this evaluation
-        return self.diverged_at.cpu().tolist(), values.tolist()
+        values = torch.column_stack(columns).cpu().tolist()  # the host sync of this evaluation
+        return [int(v[0]) for v in values], [v[1:] for v in values]
 
     def _stop_diverged(self, diverged_at: Sequence[int]) -> None:
         """Members that diverged since the last read stop at the step whose loss was not finite."""
