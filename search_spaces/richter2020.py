@@ -261,4 +261,19 @@ FIG1 = Study(
     scales={"smoke": {"scientific": {"seq_len": (1, 8, 64)}, "fixed": {"n_vectors": 1024}}},
 )
 
-STUDIES = (FIG1, FIG3, FIG4, FIG5, FIG6, FIG7, FIG9, FIG13, FIG15, FIG16, TABLE2, TABLE3, TABLE4)
+CONTEXT_SHARE = Study(
+    name="richter2020.context_share", tasks=("context_share",),
+    goal="What share of a layer's e^i = x^i + (attention sub-module)^i comes from the context at initialisation, "
+         "and how does it depend on the sequence length N (Sec. 3; the MTE's and NON's answers, Sec. 4, App. D)?",
+    scientific={"pooling": ("BERT", "MTE", "NAP", "NON"),
+                "seq_len": (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)},
+    fixed={"d_head": 128, "n_vectors": 16384},
+    seeds=(0, 1, 2, 3, 4), metric="context_share",
+    plot=Plot(panel="pooling", x="seq_len", y="seq_len"), findings=observed.CONTEXT_SHARE,
+    deviations=("Not a figure of the paper: Sec. 3 argues the claim without a measurement; the project measures its "
+                "own first layer of each architecture (d = 128, 4 heads, the release's init and LayerNorm eps 1e-3) "
+                "on inputs drawn from N(0, I).",),
+    scales={"smoke": {"scientific": {"seq_len": (2, 16, 128)}, "fixed": {"n_vectors": 512}}},
+)
+
+STUDIES = (FIG1, CONTEXT_SHARE, FIG3, FIG4, FIG5, FIG6, FIG7, FIG9, FIG13, FIG15, FIG16, TABLE2, TABLE3, TABLE4)

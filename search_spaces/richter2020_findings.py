@@ -102,6 +102,41 @@ FIG1 = (
             statistic="best", below={"non": 1.05}),
 )
 
+_SEC3_QUOTE = ('Sec. 3: "This means that the fraction of context information in e^i is dependent on the sequence '
+               'length and is smaller for longer sequences! Specifically, at initialization, Transformers focus more '
+               'on local information in longer sequence than in shorter sequences."')
+_APPD_QUOTE = ('Sec. 4: "These modifications remove the dependence on sequence length"; App. D: "Note that this change '
+               'removes the bias towards local information discussed in the end of Section 3."')
+
+#: Sec. 3's share of context in a layer's e^i at initialisation, and the MTE's and NON's answers to it
+#: (``richter2020.context_share``: the project's first layer of each architecture, docs/richter2020.md).
+CONTEXT_SHARE = (
+    Finding(description="Sec. 3: at initialisation BERT's share of context in e^i is smaller for longer sequences: "
+                        "at N = 16 at least 10 times its share at N = 1024 (log10 ahead by 1; mean-like attention "
+                        "gives 1/N: 64 times)",
+            quote=_SEC3_QUOTE, metric="context_share_log10", where={"seq_len": (16,)},
+            versus_where={"seq_len": (1024,)}, ahead={"BERT": ("BERT",)}, margin=1.0),
+    Finding(description="Sec. 3 (footnote 2): a typical initialisation favours the residual connection, i.e. local "
+                        "information: BERT's share of context is below 1% at every N",
+            quote='Sec. 3: "the contribution of context information depends on the initialization of W and b, where a '
+                  'typical initialization in language models favors the residual connection, i.e., local '
+                  'information."',
+            statistic="best", below={"BERT": 0.01}),
+    Finding(description="App. D: the MTE's normalisation removes the bias towards local information: at N = 1024 its "
+                        "share of context exceeds BERT's by 10 points",
+            quote=_APPD_QUOTE, where={"seq_len": (1024,)}, ahead={"MTE": ("BERT",)}, margin=0.1),
+    Finding(description="Sec. 4, App. D: ... and removes the dependence on N: the MTE's share of context at N = 16 "
+                        "exceeds its share at N = 1024 by at most 5 points",
+            quote=_APPD_QUOTE, where={"seq_len": (16,)}, versus_where={"seq_len": (1024,)},
+            not_ahead={"MTE": ("MTE",)}, equivalence_margin=0.05),
+    Finding(description="Sec. 4 (NON): the 1/sqrt(N) scaling gives a contribution of context independent of N: NON's "
+                        "share at N = 16 and at N = 1024 within a factor of 2 of each other (log10 level within 0.3)",
+            quote='Sec. 4: "Note that this also yields an in expectation constant contribution of context at '
+                  'initialization, independent of sequence length."',
+            metric="context_share_log10", where={"seq_len": (16,)}, versus_where={"seq_len": (1024,)},
+            level_with={"NON": ("NON",)}, equivalence_margin=0.3),
+)
+
 #: App. F's "learned in the order of their occurrences", read off the grid: a case learned before a rarer one leads it
 #: at some evaluation (``faster_than`` compares architectures on one metric, not two cases of one architecture, so
 #: "before" is "ahead at some evaluation"; on the release's BERT runs argmin

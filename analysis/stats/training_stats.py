@@ -58,8 +58,9 @@ class Axes:
 
     @property
     def by(self) -> list[str]:
-        """The columns of one configuration (one grid cell of one facet)."""
-        return [self.panel, self.x, self.y, *self.facet_candidates]
+        """The columns of one configuration (one grid cell of one facet), each once (x may be y: Fig. 1's curves over
+        N)."""
+        return list(dict.fromkeys([self.panel, self.x, self.y, *self.facet_candidates]))
 
     @property
     def keys(self) -> list[str]:

@@ -1,6 +1,8 @@
 """The trial configuration of the measurement family: one pooling at one sequence length (task ``pooling_scale``,
-Richter & Wattenhofer 2020 Fig. 1), or one attention mixer at one sequence length and logit scale (task
-``token_mixing``, Yun et al. 2020's two theory items: ``trainables/pooling_scale/mixing.py``)."""
+Richter & Wattenhofer 2020 Fig. 1), one attention mixer at one sequence length and logit scale (task
+``token_mixing``, Yun et al. 2020's two theory items: ``trainables/pooling_scale/mixing.py``), or one architecture's
+first layer at one sequence length (task ``context_share``, Richter & Wattenhofer's Sec. 3:
+``trainables/pooling_scale/context.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from trainables.config_fields import ConfigFields
 
-TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing")
+TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing", "context_share")
 #: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
 #: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections), and
 #: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU).
@@ -17,6 +19,11 @@ POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized", "non
 #: task ``token_mixing``: the registry's average attention (App. D: constant weights 1/N) and softmax attention, each
 #: with its projections as initialised (``trainables.mixers``).
 MIXINGS: tuple[str, ...] = ("average", "softmax")
+#: task ``context_share``: the Richter architectures whose mixer is an attention (their first layer as initialised).
+CONTEXT_ARCHITECTURES: tuple[str, ...] = ("BERT", "MTE", "NAP", "NON")
+#: what ``pooling`` names per task
+CHOICES: dict[str, tuple[str, ...]] = {"pooling_scale": POOLINGS, "token_mixing": MIXINGS,
+                                       "context_share": CONTEXT_ARCHITECTURES}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,8 +31,9 @@ class PoolingScaleConfig(ConfigFields):
     """Hyperparameters of one measurement (names identical to the Parquet columns).
 
     Attributes:
-        task: ``pooling_scale`` or ``token_mixing``.
-        pooling: one of :data:`POOLINGS` (``pooling_scale``) or :data:`MIXINGS` (``token_mixing``).
+        task: ``pooling_scale``, ``token_mixing`` or ``context_share``.
+        pooling: one of :data:`POOLINGS` (``pooling_scale``), :data:`MIXINGS` (``token_mixing``) or
+            :data:`CONTEXT_ARCHITECTURES` (``context_share``).
         seq_len: sequence length N; must divide ``n_vectors`` (``token_mixing``: N >= 3, two tokens change and one
             stays).
         d_head: dimension d_h of the value / key / query vectors (the paper: 128); ``token_mixing``: the mixer's
@@ -34,6 +42,9 @@ class PoolingScaleConfig(ConfigFields):
         logit_scale: ``token_mixing`` only: the factor on the mixer's logits (softmax: q.k / sqrt(d_h) times it;
             average: constant logits, which no factor changes); ``pooling_scale`` takes 1 only and leaves it out of
             its rows.
+
+    ``context_share`` needs N >= 2 (token 0 and a context), two sequences or more and ``d_head`` (its model's
+    d_model) a multiple of the model's 4 heads.
     """
 
     REQUIRED = ("task", "pooling", "seq_len")
@@ -46,20 +57,27 @@ class PoolingScaleConfig(ConfigFields):
 
     def __post_init__(self) -> None:
         self.require_choice("task", TASKS)
-        self.require_choice("pooling", POOLINGS if self.task == "pooling_scale" else MIXINGS)
+        self.require_choice("pooling", CHOICES[self.task])
         self.require_ints(["seq_len", "d_head", "n_vectors"])
         self.require_real("logit_scale", low=0.0)
         if self.n_vectors % self.seq_len:
             raise self.invalid("seq_len", f"a positive divisor of n_vectors={self.n_vectors}")
         if self.task == "token_mixing" and self.seq_len < 3:
             raise self.invalid("seq_len", "3 or more with task token_mixing (two tokens change, one stays)")
-        if self.task == "pooling_scale" and self.logit_scale != 1.0:
-            raise self.invalid("logit_scale", "1 with task pooling_scale (a factor on the logits is token_mixing's)")
+        if self.task == "context_share" and self.seq_len < 2:
+            raise self.invalid("seq_len", "2 or more with task context_share (token 0 and its context)")
+        if self.task == "context_share" and self.n_vectors // self.seq_len < 2:
+            raise self.invalid("n_vectors", f"at least 2 x seq_len={self.seq_len} with task context_share (a variance "
+                                            "over sequences)")
+        if self.task == "context_share" and self.d_head % 4:
+            raise self.invalid("d_head", "a multiple of 4 with task context_share (the model's 4 heads)")
+        if self.task != "token_mixing" and self.logit_scale != 1.0:
+            raise self.invalid("logit_scale", f"1 with task {self.task} (a factor on the logits is token_mixing's)")
 
     def resolved(self) -> dict[str, Any]:
         """Every field as used (nothing is left to a default that depends on another): the Parquet columns
-        (``pooling_scale`` rows without ``logit_scale``, which they do not use)."""
+        (``pooling_scale`` and ``context_share`` rows without ``logit_scale``, which they do not use)."""
         fields = self.to_dict()
-        if self.task == "pooling_scale":
+        if self.task != "token_mixing":
             del fields["logit_scale"]
         return fields

@@ -79,11 +79,16 @@ class Layer(nn.Module):
         self.norm2 = nn.LayerNorm(d_model, eps=LN_EPS)
         self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
 
+    def mixer_branch(self, x: torch.Tensor) -> torch.Tensor:
+        """What the mixer sub-module adds to the residual x (before dropout): MTE style LN(mixer(x)), BERT style
+        mixer(x) (its LN comes after the addition). Sec. 3's e^i is x^i plus this."""
+        return norm(self.mixer(x), self.norm1) if self.pre_residual else self.mixer(x)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.drop(self.mixer_branch(x))
         if self.pre_residual:
-            x = x + self.drop(norm(self.mixer(x), self.norm1))
             return x + self.drop(norm(self.ffn(x), self.norm2))
-        x = norm(x + self.drop(self.mixer(x)), self.norm1)
+        x = norm(x, self.norm1)
         return norm(x + self.drop(self.ffn(x)), self.norm2)
 
 
