@@ -1,7 +1,8 @@
-"""Report section of Richter & Wattenhofer 2020's measurement study (Fig. 1 right, App. B; no training).
+"""Report section of Richter & Wattenhofer 2020's measurement studies (Fig. 1 right, App. B; Sec. 3; no training).
 
 * ``pooling_scale``: the output scale (std and norm) of each pooling at initialisation against the sequence
-  length, on log-log axes, with the mean per (pooling, length) as a table.
+  length, on log-log axes, with the mean per (pooling, length) as a table; the same for the share of context in a
+  first layer's e^i (``richter2020.context_share``).
 
 Pure polars + matplotlib; never imports torch or ray.
 """
@@ -56,7 +57,7 @@ def pooling_scale_figure(
 
 
 #: The columns of a pooling measurement's rows (trainables/pooling_scale): the section is drawn when they are there.
-MEASURED = ("output_std", "output_norm")
+MEASURED = ("output_std", "output_norm", "context_share")
 
 
 def measured(ctx: ReportContext) -> bool:
@@ -74,10 +75,12 @@ def pooling_scale_section(page: Page, ctx: ReportContext) -> list[str]:
     metrics = [m for m in MEASURED if m in columns]
     if hue is None or x is None or not metrics:
         raise ValueError(f"{meta.source}: the pooling_scale section needs a pooling column, seq_len and "
-                         f"output_std/output_norm; got {columns}")
+                         f"one of {', '.join(MEASURED)}; got {columns}")
     df = lf.select(hue, x, "seed", *metrics).collect()
-    page.h(2, "Output scale of each pooling vs sequence length (paper Fig. 1 right)")
-    fig = pooling_scale_figure(df, hue=hue, x=x, metrics=metrics, title=f"{meta.name}: output scale at initialisation")
+    what = "share of context" if "context_share" in metrics else "output scale"
+    page.h(2, "Share of context in e^i vs sequence length (Sec. 3)" if "context_share" in metrics
+           else "Output scale of each pooling vs sequence length (paper Fig. 1 right)")
+    fig = pooling_scale_figure(df, hue=hue, x=x, metrics=metrics, title=f"{meta.name}: {what} at initialisation")
     page.raw(page.figure(fig, "pooling_scale", "pooling scale"))
     table = (df.group_by(hue, x)
              .agg(*(pl.col(m).mean().alias(f"{m}_mean") for m in metrics), pl.col("seed").n_unique().alias("n_seeds"))

@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 
 from analysis.render.page import Page
-from analysis.report.sections import ReportContext, section, trained
+from analysis.report.sections import ReportContext, section
 from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, Verdict
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
@@ -39,9 +39,10 @@ def _verdict_html(v: Verdict) -> str:
             f"<span class='note'>[{html.escape(v.metric)}: {html.escape(detail.lstrip('; '))}]</span>{quote}</p>")
 
 
-@section("findings", applies=trained)
+@section("findings")
 def findings_section(page: Page, ctx: ReportContext) -> list[str]:
-    """Each finding's verdict with the numbers and exactly the bound it tests (the CLI's exit status)."""
+    """Each finding's verdict with the numbers and exactly the bound it tests (the CLI's exit status); a measurement
+    study's too (Fig. 1, Sec. 3's context share: no learning rate, the same verdicts as `study findings`)."""
     if not ctx.meta.findings:
         return []
     ctx.verdicts = verdicts_of(ctx)
