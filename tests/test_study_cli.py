@@ -172,6 +172,9 @@ def test_a_misspelt_hyperparameter_fails_before_anything_runs(command: str, tmp_
 def test_list_and_show() -> None:
     listing = run_cli("list", timeout=60)
     assert "richter2020.fig7" in listing.stdout and "richter2020.table5" in listing.stdout
+    lines = listing.stdout.splitlines()
+    goal_column = lines[0].index("goal")  # every row's goal starts under the header's, the longest name included
+    assert all(line[goal_column - 2:goal_column] == "  " and line[goal_column] != " " for line in lines[1:]), lines
     show = run_cli("show", "richter2020.fig7", timeout=60)
     assert "trials at paper:    480 (2400 models)" in show.stdout
     assert "scientific architecture: BERT, MTE, NAP, NON, sum, max" in show.stdout
