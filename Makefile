@@ -26,7 +26,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 ## The fast loop (under 3 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long
 ## simulations: the `slow` marker in pyproject.toml).
