@@ -22,6 +22,8 @@ from search_spaces.schema import SCALES, Schema, fail
 TIME_AXES = ("epoch", "step")
 #: What a finding computes over the cells of its region, per panel value (docs/cli.md, Findings).
 STATISTICS = ("best", "worst", "mean", "share", "spread")
+#: Which cell of ``where`` a time-axis bound reads per panel value (docs/cli.md, The time axis).
+CELLS = ("best", "any")
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
@@ -118,7 +120,8 @@ class Finding(Schema):
     #: significance criterion; statistic ``best`` only): docs/cli.md, What a finding can say
     worst_beats_best: dict[str, tuple[str, ...]] = {}
     #: The time axis (docs/cli.md, What a finding can say): each reads the learning curve (the seeds' mean per
-    #: evaluation) of its panel value's best cell in ``where``, against ``level``, along ``time``.
+    #: evaluation) of its panel value's best cell in ``where`` (or some cell: ``cell``), against ``level``, along
+    #: ``time``.
     #: panel value -> E: the curve reaches ``level`` at or before ``time`` E ("100% within 100 epochs")
     reached_by: dict[str, float] = {}
     #: panel values whose curve is at ``level`` or past it at their last evaluation ("and stays there")
@@ -132,6 +135,9 @@ class Finding(Schema):
     time: str = "epoch"
     #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
     time_margin: float = 0.0
+    #: the cell of ``where`` the time-axis bounds read: ``best`` (the cell with the best G) or ``any`` (some cell:
+    #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.finding_any_cell`)
+    cell: str = "best"
 
     @field_validator("description")
     @classmethod
@@ -216,6 +222,11 @@ class Finding(Schema):
 
     def _time_consistent(self, named: str) -> None:
         """The checks of the time-axis bounds."""
+        if self.cell not in CELLS:
+            raise fail(f"cell of {named}", self.cell, ", ".join(CELLS))
+        if self.cell != "best" and (not self.timed() or self.faster_than):
+            raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
+                                                      "(the cell those read), and with faster_than (two best cells)")
         if not self.timed():
             return
         if self.statistic != "best":

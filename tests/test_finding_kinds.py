@@ -380,3 +380,94 @@ def test_one_seed_of_the_release_decides_none_of_the_new_kinds() -> None:
         one = training_stats(rows.filter(pl.col("seed") == seed), timed)
         verdicts = evaluate_findings(timed, published_data(one, 5))
         assert [v.status for v in verdicts] == [UNDECIDED] * len(findings), [v.lines() for v in verdicts]
+
+
+# -- the time axis at some cell of the region (cell="any") ----------------------------------------------------------
+
+KEEP, UNLEARN, NEVER = (0.1, 0.5, 0.9, 0.95, 0.95, 0.95), (0.1, 0.7, 0.8, 0.5, 0.2, 0.1), (0.1, 0.1, 0.2, 0.2, 0.2, 0.2)
+UNLEARNS = {"description": "d", "level": 0.6, "learned_then_unlearned": {"NON": 0.4}}  # reaches 60%, ends <= 20%
+
+
+def _cell_rows(curves: dict[tuple[int, float], tuple[float, ...]], sd: float = 0.01, seeds: int = 5) -> pl.DataFrame:
+    """NON's rows, one learning curve (the seeds' mean per epoch 1-6) per cell (d_model, learning_rate), seeds
+    scattered by ``sd`` (fixed draws)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return pl.DataFrame([{"architecture": "NON", "d_model": d, "learning_rate": lr, "seed": s, "epoch": e,
+                          "step": 100 * e, "val_accuracy": float(np.clip(v + rng.normal(0, sd), 0, 1))}
+                         for (d, lr), curve in curves.items() for s in range(seeds)
+                         for e, v in enumerate(curve, start=1)])
+
+
+def test_some_cell_that_unlearns_holds_where_the_best_cell_keeps_the_level() -> None:
+    """The best cell (d 16, lr 0.09: 95% to the end) keeps it, the cell at lr 1e-5 learns 80% and ends at 10%: the best
+    cell's bound fails, some cell's holds, naming it of the region's 4 cells at a quarter of the error."""
+    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN, (512, 0.09): NEVER, (512, 1e-5): NEVER})
+    best, some = _timed([UNLEARNS, {**UNLEARNS, "cell": "any"}], rows)
+    assert (best.status, some.status) == (FAIL, PASS), [best.lines(), some.lines()]
+    assert best.checks[0].text().startswith("NON: first reaches 60.0%: epoch 3 [epoch 3, epoch 3] (5 seeds); at its "
+                                            "last evaluation 95.")
+    text = some.checks[0].text()
+    assert text.startswith("NON at d_model 16, learning_rate 1e-05 (one of 4 cells, each at 1/4 of the error): first "
+                           "reaches 60.0%: epoch 2 [epoch 2, epoch 3] (5 seeds); at its last evaluation 10.8% ["), text
+    assert text.endswith("required <= 20.0% (a drop of 40.0 pp): holds")
+
+
+def test_some_cell_fails_only_when_every_cell_fails() -> None:
+    """Two cells keep the level, two never learn it: each of the 4 fails, and so does the bound; with one cell not run
+    yet it stays open; with the unlearning cell run it holds even beside a cell not run yet."""
+    kept = {(16, 0.09): KEEP, (16, 1e-5): KEEP, (512, 0.09): NEVER, (512, 1e-5): NEVER}
+    (v,) = _timed([{**UNLEARNS, "cell": "any"}], _cell_rows(kept))
+    assert v.status == FAIL, v.lines()
+    assert v.checks[0].text().startswith("NON: each of 4 cells fails; the best, at d_model 16, learning_rate ")
+    pending = _cell_rows(kept).filter(pl.col("d_model") != 512)
+    (w,) = _timed([{**UNLEARNS, "cell": "any"}], pending, expected=True)
+    assert w.status == UNDECIDED, w.lines()
+    some = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN})
+    (x,) = _timed([{**UNLEARNS, "cell": "any"}], some, expected=True)
+    assert x.status == PASS and "one of 4 cells" in x.checks[0].text(), x.lines()
+
+
+def test_a_noisy_cell_that_holds_alone_is_undecided_among_many_cells() -> None:
+    """The Bonferroni share: a noisy unlearning cell (seeds scattered by 9 points) holds the bound read alone (one cell,
+    the end's whole error) and still at a quarter of it, but not at a 25th (its 80% peak no longer surely reaches
+    60%): beside 24 cells that keep the level the bound neither holds (no cell at 1/25 of the error) nor fails (the
+    noisy cell does not fail at the whole error). Only the share differs: a curve's interval reads its own cell."""
+    noisy = _cell_rows({(16, 1e-5): UNLEARN}, sd=0.09)
+    alone, among_four = (_timed([{**UNLEARNS, "cell": "any", "where": where}], noisy.vstack(kept))[0]
+                         for where, kept in (({"d_model": (16,), "learning_rate": (1e-5,)}, noisy.head(0)),
+                                             ({}, _cell_rows({(16, 0.09): KEEP, (512, 0.09): KEEP,
+                                                              (512, 1e-5): KEEP}))))
+    assert (alone.status, among_four.status) == (PASS, PASS), [alone.lines(), among_four.lines()]
+    many = _cell_rows({(d, lr): KEEP for d in (32, 64, 128, 256, 1024, 2048) for lr in (0.09, 0.03, 0.01, 3e-3)})
+    (v,) = _timed([{**UNLEARNS, "cell": "any"}], noisy.vstack(many))
+    assert v.status == UNDECIDED, v.lines()
+    assert v.checks[0].text().startswith("NON: none of 25 cells holds at 1/25 of the error, not every one fails; at "
+                                         "d_model 16, learning_rate 1e-05: "), v.checks[0].text()
+
+
+def test_each_time_bound_picks_its_own_cell() -> None:
+    """Reached 60% by epoch 2: only a cell that learns fast and then unlearns (70% at epoch 1, 10% at the end); still
+    at 60% at the end: only the cell that keeps it (90% from epoch 3). The best cell (the one that keeps it) holds the
+    second alone; some cell holds each, and each bound names its own."""
+    fast = (0.7, 0.8, 0.5, 0.2, 0.1, 0.1)
+    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): fast, (512, 0.09): NEVER, (512, 1e-5): NEVER})
+    bounds = {"description": "d", "level": 0.6, "reached_by": {"NON": 2}, "still_holds": ("NON",)}
+    best, some = _timed([bounds, {**bounds, "cell": "any"}], rows)
+    assert ([c.state for c in best.checks], some.status) == (["fails", "holds"], PASS), [best.lines(), some.lines()]
+    assert [c.text().split(" (one of 4 cells")[0] for c in some.checks] == [
+        "NON at d_model 16, learning_rate 1e-05", "NON at d_model 16, learning_rate 0.09"]
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"learned_then_unlearned": {"NAP": 0.3}, "cell": "some"}, "invalid cell of finding 'd' 'some'; allowed: best, "
+                                                               "any"),
+    ({"above": {"NAP": 0.5}, "cell": "any"}, "invalid cell of finding 'd' 'any'; allowed: best without reached_by, "
+                                             "still_holds or learned_then_unlearned"),
+    ({"faster_than": {"NAP": ("BERT",)}, "cell": "any"}, "and with faster_than (two best cells)"),
+])
+def test_the_cell_a_time_bound_reads_is_refused_in_one_line(fields: dict, message: str) -> None:
+    with pytest.raises(StudyError) as error:
+        Finding(description="d", **fields)
+    assert message in str(error.value) and "\n" not in str(error.value)

@@ -23,10 +23,12 @@ from study.cli.findings import published_verdicts
 #: (analysis/data/published_cells.py: NAP's Tables 2-3, the NDR's Table 1, Gros' stated levels); docs/<paper>.md says
 #: why each is not a PASS.
 EXPECTED = {
-    # App. F's order of the cases: BERT's shares 75.0% [40.0, 90.0] and 88.8% [37.5, 98.8] hold 50% inside
+    # App. F's order of the cases: BERT's shares 75.0% [40.0, 90.0] and 88.8% [37.5, 98.8] hold 50% inside; App. F's
+    # curiosity at d = 8 (some cell of 8): the first case at 2.2e-4 reaches 60% at epoch 6 [epoch 4, never] and ends at
+    # 7.1% [0.0, 16.3]; the opposite at 6.6e-5: argmin leads first by 20 points at epoch 4 [epoch 1, never]
     ("richter2020.fig3", "paper"): [PARTIAL, PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED, UNDECIDED, UNDECIDED,
-                                    NOT_CHECKED],
-    ("richter2020.fig3", "cpu"): [NOT_CHECKED] * 9,
+                                    NOT_CHECKED, UNDECIDED, UNDECIDED],
+    ("richter2020.fig3", "cpu"): [NOT_CHECKED] * 11,
     # Fig. 5/14 on the first-token release (issue 48: each cell's seed noise from its grid neighbours, so a cell next to
     # cells whose seeds split is not trusted at its own spread): obs. 1 - max's share of first-case cells is 97.5%
     # [88.8, 100.0] against 90%; obs. 3 - NAP's best all-cases cell (5 seeds at 93-96%) sits beside a cell whose seeds

@@ -2,9 +2,10 @@
 it at the end, whether it loses it again, and which of two reaches it first.
 
 Each reads the learning curve of its panel value's best cell in the finding's ``where`` (the cell with the best G, as
-``statistic`` ``best`` picks it): per evaluation the seeds' mean of the metric, with the interval the one seed-noise
-model gives it (:func:`analysis.stats.finding_intervals.curve`, :func:`~analysis.stats.finding_intervals.curve_bounds`:
-an evaluation's neighbours are the evaluations before and after it). From those intervals:
+``statistic`` ``best`` picks it; ``cell="any"``: each cell, combined by :mod:`analysis.stats.finding_any_cell`): per
+evaluation the seeds' mean of the metric, with the interval the one seed-noise model gives it
+(:func:`analysis.stats.finding_intervals.curve`, :func:`~analysis.stats.finding_intervals.curve_bounds`: an
+evaluation's neighbours are the evaluations before and after it). From those intervals:
 
 * the **first evaluation that reaches** ``level`` has an interval of times
   (:func:`analysis.stats.finding_intervals.first_reached`): from the first evaluation whose interval reaches the level
@@ -58,9 +59,16 @@ def best_curve(cells: pl.DataFrame, evaluations: pl.DataFrame, keys: Sequence[st
         return None
     if run.height < cells.height:
         return curve(evaluations.head(0), metric, time)
-    top = run.sort("g", descending=not lower_is_better(metric)).head(1).select(keys)
+    top = run.sort("g", descending=not lower_is_better(metric)).head(1)
+    return cell_curve(top, evaluations, keys, metric, time)
+
+
+def cell_curve(cell: pl.DataFrame, evaluations: pl.DataFrame, keys: Sequence[str], metric: str,
+               time: str) -> pl.DataFrame:
+    """The learning curve (:func:`analysis.stats.finding_intervals.curve`) of ``cell`` (one row of a cell table)
+    from its rows in ``evaluations`` (matched on ``keys``); empty while it has not run."""
     shared = [k for k in keys if k in evaluations.columns]
-    rows = evaluations.join(top.select(shared), on=shared, how="semi", nulls_equal=True)
+    rows = evaluations.join(cell.select(shared), on=shared, how="semi", nulls_equal=True)
     return curve(rows, metric, time)
 
 

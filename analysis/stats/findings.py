@@ -40,6 +40,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.stats.finding_any_cell import any_cell_checks
 from analysis.stats.finding_cells import (
     VALUES,
     cell_table,
@@ -239,7 +240,9 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
         def curve_of(value: str, region: Mapping[str, Any]) -> pl.DataFrame:
             return _best_curve(sides[side(value, region)], data.evaluations, keys, metric, finding.time)
 
-        checks += time_checks(finding, metric, curve_of, versus_region, errors, percent)
+        checks += any_cell_checks(finding, metric, lambda value: sides[side(value, finding.where)],
+                                  (data.evaluations, keys, data.panel), errors, percent) if finding.cell == "any" \
+            else time_checks(finding, metric, curve_of, versus_region, errors, percent)
     basis = _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
     if finding.timed():
         basis += "; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and after)"
