@@ -156,6 +156,7 @@ step)
     part base-bf16 90 env PYTHONPATH="$PWD/$base" python3 "$base/bench/throughput.py" "${bench[@]}" --bf16 \
         --d-model 128 16 --max-k 512
     part cuda-tests 70 python3 -m pytest -q -p no:cacheprovider tests/test_counter_draws.py tests/test_compiled_step.py \
+        tests/test_gpu_fit.py \
         --deselect "tests/test_compiled_step.py::test_compiled_rows_equal_eager_rows[cpu]"
     part profile 50 python3 bench/profile_step.py --bf16 --d-model 128 --k 50
     part profile-eager 25 python3 bench/profile_step.py --bf16 --d-model 128 --k 50 --compile off --steps 10

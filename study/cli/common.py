@@ -47,6 +47,18 @@ def study_storage(study: Study, storage: str, *, must_exist: bool = True) -> Stu
     return target
 
 
+def as_recorded(study: Study, target: StudyStorage) -> Study:
+    """The study with the learning-rate grouping its results were trained with (study.json: `study run
+    --learning-rates-per-trial`, e.g. all rates of a configuration in one trial on GPUs): the trial keys on disk are
+    that grouping's."""
+    from study.run.strategies import read_record
+
+    record = read_record(target)
+    if record is None or record.learning_rates_per_trial == study.learning_rates_per_trial:
+        return study
+    return study.replace(learning_rates_per_trial=record.learning_rates_per_trial)
+
+
 def current_meta(study: Study, target: StudyStorage) -> StudyRecord:
     """The results' recorded study.json with the study's findings as its definition states them now: a finding
     added or re-argued after the run is checked on the rows already there (`study report` and `study findings`

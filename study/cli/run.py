@@ -138,9 +138,14 @@ def resource_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--where", "where", multiple=True, metavar="AXIS=VALUE[,VALUE...]",
               help="Run only the grid points whose AXIS takes one of the values (repeatable: all must hold); "
                    "the trials land in the study's directory (docs/cli.md).")
+@click.option("--learning-rates-per-trial", "rates_per_trial", default="auto", show_default=True,
+              metavar="auto|all|N",
+              help="Learning rates one trial trains as one stacked model (auto: the grouping of the trials on disk; "
+                   "for a new study on GPUs all of a configuration's where its families can, else the study's own); "
+                   "kept for the study's life (docs/gpu.md).")
 @resource_options
 def run(name: str, scale: str | None, storage: str, address: str | None, report: bool, track: tuple[str, ...],
-        budget: str | None, where: tuple[str, ...], resources: Resources) -> None:
+        budget: str | None, where: tuple[str, ...], rates_per_trial: str, resources: Resources) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Ends with the study's verdicts (its findings checked on the results). Exits 1 when trials failed or did not
@@ -157,6 +162,7 @@ def run(name: str, scale: str | None, storage: str, address: str | None, report:
     from study.run.lock import StudyLock, StudyLocked
     from study.run.packing import check_packing
     from study.run.points import parse_where
+    from study.run.rate_grouping import group_rates, parse_rates_per_trial
     from study.run.runner import prepare, run_study
     from study.tracking import TrackError, parse_track, resolve
 
@@ -165,6 +171,7 @@ def run(name: str, scale: str | None, storage: str, address: str | None, report:
     try:
         specs = [parse_track(t) for t in track]
         subset = parse_where(study, where)
+        study = group_rates(study, parse_rates_per_trial(rates_per_trial), resources, target, click.echo, subset)
         # Before the lock creates the study's directory: a rejected study leaves nothing behind.
         strategy = prepare(study, subset, click.echo)
         check_packing(study, resources.packing, gpus_per_trial=resources.gpus_per_trial,

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from core.errors import one_line
-from study.cli.common import load_study, scale_option, storage_option, study_storage
+from study.cli.common import as_recorded, load_study, scale_option, storage_option, study_storage
 
 
 @click.command()
@@ -28,6 +28,7 @@ def status(name: str, scale: str, storage: str) -> None:
 
     study = load_study(name, scale)
     target = study_storage(study, storage)
+    study = as_recorded(study, target)
     total = study.trial_count()
     finished = target.finished_keys()
     record = read_record(target)

@@ -7,7 +7,15 @@ import time
 
 import click
 
-from study.cli.common import FINDING_FAILED_EXIT, InputError, load_study, scale_option, storage_option, study_storage
+from study.cli.common import (
+    FINDING_FAILED_EXIT,
+    InputError,
+    as_recorded,
+    load_study,
+    scale_option,
+    storage_option,
+    study_storage,
+)
 from study.run.points import point_text
 
 #: Exit status when a re-run trial does not reproduce (the same as a finding that failed: a checked claim).
@@ -38,6 +46,7 @@ def verify(name: str, scale: str, storage: str, trials: int, seed: int) -> None:
         raise InputError(f"invalid --trials {trials}; allowed: an integer >= 1")
     study = load_study(name, scale)
     target = study_storage(study, storage)
+    study = as_recorded(study, target)
     click.echo(f"verify {study.name} (scale {study.scale}) in {target.uri}: {trials} trial(s) chosen with seed "
                f"{seed}")
     started = time.time()

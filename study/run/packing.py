@@ -69,6 +69,11 @@ class _PointAndFamily:
         return len(rates) if isinstance(rates, list | tuple) else 1
 
 
+def trial_families(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None) -> list[ModelFamily]:
+    """The family of each trial of ``where``'s subset (a sampled study: of each task)."""
+    return [trial.family for trial in _trials(study, where)]
+
+
 def _trials(study: Study, where: Mapping[str, tuple[Any, ...]] | None) -> list[_PointAndFamily]:
     """Each trial of ``where``'s subset of a grid; for a sampled study (whose points the sampler draws, one learning
     rate per trial) one per task, without a configuration."""

@@ -137,8 +137,10 @@ def _train_rows(study: Study, resolved: Resolved, resources: Resources, device: 
         return stop is not None and stop(row)
 
     from trainables.compiling import compile_setting
+    from trainables.gpu_share import gpu_share
 
-    with precision_context(device, resources.precision), compile_setting(resources.compile):
+    share = resources.gpus_per_trial if resources.gpus_per_trial > 0 else 1.0
+    with precision_context(device, resources.precision), compile_setting(resources.compile), gpu_share(share):
         result = family.train(configs, list(resolved.trial.seeds), device=device, on_eval=on_eval, packed=packed)
     return [{**resolved.params, **row} for row in result.rows], result.artifacts
 

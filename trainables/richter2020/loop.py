@@ -32,6 +32,7 @@ from trainables.counter_draws import Draws
 from trainables.families import PackingWarning
 from trainables.richter2020.architectures import ARCHITECTURES
 from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.fit import gpu_budget, members_that_fit, peak_bytes
 from trainables.richter2020.model import build_model
 from trainables.richter2020.recipe import (
     ADAM_EPS,
@@ -101,8 +102,16 @@ def check_packable(configs: Sequence[TrainConfig]) -> None:
 
 
 def members_per_pack(cfg: TrainConfig, device: str | torch.device = "cpu") -> int | None:
-    """How many members one stacked model holds on ``device`` (None: all of them)."""
-    if torch.device(device).type != "cpu":
+    """How many members one stacked model holds on ``device`` (None: all of them): on the CPU a budget of the largest
+    activation, on CUDA what one measured step says fits the trial's share of the GPU (:mod:`.fit`)."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        def probe(k: int) -> int:  # a pack of k members built, stepped, evaluated and dropped
+            return peak_bytes(lambda: Pack([cfg] * k, list(range(k)), device=str(device), compile=False).probe(),
+                              device)
+
+        return members_that_fit(probe, gpu_budget(device))
+    if kind != "cpu":
         return None
     return max(1, CPU_PACK_BYTES // member_bytes(cfg))
 
@@ -304,6 +313,11 @@ class Pack:
         self._apply_update(losses, correct)
         self.step_counter += 1
         self.seen_batches += 1
+
+    def probe(self) -> None:
+        """One step and one evaluation, nothing recorded: the work whose memory :mod:`.fit` measures."""
+        self.step()
+        self._read_back()
 
     def _read_back(self) -> tuple[list[int], list[list[float]]]:
         """The one read of an evaluation: where each member diverged (-1: it did not) and, per member, its training
