@@ -53,6 +53,27 @@ def test_sync_adds_finished_trials_from_parquet_and_closes_running_ones(tmp_path
     assert len(_completed(_load(tmp_path / study.directory, study.name))) == 2
 
 
+def test_a_trial_killed_after_writing_its_file_is_completed_from_its_rows(tmp_path: Path) -> None:
+    """The kill lands between a trial's file and its entry: the journal has it running, the rows are on disk. The
+    next sync marks the running entry failed and adds the rows as a completed trial (it had kept the failed entry as
+    the trial's only one, and the sampler never saw the result)."""
+    study = get_study(f"{STUDIES}:TPE")
+    storage = StudyStorage(str(tmp_path), study.directory)
+    run_trial(study, storage, {"architecture": "sum", "learning_rate": 0.003})  # a journal needs a first trial
+    journal = sync_journal(study, storage)
+    point = {"architecture": "sum", "learning_rate": 0.01}
+    journal.enqueue_trial(point)
+    running = journal.ask()
+    running.set_user_attr("trial_key", trial_key(study.name, study.configuration(point), study.seeds))
+    score = run_trial(study, storage, point)  # its file written; the driver killed before it told the journal
+
+    sync_journal(study, storage)
+    loaded = _load(tmp_path / study.directory, study.name)
+    assert loaded.trials[running.number].state == optuna.trial.TrialState.FAIL
+    done = [t for t in _completed(loaded) if t.params["learning_rate"] == 0.01]
+    assert len(done) == 1 and done[0].value == score
+
+
 @pytest.mark.slow
 def test_journal_loads_while_running_after_a_killed_driver_and_resume_continues_it(tmp_path: Path) -> None:
     name = f"{STUDIES}:TPE_INTERRUPTIBLE"
