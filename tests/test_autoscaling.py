@@ -251,8 +251,10 @@ def test_peak_overlap_counts_trials_running_at_the_same_moment() -> None:
 IDLE_TIMEOUT_MINUTES = 0.25
 GPU_FRACTION = 0.25
 SIXTEEN = f"{STUDIES}:AUTOSCALE"  # 16 trials x 2 seeds x 3 evaluations
-# At most 8 trials at once (two GPU workers' worth) keeps 2 cores from drowning in trial processes.
-RUN_OPTIONS = ("--gpus-per-trial", str(GPU_FRACTION), "--cpus-per-trial", "0.5", "--max-concurrent", "8")
+# At most 8 trials at once (two GPU workers' worth) keeps 2 cores from drowning in trial processes. One learning rate
+# per trial: on GPUs `auto` would pack each architecture's 8 rates into one trial (2 trials, no waves to scale for).
+RUN_OPTIONS = ("--gpus-per-trial", str(GPU_FRACTION), "--cpus-per-trial", "0.5", "--max-concurrent", "8",
+               "--learning-rates-per-trial", "1")
 
 
 @pytest.fixture(scope="module")
