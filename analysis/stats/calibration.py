@@ -15,7 +15,8 @@ noise, the intervals, the budget's looks) is the project's own code.
 **The findings.** Every statistic and relation, each at bounds set around its true value: on it, inside by 0.5 to 2
 points and outside by as much (:func:`calibration_findings`), so that a PASS is wrong for half of them and a FAIL for
 the others. A decided verdict is wrong when it differs from the verdict on the truth; each finding's wrong rate is
-counted on its own, never pooled.
+counted on its own, never pooled. The kinds issue 50 added (time axis, two-sided levels, worst seed against best):
+:mod:`analysis.stats.calibration_time`.
 
 **The negative controls** the calibration test must catch: seed noise understated three times (``sd_scale``), and
 the noise model this project used before (:class:`LevelBinnedNoise`: a prior grouped by each cell's observed G, so
@@ -115,8 +116,19 @@ def study(findings: Sequence[Finding], world: World, budget: str = "fixed", seed
 
 
 def true_verdicts(meta: StudyRecord, world: World) -> list[Verdict]:
-    """The verdicts on the truth (no seed noise: every bound decided exactly)."""
-    data = FindingData(cells={METRIC: world.truth()}, panel="architecture", select_metric=METRIC, max_seeds=10**9)
+    """The verdicts on the truth (no seed noise: every bound decided exactly). A time-axis bound reads a cell's
+    population mean curve (two seeds that agree exactly: an interval of width 0); ``worst_beats_best`` reads every
+    seed at its cell's G (its truth the sign of the true lead, :mod:`analysis.stats.calibration_time`), 500 seeds a
+    cell (their separation chance below any error; 10**9 overflows it)."""
+    truth = world.truth()
+    if any(f.worst_beats_best for f in meta.findings):
+        truth = truth.with_columns(worst_seed=pl.col("g"), best_seed=pl.col("g"), n=pl.lit(500, pl.Int64))
+    evaluations = None
+    if any(f.timed() for f in meta.findings):
+        mean = np.repeat(world.curves.mean(axis=1, keepdims=True), 2, axis=1)
+        evaluations = world.rows(mean, np.full(world.cells.height, 2)).collect()
+    data = FindingData(cells={METRIC: truth}, panel="architecture", select_metric=METRIC, max_seeds=10**9,
+                       evaluations=evaluations)
     return evaluate_findings(meta.replace(budget="fixed"), data)
 
 
@@ -173,23 +185,29 @@ class Tally:
     replays: int = 0
     models: float = 0.0  # mean share of all models
     per_replay: list[int] = field(default_factory=list)  # wrong decided verdicts of each replay
+    facts: np.ndarray | None = None  # per finding: decided verdicts that state a fact of the seeds run (``simulate``)
 
     def rates(self) -> pl.DataFrame:
-        """Per finding: its true verdict, the share of replays it was decided and decided wrong."""
-        return pl.DataFrame({"finding": self.findings, "truth": self.truths, "decided": self.decided / self.replays,
-                             "wrong": self.wrong / self.replays})
+        """Per finding: its true verdict, the share of replays it was decided and decided wrong (and, where counted,
+        decided on a fact of the seeds run: never wrong)."""
+        rates = pl.DataFrame({"finding": self.findings, "truth": self.truths, "decided": self.decided / self.replays,
+                              "wrong": self.wrong / self.replays})
+        return rates if self.facts is None else rates.with_columns(fact=pl.Series(self.facts / self.replays))
 
 
 def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_scale: float = 1.0,
-             noise: Callable[[pl.DataFrame], NoiseModel] | None = None) -> Tally:
+             noise: Callable[[pl.DataFrame], NoiseModel] | None = None,
+             fact: Callable[[Verdict], bool] | None = None) -> Tally:
     """Replay ``meta``'s budget (adaptive or fixed) ``replays`` times on seeds drawn from ``world``; a finding counts
-    wrong when its verdict is decided and differs from the true one. ``sd_scale`` < 1 understates the seed noise and
-    ``noise`` replaces the noise model: the negative controls."""
+    wrong when its verdict is decided and differs from the true one, unless ``fact`` says it states a fact of the
+    seeds run, no inference (counted apart). ``sd_scale`` < 1 understates the seed noise and ``noise`` replaces the
+    noise model: the negative controls."""
     rng = np.random.default_rng(seed)
     truths = [v.status for v in true_verdicts(meta, world)]
     seeds = len(meta.seeds)
     zeros = np.zeros(len(truths), int)
-    tally = Tally([f.description for f in meta.findings], truths, zeros.copy(), zeros.copy())
+    tally = Tally([f.description for f in meta.findings], truths, zeros.copy(), zeros.copy(),
+                  facts=None if fact is None else zeros.copy())
     order = {tuple(row): i for i, row in enumerate(world.cells.iter_rows())}
     for _ in range(replays):
         values = world.draw(rng, seeds)
@@ -208,6 +226,10 @@ def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_sc
         tally.models += given / (len(order) * seeds) / replays
         decided = np.array([v.status in DECIDED for v in verdicts])
         wrong = decided & np.array([v.status != t for v, t in zip(verdicts, truths, strict=True)])
+        if fact is not None and tally.facts is not None:
+            facts = decided & np.array([fact(v) for v in verdicts])
+            tally.facts += facts
+            wrong &= ~facts
         tally.decided += decided
         tally.wrong += wrong
         tally.per_replay.append(int(wrong.sum()))
@@ -224,11 +246,17 @@ def first_seeds_verdicts(meta: StudyRecord, world: World, values: np.ndarray, se
 
 def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
           noise: Callable[[pl.DataFrame], NoiseModel] | None) -> FindingData:
-    """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale``."""
-    cells = training_stats(rows, meta).finding_cells()
+    """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale`` (on a
+    learning curve: each evaluation's seeds drawn towards their mean)."""
+    stats = training_stats(rows, meta)
+    cells, evaluations = stats.finding_cells(), stats.evaluations
     if sd_scale != 1.0:
         cells = {m: c.with_columns(pl.col("sd") * sd_scale, pl.col("gmd_var") * sd_scale**2) for m, c in cells.items()}
-    return FindingData(cells=cells, panel="architecture", select_metric=METRIC, max_seeds=seeds, noise=noise)
+        if evaluations is not None:
+            mean = pl.col(METRIC).mean().over(*KEYS, "step")
+            evaluations = evaluations.with_columns(mean + sd_scale * (pl.col(METRIC) - mean))
+    return FindingData(cells=cells, panel="architecture", select_metric=METRIC, max_seeds=seeds, noise=noise,
+                       evaluations=evaluations)
 
 
 @dataclass(frozen=True)
