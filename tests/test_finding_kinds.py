@@ -241,10 +241,13 @@ def test_faster_than_by_a_margin_of_epochs(margin: float, status: str) -> None:
 
 
 def test_a_curve_that_never_reaches_the_level_is_faster_than_nothing() -> None:
+    """NON never reaches 90% (85% at best): not faster than BERT, and NAP is faster than it; NAP tops at 98%, a point
+    under 99%, within its cell's seed noise in the grid (the cliff to its cells 30 points lower): whether it reaches
+    99% is open, and with it the race."""
     verdicts = _timed([{"description": "a", "level": 0.99, "faster_than": {"NAP": ("BERT",)}},
                        {"description": "b", "level": 0.9, "faster_than": {"NON": ("BERT",)}},
                        {"description": "c", "level": 0.9, "faster_than": {"NAP": ("NON",)}}], None)
-    assert [v.status for v in verdicts] == [FAIL, FAIL, PASS], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [UNDECIDED, FAIL, PASS], [v.lines() for v in verdicts]
 
 
 def test_a_time_interval_is_the_span_of_evaluations_its_level_interval_allows() -> None:
@@ -313,8 +316,9 @@ def test_time_axis_bounds_name_panel_values_the_study_checks() -> None:
 
 
 def test_the_time_axis_on_the_authors_release() -> None:
-    """Fig. 7's release (32 epochs, five seeds): NAP's and BERT's best cells end at 95.7% and 95.9%, so both still hold
-    90%; max never reaches it (FAIL by epoch 20); the statistics keep the evaluations only for such findings."""
+    """Fig. 7's release (32 epochs, five seeds): NAP's and BERT's best cells end at 95.7% and 95.9%, but other cells
+    may be the best and some end lower: still holding 90% is open; max never reaches it (FAIL by epoch 20); the
+    statistics keep the evaluations only for such findings."""
     from analysis.stats.findings import evaluate_findings
     from analysis.stats.replay import published_data
     from analysis.stats.training_stats import training_stats
@@ -329,9 +333,13 @@ def test_the_time_axis_on_the_authors_release() -> None:
     with_rows = training_stats(rows, timed)
     assert with_rows.evaluations is not None and with_rows.evaluations.height == 76800
     verdicts = evaluate_findings(timed, published_data(with_rows, 5))
-    assert [v.status for v in verdicts] == [PASS, FAIL], [v.lines() for v in verdicts]
-    assert verdicts[0].checks[0].text().startswith("NAP: at its last evaluation 95.7% [")
-    assert "never [never, never] (5 seeds)" in verdicts[1].checks[0].text()
+    # the best cell is not known: NAP's is read with the cells that may be the best, one of which ends far lower
+    assert [v.status for v in verdicts] == [UNDECIDED, FAIL], [v.lines() for v in verdicts]
+    nap = verdicts[0].checks[0]
+    assert nap.text().startswith("NAP: at its last evaluation 95.7% [") and nap.estimate.low < 0.5 < 0.9 <= \
+        nap.estimate.value, nap.text()
+    assert "cells that may be the best" in nap.text()
+    assert "never [never, never] (5 seeds; 80 cells that may be the best)" in verdicts[1].checks[0].text()
 
 
 def test_a_loss_reaches_its_level_by_falling_to_it() -> None:
@@ -403,14 +411,16 @@ def _cell_rows(curves: dict[tuple[int, float], tuple[float, ...]], sd: float = 0
 def test_some_cell_that_unlearns_holds_where_the_best_cell_keeps_the_level() -> None:
     """The best cell (d 16, lr 0.09: 95% to the end) keeps it, the cell at lr 1e-5 learns 80% and ends at 10%: the best
     cell's bound fails, some cell's holds, naming it of the region's 4 cells at a quarter of the error."""
-    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN, (512, 0.09): NEVER, (512, 1e-5): NEVER})
+    # 20 seeds: with 5 the cliffs to the cells that never learn make every cell's G interval wide enough that the
+    # unlearning cell (80%) may be the best (95%), and the best cell's bound is read on both (undecided)
+    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN, (512, 0.09): NEVER, (512, 1e-5): NEVER}, seeds=20)
     best, some = _timed([UNLEARNS, {**UNLEARNS, "cell": "any"}], rows)
     assert (best.status, some.status) == (FAIL, PASS), [best.lines(), some.lines()]
-    assert best.checks[0].text().startswith("NON: first reaches 60.0%: epoch 3 [epoch 3, epoch 3] (5 seeds); at its "
+    assert best.checks[0].text().startswith("NON: first reaches 60.0%: epoch 3 [epoch 3, epoch 3] (20 seeds); at its "
                                             "last evaluation 95.")
     text = some.checks[0].text()
     assert text.startswith("NON at d_model 16, learning_rate 1e-05 (one of 4 cells, each at 1/4 of the error): first "
-                           "reaches 60.0%: epoch 2 [epoch 2, epoch 3] (5 seeds); at its last evaluation 10.8% ["), text
+                           "reaches 60.0%: epoch 2 [epoch 2, epoch 2] (20 seeds); at its last evaluation 9.9% ["), text
     assert text.endswith("required <= 20.0% (a drop of 40.0 pp): holds")
 
 
@@ -452,7 +462,7 @@ def test_each_time_bound_picks_its_own_cell() -> None:
     at 60% at the end: only the cell that keeps it (90% from epoch 3). The best cell (the one that keeps it) holds the
     second alone; some cell holds each, and each bound names its own."""
     fast = (0.7, 0.8, 0.5, 0.2, 0.1, 0.1)
-    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): fast, (512, 0.09): NEVER, (512, 1e-5): NEVER})
+    rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): fast, (512, 0.09): NEVER, (512, 1e-5): NEVER}, seeds=20)
     bounds = {"description": "d", "level": 0.6, "reached_by": {"NON": 2}, "still_holds": ("NON",)}
     best, some = _timed([bounds, {**bounds, "cell": "any"}], rows)
     assert ([c.state for c in best.checks], some.status) == (["fails", "holds"], PASS), [best.lines(), some.lines()]

@@ -29,16 +29,19 @@ from typing import Any
 
 import polars as pl
 
+from analysis.stats.curve_intervals import with_grid_noise
 from analysis.stats.finding_cells import lower_is_better
 from analysis.stats.finding_check import Check
 from analysis.stats.finding_intervals import Errors
 from analysis.stats.finding_time import cell_curve, time_checks
+from analysis.stats.seed_noise import NoiseModel
 from search_spaces.axes import show_value
 from search_spaces.finding import Finding
 
 
 def any_cell_checks(finding: Finding, metric: str, cells_of: Callable[[str], pl.DataFrame],
-                    rows: tuple[pl.DataFrame, Sequence[str], str], errors: Errors, percent: bool) -> list[Check]:
+                    rows: tuple[pl.DataFrame, Sequence[str], str], errors: Errors, percent: bool,
+                    noise: NoiseModel) -> list[Check]:
     """Every time-axis bound of ``finding`` (``cell="any"``: module docstring), in the order of
     :func:`analysis.stats.finding_time.time_checks`: ``cells_of(panel value)`` is the value's cells in ``where``
     (``n`` 0: not run yet); ``rows``: the per-evaluation rows, the columns naming a cell and the panel's column."""
@@ -47,21 +50,22 @@ def any_cell_checks(finding: Finding, metric: str, cells_of: Callable[[str], pl.
     singles += [(v, {"still_holds": (v,)}) for v in finding.still_holds]
     singles += [(v, {"learned_then_unlearned": {v: drop}}) for v, drop in finding.learned_then_unlearned.items()]
     return [_some_cell(finding.model_copy(update={**none, **bound}), value, cells_of(value),
-                       (*rows, metric), errors, percent) for value, bound in singles]
+                       (*rows, metric), errors, percent, noise) for value, bound in singles]
 
 
 def _some_cell(one: Finding, value: str, cells: pl.DataFrame, rows: tuple[pl.DataFrame, Sequence[str], str, str],
-               errors: Errors, percent: bool) -> Check:
+               errors: Errors, percent: bool, noise: NoiseModel) -> Check:
     """``one``'s single bound on ``value``, held by some cell of ``cells`` (module docstring)."""
     evaluations, keys, panel, metric = rows
     if cells.is_empty():  # no cell at all: fails, as the best cell's check says
-        return time_checks(one, metric, lambda _v, _r: None, one.where, errors, percent)[0]
+        return time_checks(one, metric, lambda _v, _r, at: (None, at), one.where, errors, percent)[0]
     count = cells.height
     narrow = replace(errors, low=errors.low / count, high=errors.high / count)
-    curves = [cell_curve(cells.slice(i, 1), evaluations, keys, metric, one.time) for i in range(count)]
+    curves = [with_grid_noise(cell_curve(cells.slice(i, 1), evaluations, keys, metric, one.time), cells.slice(i, 1),
+                              noise) for i in range(count)]
 
     def judge(i: int, e: Errors) -> Check:
-        return time_checks(one, metric, lambda _v, _r: curves[i], one.where, e, percent)[0]
+        return time_checks(one, metric, lambda _v, _r, at: ([curves[i]], at), one.where, e, percent)[0]
 
     judged = [(judge(i, narrow), judge(i, errors)) for i in range(count)]
     names = [", ".join(f"{k} {show_value(v)}" for k, v in cells.select(k for k in keys if k != panel).row(i, named=True)

@@ -217,7 +217,7 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
     share, m = errors.share(n), len(n)
     largest = statistic == "share" or (statistic == "best") != lower_is_better(metric)
     union = {"low": largest, "high": not largest or statistic == "share"}  # the ends any cell could make wrong
-    low, high = (_bound(centres[end], se, df, known, errors, share, m, end, union[end], (lo, hi))
+    low, high = (interval_ends(centres[end], se, df, known, errors, share, m, end, union[end], (lo, hi))
                  for end in ("low", "high"))
     short = cells.select(*keys, "g", "n").with_columns(low=pl.Series(low), high=pl.Series(high))
     if statistic == "share":
@@ -231,8 +231,8 @@ def _estimate(cells: pl.DataFrame, statistic: str, level: float, metric: str, no
                     largest=largest)
 
 
-def _bound(g: np.ndarray, se: np.ndarray, df: np.ndarray, known: np.ndarray, errors: Errors, share: np.ndarray,
-           cells: int, end: str, union: bool, bounds: tuple[float, float]) -> np.ndarray:
+def interval_ends(g: np.ndarray, se: np.ndarray, df: np.ndarray, known: np.ndarray, errors: Errors,
+                  share: np.ndarray, cells: int, end: str, union: bool, bounds: tuple[float, float]) -> np.ndarray:
     """Every cell's lower (``end`` "low") or upper bound around ``g`` (its G, less its lift at the end it may have
     inflated) at the end's error, shared over the ``cells`` when ``union``; a cell of one seed or none at the range's
     end."""
@@ -243,6 +243,19 @@ def _bound(g: np.ndarray, se: np.ndarray, df: np.ndarray, known: np.ndarray, err
     if end == "low":
         return np.where(known, np.clip(g - half, lo, hi), lo)
     return np.where(known, np.clip(g + half, lo, hi), hi)
+
+
+def plausible_best(cells: pl.DataFrame, metric: str, noise: NoiseModel, errors: Errors) -> pl.DataFrame:
+    """The cells of ``cells`` (all run) that may be the truly best (a loss: lowest): those whose upper end reaches
+    the best's lower end. The truly best is left out only if its own upper end or some cell's lower end is wrong:
+    at most ``errors.low + errors.high`` (lower ends shared over the cells, as a best's)."""
+    if cells.height <= 1:
+        return cells
+    e = _estimate(cells, "best", 0.0, metric, noise, errors)
+    assert e.short is not None
+    low, high = e.short.get_column("low").to_numpy(), e.short.get_column("high").to_numpy()
+    keep = low <= e.high if lower_is_better(metric) else high >= e.low
+    return cells.filter(pl.Series(keep))
 
 
 def _seeds_of(n: np.ndarray, g: np.ndarray, run: np.ndarray, value: float) -> tuple[int, int]:
@@ -310,68 +323,3 @@ def _spread(cells: pl.DataFrame, noise: tuple[np.ndarray, np.ndarray], level: fl
     low = (total - float(quantile(errors.low * errors.look, dof)) * error) / k
     high = (total + float(quantile(errors.high * errors.look, dof)) * error + unknown.sum() * width) / k
     return Estimate(value, max(low, 0.0), min(high, width), seeds, len(n), short=short)
-
-
-def curve(rows: pl.DataFrame, metric: str, time: str) -> pl.DataFrame:
-    """One cell's learning curve as a cell table whose cells are its evaluations: per value of ``time`` (``epoch``
-    or ``step``) the seeds' mean of ``metric`` (``g``; a combination per row, a non-finite value its worst: 0 for an
-    accuracy, :func:`analysis.stats.finding_cells.per_row`), their standard deviation (``sd``) and count (``n``),
-    in time order. :class:`analysis.stats.seed_noise.NoiseModel` fits it as it fits a grid: an evaluation's
-    neighbours are the evaluations before and after it, a jump of the curve between them a cliff."""
-    from analysis.stats.finding_cells import per_row
-
-    return (rows.select(time, per_row(metric).alias("_v")).group_by(time)
-            .agg(pl.col("_v").mean().alias("g"), pl.col("_v").std().fill_null(0.0).alias("sd"),
-                 pl.len().cast(pl.Int64).alias("n"))
-            .with_columns(lift=pl.lit(0.0)).sort(time))
-
-
-def curve_bounds(points: pl.DataFrame, metric: str, errors: Errors, union: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per evaluation of a :func:`curve` the lower and upper end of its seed mean's interval, each at its end's error
-    (an adaptive budget: the share its seed count spends), shared over the evaluations when ``union`` (an end that
-    any evaluation could make wrong: which evaluation is the first to reach a level is read from the data), from the
-    one seed-noise model (:class:`analysis.stats.seed_noise.NoiseModel`); an evaluation of one seed spans the
-    metric's range."""
-    noise = NoiseModel.fit(points)
-    annotated = noise.annotate(points)
-    se, df = noise.standard_errors(annotated)
-    n, g = floats(points, "n", 0.0), floats(points, "g", 0.0)
-    share, m, known, span = errors.share(n), len(n), n >= 2, metric_range(metric)
-    return (_bound(g, se, df, known, errors, share, m, "low", union, span),
-            _bound(g, se, df, known, errors, share, m, "high", union, span))
-
-
-def first_reached(points: pl.DataFrame, time: str, level: float, metric: str, errors: Errors) -> Estimate:
-    """The first evaluation (its ``time``) at which a :func:`curve` reaches ``level`` (a loss: falls to it), with its
-    interval: from the first evaluation whose interval reaches the level at all (the truly first one's upper end is
-    wrong only if that one evaluation's is: the end's whole error) to the first whose whole interval has (wrong if
-    any evaluation's lower end is: the error shared over the evaluations, as a best's lower end over cells); ``inf``
-    where none does. Its value: the first evaluation whose seed mean reaches it (``inf``: none)."""
-    times = floats(points, time, math.inf)
-    n, g = floats(points, "n", 0.0), floats(points, "g", 0.0)
-    if points.is_empty():
-        return Estimate(None, 0.0, math.inf)
-    sure_low, _ = curve_bounds(points, metric, errors, union=True)
-    _, maybe_high = curve_bounds(points, metric, errors, union=False)
-    if lower_is_better(metric):  # a loss reaches a level by falling to it: the ends swap
-        _, sure_high = curve_bounds(points, metric, errors, union=True)
-        maybe_low, _ = curve_bounds(points, metric, errors, union=False)
-        reached, surely, maybe = g <= level, sure_high <= level, maybe_low <= level
-    else:
-        reached, surely, maybe = g >= level, sure_low >= level, maybe_high >= level
-
-    def first(mask: np.ndarray) -> float:
-        return float(times[mask].min()) if mask.any() else math.inf
-
-    seeds = (int(n.min()), int(n.max()))
-    return Estimate(first(reached & (n >= 1)), first(maybe), first(surely), seeds, cells=1)
-
-
-def last_value(points: pl.DataFrame, metric: str, errors: Errors) -> Estimate:
-    """A :func:`curve`'s seed mean at its last evaluation with its interval (one fixed evaluation: each end at its
-    whole error)."""
-    if points.is_empty():
-        return Estimate(None, *metric_range(metric))
-    low, high = curve_bounds(points, metric, errors, union=False)
-    n = int(floats(points, "n", 0.0)[-1])
-    return Estimate(float(floats(points, "g", 0.0)[-1]), float(low[-1]), float(high[-1]), (n, n), cells=1)

@@ -51,9 +51,8 @@ from analysis.stats.finding_cells import (
 )
 from analysis.stats.finding_check import Check, check_state, subject_text
 from analysis.stats.finding_extremes import worst_beats_best
-from analysis.stats.finding_intervals import Estimate, error_budget, estimate
-from analysis.stats.finding_time import best_curve as _best_curve
-from analysis.stats.finding_time import time_checks, time_ends
+from analysis.stats.finding_intervals import Errors, Estimate, error_budget, estimate
+from analysis.stats.finding_time import Curves, best_curves, time_checks, time_ends
 from analysis.stats.seed_noise import NoiseModel
 from analysis.stats.verdict_text import percent_text
 from search_spaces.finding import Finding
@@ -237,15 +236,16 @@ def _checks(finding: Finding, metric: str, table: pl.DataFrame, data: FindingDat
     if finding.timed() and data.evaluations is not None:
         keys = [c for c in table.columns if c not in VALUES]
 
-        def curve_of(value: str, region: Mapping[str, Any]) -> pl.DataFrame:
-            return _best_curve(sides[side(value, region)], data.evaluations, keys, metric, finding.time)
+        def curves_of(value: str, region: Mapping[str, Any], at: Errors) -> Curves:
+            return best_curves(sides[side(value, region)], data.evaluations, keys, metric, finding.time, noise, at)
 
         checks += any_cell_checks(finding, metric, lambda value: sides[side(value, finding.where)],
-                                  (data.evaluations, keys, data.panel), errors, percent) if finding.cell == "any" \
-            else time_checks(finding, metric, curve_of, versus_region, errors, percent)
+                                  (data.evaluations, keys, data.panel), errors, percent, noise) \
+            if finding.cell == "any" else time_checks(finding, metric, curves_of, versus_region, errors, percent)
     basis = _basis(meta, ends, (look, meta.looks), noise, finding.statistic)
     if finding.timed():
-        basis += "; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and after)"
+        basis += ("; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and "
+                  "after), at least its cell's in the grid")
     return checks, basis
 
 
