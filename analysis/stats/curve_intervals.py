@@ -41,20 +41,27 @@ def with_grid_noise(points: pl.DataFrame, cell: pl.DataFrame, noise: NoiseModel)
     return points.with_columns(grid_var=pl.lit(float(var)), grid_df=pl.lit(float(df or 0.0)))
 
 
-def curve_bounds(points: pl.DataFrame, metric: str, errors: Errors, union: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per evaluation of a :func:`curve` the lower and upper end of its seed mean's interval, each at its end's error
-    (an adaptive budget: the share its seed count spends), shared over the evaluations when ``union`` (an end that
-    any evaluation could make wrong: which evaluation is the first to reach a level is read from the data), from the
-    one seed-noise model (:class:`analysis.stats.seed_noise.NoiseModel`) fitted to the curve, its prior at least the
-    cell's in the grid where the curve carries it (:func:`with_grid_noise`); an evaluation of one seed spans the
-    metric's range."""
+def curve_noise(points: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per evaluation of a :func:`curve` the standard error of its seed mean and its degrees of freedom, from the one
+    seed-noise model (:class:`analysis.stats.seed_noise.NoiseModel`) fitted to the curve, its prior at least the
+    cell's in the grid where the curve carries it (:func:`with_grid_noise`)."""
     noise = NoiseModel.fit(points.drop("grid_var", "grid_df", strict=False))
     annotated = noise.annotate(points)
     if "grid_var" in points.columns:  # the cell's seed noise in the grid as a floor (:func:`with_grid_noise`)
         annotated = annotated.with_columns(
             prior_var=pl.max_horizontal(pl.col("prior_var").fill_null(0.0), pl.col("grid_var")),
             prior_df=pl.min_horizontal(pl.col("prior_df").fill_null(0.0), pl.col("grid_df")))
-    se, df = noise.standard_errors(annotated)
+    return noise.standard_errors(annotated)
+
+
+def curve_bounds(points: pl.DataFrame, metric: str, errors: Errors, union: bool,
+                 noise: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per evaluation of a :func:`curve` the lower and upper end of its seed mean's interval, each at its end's error
+    (an adaptive budget: the share its seed count spends), shared over the evaluations when ``union`` (an end that
+    any evaluation could make wrong: which evaluation is the first to reach a level is read from the data), from the
+    curve's standard errors (``noise``: :func:`curve_noise`'s, computed here when not given); an evaluation of one
+    seed spans the metric's range."""
+    se, df = curve_noise(points) if noise is None else noise
     n, g = floats(points, "n", 0.0), floats(points, "g", 0.0)
     share, m, known, span = errors.share(n), len(n), n >= 2, metric_range(metric)
     return (interval_ends(g, se, df, known, errors, share, m, "low", union, span),
@@ -71,11 +78,10 @@ def first_reached(points: pl.DataFrame, time: str, level: float, metric: str, er
     n, g = floats(points, "n", 0.0), floats(points, "g", 0.0)
     if points.is_empty():
         return Estimate(None, 0.0, math.inf)
-    sure_low, _ = curve_bounds(points, metric, errors, union=True)
-    _, maybe_high = curve_bounds(points, metric, errors, union=False)
+    noise = curve_noise(points)  # one fit for both kinds of end
+    sure_low, sure_high = curve_bounds(points, metric, errors, union=True, noise=noise)
+    maybe_low, maybe_high = curve_bounds(points, metric, errors, union=False, noise=noise)
     if lower_is_better(metric):  # a loss reaches a level by falling to it: the ends swap
-        _, sure_high = curve_bounds(points, metric, errors, union=True)
-        maybe_low, _ = curve_bounds(points, metric, errors, union=False)
         reached, surely, maybe = g <= level, sure_high <= level, maybe_low <= level
     else:
         reached, surely, maybe = g >= level, sure_low >= level, maybe_high >= level
