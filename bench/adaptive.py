@@ -96,8 +96,8 @@ def seed_use() -> dict:
     finding the full data decides, and those asked for only by findings the full data leaves open too (seeds that
     could not have decided anything: what stands between the budget and its target)."""
     from analysis.data.reference import open_reference
-    from analysis.stats.replay import replay
-    from analysis.stats.verdicts import DECIDED
+    from analysis.stats.budget.replay import replay
+    from analysis.stats.verdicts.status import DECIDED
     from search_spaces import get_study
     from search_spaces.record import StudyRecord
 
@@ -122,9 +122,9 @@ def seed_use() -> dict:
 def fixed_seeds_baseline() -> dict:
     """Per release file: the verdicts on the first k seeds of every cell (one look) against all five's."""
     from analysis.data.reference import open_reference
-    from analysis.stats.findings import evaluate_findings
-    from analysis.stats.replay import published_data
     from analysis.stats.training_stats import training_stats
+    from analysis.stats.verdicts.data import published_data
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces import get_study
     from search_spaces.record import StudyRecord
 
@@ -149,7 +149,7 @@ def fixed_seeds_baseline() -> dict:
     return out
 
 
-#: The futility constants tried (analysis.stats.finding_check.FUTILITY_SHARE): how far a best's (an "order" statistic's)
+#: The futility constants tried (analysis.stats.kinds.base.FUTILITY_SHARE): how far a best's (an "order" statistic's)
 #: and any other statistic's projection with every seed is shrunk towards its number before a bound inside it counts
 #: as out of reach. At most 1: beyond it a bound the projection itself says every seed would decide asks for nothing.
 FUTILITY_GRID = [{"order": o, "other": t} for o in (0.25, 0.5, 0.75, 1.0) for t in (0.25, 0.5, 0.75, 1.0)]
@@ -157,12 +157,12 @@ FUTILITY_GRID = [{"order": o, "other": t} for o in (0.25, 0.5, 0.75, 1.0) for t 
 
 def futility_out_of_sample() -> dict:
     """The futility constants chosen on two release files and measured on the third (each file held out once), and
-    chosen on all three: per file and constants, the replay's models and verdicts kept (analysis.stats.replay). A
+    chosen on all three: per file and constants, the replay's models and verdicts kept (analysis.stats.budget.replay). A
     choice keeps every verdict the completed budget decides on the files it is chosen on, with the fewest models
     there (ties: the smaller constants, the more cautious)."""
-    import analysis.stats.finding_check as findings_module
+    import analysis.stats.kinds.base as findings_module
     from analysis.data.reference import open_reference
-    from analysis.stats.replay import replay
+    from analysis.stats.budget.replay import replay
     from search_spaces import get_study
     from search_spaces.record import StudyRecord
 

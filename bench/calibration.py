@@ -1,6 +1,6 @@
 """The verdicts' calibration, measured by simulation (issue 48): docs/budget_calibration.png and its numbers.
 
-Studies of known truth built from the authors' release cells (analysis/stats/calibration.py: every cell of the mode
+Studies of known truth built from the authors' release cells (analysis/calibration/world.py: every cell of the mode
 release a population of its five seeds' curves, mixed-outcome cells included, a replay's seed drawn from it), with
 every statistic and relation at bounds on its truth, 0.5 and 2 points inside and outside it; replayed under a fixed
 budget of two seeds and of five, and under the adaptive budget (up to five), beside the two negative controls (seed
@@ -27,7 +27,10 @@ RUNS = (("fixed", 2, "correct"), ("fixed", 5, "correct"), ("adaptive", 5, "corre
 
 
 def one(run: tuple[str, int, str], replays: int) -> dict:
-    from analysis.stats.calibration import LevelBinnedNoise, World, calibration_findings, simulate, study
+    from analysis.calibration.controls import LevelBinnedNoise
+    from analysis.calibration.findings import calibration_findings
+    from analysis.calibration.simulate import simulate
+    from analysis.calibration.world import World, study
 
     budget, seeds, noise = run
     world = World.of_release()

@@ -1,5 +1,5 @@
 """The calibration of the finding kinds issue 50 added (the time axis, cell="any", two-sided levels, worst seed
-against best seed), measured by simulation in the world of bench/calibration.py (analysis/stats/calibration_time.py):
+against best seed), measured by simulation in the world of bench/calibration.py (analysis/calibration/time_findings.py):
 per finding the share of replays decided, decided wrong, and (worst_beats_best) decided on a fact of the seeds run.
 ``--one-cell``: the best-cell time bounds read on the one cell of the best true G instead (no cell to pick: the
 diagnostic of docs/budget.md). Writes bench/calibration_time.json and prints each kind's worst wrong rate.
@@ -20,8 +20,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from analysis.stats.calibration import World, simulate, study
-    from analysis.stats.calibration_time import on_true_best_cells, overlap_fact, time_calibration_findings
+    from analysis.calibration.simulate import simulate
+    from analysis.calibration.time_findings import on_true_best_cells, overlap_fact, time_calibration_findings
+    from analysis.calibration.world import World, study
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replays", type=int, default=300)

@@ -4,7 +4,7 @@ For each study with per-seed release data, each metric its findings read, and k 
 subset): the interval a verdict reads, from k seeds alone, against G of all five seeds and (as a prediction) against
 G of the other seeds; per cell at 5%, and per panel value with all its cells at once (Bonferroni at 5%). Beside the
 current seed-noise model, the one this project used before issue 48 (a prior grouped by each cell's observed G).
-analysis/stats/holdout.py says exactly what is counted.
+analysis/calibration/holdout.py says exactly what is counted.
 
     .venv/bin/python bench/coverage.py            # writes bench/coverage.json, prints the tables
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.stats.calibration import LevelBinnedNoise  # noqa: E402
-from analysis.stats.holdout import finding_metrics, holdout, pooled  # noqa: E402
-from analysis.stats.seed_noise import NoiseModel  # noqa: E402
+from analysis.calibration.controls import LevelBinnedNoise  # noqa: E402
+from analysis.calibration.holdout import finding_metrics, holdout, pooled  # noqa: E402
+from analysis.stats.noise import NoiseModel  # noqa: E402
 from search_spaces import get_study  # noqa: E402
 from study.cli.findings import published_rows  # noqa: E402
 

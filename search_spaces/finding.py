@@ -136,8 +136,12 @@ class Finding(Schema):
     #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
     time_margin: float = 0.0
     #: the cell of ``where`` the time-axis bounds read: ``best`` (the cell with the best G) or ``any`` (some cell:
-    #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.finding_any_cell`)
+    #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.kinds.any_cell`)
     cell: str = "best"
+    #: Bounds of kinds beyond the fields above - a kind of yours, registered from your own module (docs/extending.md):
+    #: the kind's registered name -> its argument, in the shape that kind reads; an unknown name is refused before
+    #: anything trains.
+    kinds: dict[str, Any] = {}
 
     @field_validator("description")
     @classmethod
@@ -199,10 +203,10 @@ class Finding(Schema):
             raise fail(f"equivalence_margin of {named}", margin, "None without level_with or not_ahead")
         self._kinds_consistent(named)
         if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead or self.worst_beats_best
-                or self.timed()):
+                or self.timed() or self.kinds):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
-                                                 "faster_than")
+                                                 "faster_than, kinds")
         return self
 
     def _kinds_consistent(self, named: str) -> None:

@@ -17,17 +17,17 @@ How the thresholds are argued (as the demo's are, search_spaces/demo.py):
 * **focus on a case**: that case's accuracy at least 20 points above the other's in some cell (a difference
   of two means, each with a standard error of about 1 point).
 * **comparisons**: a strict claim ("more", "better", "the largest range", "learns less") is a lead whose interval
-  from seed variation must lie above 0 (analysis/stats/findings.py, analysis/stats/seed_noise.py); "helps",
+  from seed variation must lie above 0 (analysis/stats/verdicts/evaluate.py, analysis/stats/noise.py); "helps",
   "outperforms", "significantly" also need at least +5 points (the best of a grid is biased up by 1-2 points by
   selecting over learning rates, twice that between two grids); "similar" allows 2 points either way (Table 1's
   five best validation accuracies lie within 0.8 points).
 * **combined cases**: "learns all three cases" is the three case accuracies' minimum at one evaluation, and
   "focuses on the first case" is first minus argmin at one evaluation, each then maximised over training (the
-  sentence's "at the same time"; analysis/stats/finding_cells.py).
+  sentence's "at the same time"; analysis/stats/metric.py).
 * **chance**: "fails" on mode finding is a bound from each vocabulary size's majority-class base rate (the
   paper's "shading ... corresponds to the majority class base rate").
-* **seed variation**: every number has an interval from the seeds (analysis/stats/findings.py); "not significant
-  considering the performance variation across random seeds" is ``not_ahead`` (no lead beyond it).
+* **seed variation**: every number has an interval from the seeds (analysis/stats/verdicts/evaluate.py); "not
+  significant considering the performance variation across random seeds" is ``not_ahead`` (no lead beyond it).
 
 Scales: Fig. 1 measures at initialisation (its cpu grid is the paper's). A training finding is checked at the cpu
 scale (800 of 3200 steps, d = 32 or 16-64, 4 of the 10 learning rates) only when the published runs on the cpu

@@ -267,7 +267,7 @@ class Study(Schema):
     def looks(self) -> int:
         """How many times the study decides on its findings: once (a fixed budget, on its final numbers), or once per
         round of an adaptive budget (a round adds one seed to the cells still deciding something). Each verdict's
-        error budget is split over these looks (analysis.stats.findings)."""
+        error budget is split over these looks (analysis.stats.intervals.errors)."""
         return 1 if self.budget == "fixed" else len(self.seeds) - len(self.starting_seeds) + 1
 
     @property

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.stats.budget import Budget, plan_round, run_budget
-from analysis.stats.findings import FindingData
+from analysis.stats.budget.adaptive import Budget, plan_round, run_budget
+from analysis.stats.verdicts.data import FindingData
 from search_spaces import Finding
 from search_spaces.record import StudyRecord
 from study.cli import main
@@ -57,7 +57,7 @@ def test_a_decided_finding_and_a_cell_with_every_seed_ask_for_nothing() -> None:
     budget = Budget.start(_cells(), study).cells.with_columns(n=pl.lit(5, pl.Int64))
     full = Budget(budget, study.seeds)
     view = _view([0.91, 0.5, 0.3, 0.2, 0.25, 0.1], 0.04)
-    from analysis.stats.findings import evaluate_findings
+    from analysis.stats.verdicts.evaluate import evaluate_findings
 
     verdicts = evaluate_findings(study, view(full), look=1)
     assert plan_round(verdicts, full) == []  # undecided or not, no cell can get a sixth seed
@@ -66,7 +66,7 @@ def test_a_decided_finding_and_a_cell_with_every_seed_ask_for_nothing() -> None:
 def test_an_adaptive_study_keeps_the_verdict_its_look_decided_and_says_what_every_seed_says_now() -> None:
     """A finding decided at look 1 stays decided (a verdict is the first decided one over the looks), shown beside
     the current numbers when those leave it open; the numbers are taken at the last look the study took."""
-    from analysis.stats.verdicts import study_verdicts
+    from analysis.stats.verdicts.study import study_verdicts
     from search_spaces.record import BudgetLook
 
     findings = (Finding(description="A reaches 90%", above={"A": 0.9}),

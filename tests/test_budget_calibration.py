@@ -1,6 +1,6 @@
 """The verdicts' stated confidence, measured (issue 48): studies whose truth is known, built from the authors' own
 release cells (mixed-outcome ones included), replayed through the project's rows, statistics, verdicts and budget;
-every finding's bound set on its truth, 0.5 and 2 points inside it and as far outside (analysis/stats/calibration.py).
+every finding's bound set on its truth, 0.5 and 2 points inside it and as far outside (analysis/calibration/world.py).
 Each finding's wrong-decision rate is held to the stated 5% on its own; the test can tell 5% from 10% (power below);
 and its two negative controls - the seed noise understated three times, and the noise prior this project used before
 (grouped by each cell's observed G) - are caught."""
@@ -11,15 +11,11 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from analysis.stats.calibration import (
-    LevelBinnedNoise,
-    World,
-    calibration_findings,
-    simulate,
-    study,
-    true_verdicts,
-)
-from analysis.stats.findings import FAIL, PASS
+from analysis.calibration.controls import LevelBinnedNoise
+from analysis.calibration.findings import calibration_findings
+from analysis.calibration.simulate import simulate
+from analysis.calibration.world import World, study, true_verdicts
+from analysis.stats.verdicts.status import Status
 
 REPLAYS = 300
 ALPHA = 0.05
@@ -44,9 +40,9 @@ def test_every_bound_has_truths_on_both_sides_and_on_it() -> None:
     kinds: dict[str, set[str]] = {}
     for finding, truth in zip(FINDINGS, truths, strict=True):
         kinds.setdefault(finding.description.split(" (truth")[0], set()).add(truth)
-    assert len(kinds) == 10 and all(seen == {PASS, FAIL} for seen in kinds.values()), kinds
+    assert len(kinds) == 10 and all(seen == {Status.PASS, Status.FAIL} for seen in kinds.values()), kinds
     on_it = [t for f, t in zip(FINDINGS, truths, strict=True) if "+0 pp" in f.description]
-    assert on_it == [PASS] * 10  # bounds are inclusive: the truth on the bound satisfies it
+    assert on_it == [Status.PASS] * 10  # bounds are inclusive: the truth on the bound satisfies it
 
 
 def _held(tally) -> pl.DataFrame:

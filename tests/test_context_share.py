@@ -103,7 +103,8 @@ def test_the_study_findings_on_the_measurement_itself() -> None:
     level with its own at N = 16 (the LayerNorm eps: FAIL, as the study's run), NON's is level within a factor 2."""
     import polars as pl
 
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces import get_study
     from search_spaces.record import StudyRecord
 

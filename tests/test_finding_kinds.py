@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from analysis.stats.findings import FAIL, PASS, UNDECIDED
+from analysis.stats.verdicts.status import Status
 from search_spaces import Finding, StudyError
 from tests.test_findings import _cells, _verdicts
 
@@ -30,21 +30,21 @@ def test_a_two_sided_level_needs_its_lower_bound_below_its_upper() -> None:
 
 
 @pytest.mark.parametrize(("g", "sd", "status"), [
-    (0.55, 0.002, PASS),  # the interval inside both bounds
-    (0.25, 0.002, FAIL),  # at chance: wholly below the lower bound (today's one-sided "below 0.65" passed it)
-    (0.0, 0.002, FAIL),  # fully diverged
-    (0.80, 0.002, FAIL),  # wholly above the upper bound
-    (0.64, 0.05, UNDECIDED),  # the interval holds the upper bound
-    (0.46, 0.05, UNDECIDED),  # the interval holds the lower bound
+    (0.55, 0.002, Status.PASS),  # the interval inside both bounds
+    (0.25, 0.002, Status.FAIL),  # at chance: wholly below the lower bound (today's one-sided "below 0.65" passed it)
+    (0.0, 0.002, Status.FAIL),  # fully diverged
+    (0.80, 0.002, Status.FAIL),  # wholly above the upper bound
+    (0.64, 0.05, Status.UNDECIDED),  # the interval holds the upper bound
+    (0.46, 0.05, Status.UNDECIDED),  # the interval holds the lower bound
 ])
 def test_a_two_sided_level_passes_only_inside_both_bounds(g: float, sd: float, status: str) -> None:
     (v,) = _verdicts([TRAPPED], _cells({"NON": [g] * 4}, sd=sd))
     assert v.status == status
     assert [c.relation for c in v.checks] == ["below", "above"]
     low, high = v.checks[0].estimate.low, v.checks[0].estimate.high
-    if status == PASS:
+    if status == Status.PASS:
         assert 0.45 <= low <= high <= 0.65
-    elif status == FAIL:
+    elif status == Status.FAIL:
         assert high < 0.45 or low > 0.65
     else:
         assert low < 0.45 <= high or low <= 0.65 < high
@@ -71,10 +71,12 @@ def _extremes(g: dict[str, float], seeds: dict[str, tuple[float, float]], n: int
 
 
 @pytest.mark.parametrize(("n", "nap", "bert", "status"), [
-    (5, (0.80, 0.90), (0.60, 0.70), PASS),  # separated, 1/252 by chance, the lead of G clear of zero
-    (2, (0.80, 0.90), (0.60, 0.70), UNDECIDED),  # separated, but two seeds a side separate by chance 1 time in 6
-    (3, (0.62, 0.90), (0.60, 0.70), UNDECIDED),  # overlap at 3 of the study's 5 seeds: more seeds may separate them
-    (5, (0.62, 0.90), (0.60, 0.70), FAIL),  # overlap at every seed the study runs: the criterion is false on the runs
+    (5, (0.80, 0.90), (0.60, 0.70), Status.PASS),  # separated, 1/252 by chance, the lead of G clear of zero
+    (2, (0.80, 0.90), (0.60, 0.70), Status.UNDECIDED),  # separated, but two seeds a side separate by chance 1 time in 6
+    # overlap at 3 of the study's 5 seeds: more seeds may separate them
+    (3, (0.62, 0.90), (0.60, 0.70), Status.UNDECIDED),
+    # overlap at every seed the study runs: the criterion is false on the runs
+    (5, (0.62, 0.90), (0.60, 0.70), Status.FAIL),
 ])
 def test_worst_seed_beats_best_seed_needs_the_seeds_to_separate_beyond_chance(
         n: int, nap: tuple[float, float], bert: tuple[float, float], status: str) -> None:
@@ -101,26 +103,27 @@ def test_the_chance_of_a_separation_decides_when_the_lead_is_clear() -> None:
         return v
 
     two, three = verdict(2, {"NAP": ("BERT",)}), verdict(3, {"NAP": ("BERT",)})
-    assert two.checks[0].estimate.low > 0 and two.status == UNDECIDED and "1/6 (allowed 5%)" in two.checks[0].text()
-    assert three.status == PASS and "1/20 (allowed 5%)" in three.checks[0].text()
+    assert two.checks[0].estimate.low > 0 and two.status == Status.UNDECIDED
+    assert "1/6 (allowed 5%)" in two.checks[0].text()
+    assert three.status == Status.PASS and "1/20 (allowed 5%)" in three.checks[0].text()
     both = verdict(3, {"NAP": ("BERT", "NON")})
-    assert both.status == UNDECIDED and "1/20 (allowed 2.5%)" in both.checks[0].text()
+    assert both.status == Status.UNDECIDED and "1/20 (allowed 2.5%)" in both.checks[0].text()
 
 
 def test_a_worse_mean_fails_worst_beats_best_at_any_seed_count() -> None:
     cells = _extremes({"NAP": 0.40, "BERT": 0.85}, {"NAP": (0.38, 0.42), "BERT": (0.80, 0.90)}, n=3, sd=0.02)
     (v,) = _verdicts([NAP_BEATS_BERT], cells)
-    assert v.status == FAIL and v.checks[0].estimate.high < 0
+    assert v.status == Status.FAIL and v.checks[0].estimate.high < 0
 
 
 def test_worst_beats_best_without_per_seed_values_decides_only_a_failing_mean() -> None:
     cells = _extremes({"NAP": 0.85, "BERT": 0.65}, {"NAP": (0.8, 0.9), "BERT": (0.6, 0.7)}, n=5, sd=0.02)
     (v,) = _verdicts([NAP_BEATS_BERT], cells.drop("worst_seed", "best_seed"))
-    assert v.status == UNDECIDED and "no per-seed values" in v.checks[0].text()
+    assert v.status == Status.UNDECIDED and "no per-seed values" in v.checks[0].text()
 
 
 def test_separation_chance_is_the_exact_no_overlap_probability() -> None:
-    from analysis.stats.finding_extremes import separation_chance
+    from analysis.stats.kinds.worst_beats_best import separation_chance
 
     assert separation_chance(5, 5) == pytest.approx(1 / 252)
     assert separation_chance(3, 3) == pytest.approx(1 / 20)
@@ -151,8 +154,8 @@ def test_worst_beats_best_names_panel_values_the_study_checks() -> None:
 def test_worst_beats_best_on_the_authors_release_reads_each_seeds_best_at_the_best_cell() -> None:
     """Fig. 7's release (five seeds per cell): NAP's worst seed beats max's best by far (PASS); sum's best seed at its
     best cell overlaps NAP's worst at every seed the data has (FAIL: the criterion is false on these runs)."""
-    from analysis.stats.findings import evaluate_findings
-    from analysis.stats.replay import published_data
+    from analysis.stats.verdicts.data import published_data
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces import get_study
     from study.cli.findings import published_rows
 
@@ -167,7 +170,7 @@ def test_worst_beats_best_on_the_authors_release_reads_each_seeds_best_at_the_be
     findings = [Finding(description="NAP beats max", worst_beats_best={"NAP": ("max",)}),
                 Finding(description="NAP beats sum", worst_beats_best={"NAP": ("sum",)})]
     verdicts = evaluate_findings(meta.replace(budget="fixed", findings=findings), published_data(stats, 5))
-    assert [v.status for v in verdicts] == [PASS, FAIL], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.PASS, Status.FAIL], [v.lines() for v in verdicts]
     assert "worst seed 95.2% (5 seeds) against the best seed of max 15.8% (5 seeds)" in verdicts[0].checks[0].text()
 
 
@@ -195,7 +198,8 @@ def _timed(findings: list[dict], evaluations: pl.DataFrame | None, expected: boo
            with_rows: bool = True) -> list:
     """The verdicts of ``findings`` on the cells of ``evaluations`` (None: :func:`_evaluations`; G: the seed mean's
     best over epochs), the rows given to the findings ``with_rows``."""
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from tests.test_findings import _meta
 
     rows = _evaluations() if evaluations is None else evaluations
@@ -212,16 +216,16 @@ def _timed(findings: list[dict], evaluations: pl.DataFrame | None, expected: boo
 
 
 @pytest.mark.parametrize(("bound", "status"), [
-    ({"reached_by": {"NAP": 4}}, PASS),  # NAP reaches 90% at epoch 3
-    ({"reached_by": {"BERT": 3}}, FAIL),  # BERT at epoch 5
-    ({"reached_by": {"NAP": 3, "BERT": 3}}, FAIL),
-    ({"faster_than": {"NAP": ("BERT",)}}, PASS),
-    ({"faster_than": {"BERT": ("NAP",)}}, FAIL),
-    ({"still_holds": ("NAP", "BERT")}, PASS),
-    ({"still_holds": ("NON",)}, FAIL),  # NON peaks at 85% and ends at 15%
-    ({"learned_then_unlearned": {"NON": 0.3}, "level": 0.6}, PASS),  # 85% at epoch 3, 15% at the end
-    ({"learned_then_unlearned": {"NAP": 0.3}, "level": 0.8}, FAIL),  # learned, never unlearned
-    ({"learned_then_unlearned": {"NON": 0.3}, "level": 0.95}, FAIL),  # ends low, but never learned 95%
+    ({"reached_by": {"NAP": 4}}, Status.PASS),  # NAP reaches 90% at epoch 3
+    ({"reached_by": {"BERT": 3}}, Status.FAIL),  # BERT at epoch 5
+    ({"reached_by": {"NAP": 3, "BERT": 3}}, Status.FAIL),
+    ({"faster_than": {"NAP": ("BERT",)}}, Status.PASS),
+    ({"faster_than": {"BERT": ("NAP",)}}, Status.FAIL),
+    ({"still_holds": ("NAP", "BERT")}, Status.PASS),
+    ({"still_holds": ("NON",)}, Status.FAIL),  # NON peaks at 85% and ends at 15%
+    ({"learned_then_unlearned": {"NON": 0.3}, "level": 0.6}, Status.PASS),  # 85% at epoch 3, 15% at the end
+    ({"learned_then_unlearned": {"NAP": 0.3}, "level": 0.8}, Status.FAIL),  # learned, never unlearned
+    ({"learned_then_unlearned": {"NON": 0.3}, "level": 0.95}, Status.FAIL),  # ends low, but never learned 95%
 ])
 def test_time_axis_bounds_are_decided_on_the_best_cells_learning_curve(bound: dict, status: str) -> None:
     (v,) = _timed([{"description": "d", "level": 0.9, **bound}], None)
@@ -229,7 +233,8 @@ def test_time_axis_bounds_are_decided_on_the_best_cells_learning_curve(bound: di
     assert "a learning curve's seed noise from each evaluation's neighbours" in v.basis
 
 
-@pytest.mark.parametrize(("margin", "status"), [(0.5, PASS), (1, UNDECIDED), (2, UNDECIDED), (3, FAIL)])
+@pytest.mark.parametrize(("margin", "status"), [(0.5, Status.PASS), (1, Status.UNDECIDED), (2, Status.UNDECIDED), (3,
+                         Status.FAIL)])
 def test_faster_than_by_a_margin_of_epochs(margin: float, status: str) -> None:
     """NAP first reaches 90% at epoch 3 [3, 4], BERT at 5 [5, 6]: earlier by 1 to 3 epochs - more than half an epoch
     surely, more than 3 surely not."""
@@ -247,7 +252,7 @@ def test_a_curve_that_never_reaches_the_level_is_faster_than_nothing() -> None:
     verdicts = _timed([{"description": "a", "level": 0.99, "faster_than": {"NAP": ("BERT",)}},
                        {"description": "b", "level": 0.9, "faster_than": {"NON": ("BERT",)}},
                        {"description": "c", "level": 0.9, "faster_than": {"NAP": ("NON",)}}], None)
-    assert [v.status for v in verdicts] == [UNDECIDED, FAIL, PASS], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.UNDECIDED, Status.FAIL, Status.PASS], [v.lines() for v in verdicts]
 
 
 def test_a_time_interval_is_the_span_of_evaluations_its_level_interval_allows() -> None:
@@ -255,12 +260,12 @@ def test_a_time_interval_is_the_span_of_evaluations_its_level_interval_allows() 
     nap, bert = v.checks
     assert (nap.estimate.value, nap.estimate.low, nap.estimate.high) == (3, 3, 4)  # the jump at 3: seeds may lag
     assert (bert.estimate.value, bert.estimate.low, bert.estimate.high) == (5, 5, 6)
-    assert v.status == PASS
+    assert v.status == Status.PASS
     assert nap.text() == "NAP: first reaches 90.0%: epoch 3 [epoch 3, epoch 4] (5 seeds), required at or before " \
                          "epoch 4: holds"
     noisy = _timed([{"description": "d", "level": 0.9, "reached_by": {"NAP": 3}}], _evaluations(sd=0.15))
     e = noisy[0].checks[0].estimate
-    assert e.low <= 3 < e.high and noisy[0].status == UNDECIDED, noisy[0].lines()
+    assert e.low <= 3 < e.high and noisy[0].status == Status.UNDECIDED, noisy[0].lines()
 
 
 def test_one_seed_per_evaluation_decides_no_time_axis_bound() -> None:
@@ -268,25 +273,26 @@ def test_one_seed_per_evaluation_decides_no_time_axis_bound() -> None:
     bounds = [{"reached_by": {"NAP": 4}}, {"reached_by": {"BERT": 3}}, {"faster_than": {"NAP": ("BERT",)}},
               {"still_holds": ("NON",)}, {"learned_then_unlearned": {"NON": 0.3}, "level": 0.8}]
     verdicts = _timed([{"description": f"d{i}", "level": 0.9, **b} for i, b in enumerate(bounds)], one)
-    assert [v.status for v in verdicts] == [UNDECIDED] * len(bounds), [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.UNDECIDED] * len(bounds), [v.lines() for v in verdicts]
 
 
 def test_time_axis_bounds_on_data_without_evaluations_are_not_checked() -> None:
-    from analysis.stats.findings import NOT_CHECKED
+    from analysis.stats.verdicts.status import Status
 
     (v,) = _timed([{"description": "d", "reached_by": {"NAP": 4}}], None, with_rows=False)
-    assert v.status == NOT_CHECKED and "rows of each evaluation by epoch" in v.reason
+    assert v.status == Status.NOT_CHECKED and "rows of each evaluation by epoch" in v.reason
 
 
 def test_a_panel_value_whose_cells_have_not_run_leaves_a_time_bound_open() -> None:
     rows = _evaluations().filter(pl.col("architecture") != "BERT")
     (v,) = _timed([{"description": "d", "level": 0.9, "faster_than": {"NAP": ("BERT",)}}], rows, expected=True)
-    assert v.status == UNDECIDED
+    assert v.status == Status.UNDECIDED
     (w,) = _timed([{"description": "d", "level": 0.9, "faster_than": {"NAP": ("BERT",)}}], rows)
-    assert w.status == FAIL  # nothing expected: a panel value without any cell fails, as a below / above bound does
+    # nothing expected: a panel value without any cell fails, as a below / above bound does
+    assert w.status == Status.FAIL
     one_left = _evaluations().filter((pl.col("architecture") != "NAP") | (pl.col("d_model") != 512))
     (x,) = _timed([{"description": "d", "level": 0.9, "reached_by": {"NAP": 4}}], one_left, expected=True)
-    assert x.status == UNDECIDED  # a cell not run yet may be the best one, with another curve
+    assert x.status == Status.UNDECIDED  # a cell not run yet may be the best one, with another curve
 
 
 @pytest.mark.parametrize(("fields", "message"), [
@@ -319,9 +325,9 @@ def test_the_time_axis_on_the_authors_release() -> None:
     """Fig. 7's release (32 epochs, five seeds): NAP's and BERT's best cells end at 95.7% and 95.9%, but other cells
     may be the best and some end lower: still holding 90% is open; max never reaches it (FAIL by epoch 20); the
     statistics keep the evaluations only for such findings."""
-    from analysis.stats.findings import evaluate_findings
-    from analysis.stats.replay import published_data
     from analysis.stats.training_stats import training_stats
+    from analysis.stats.verdicts.data import published_data
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces import get_study
     from study.cli.findings import published_rows
 
@@ -334,7 +340,7 @@ def test_the_time_axis_on_the_authors_release() -> None:
     assert with_rows.evaluations is not None and with_rows.evaluations.height == 76800
     verdicts = evaluate_findings(timed, published_data(with_rows, 5))
     # the best cell is not known: NAP's is read with the cells that may be the best, one of which ends far lower
-    assert [v.status for v in verdicts] == [UNDECIDED, FAIL], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.UNDECIDED, Status.FAIL], [v.lines() for v in verdicts]
     nap = verdicts[0].checks[0]
     assert nap.text().startswith("NAP: at its last evaluation 95.7% [") and nap.estimate.low < 0.5 < 0.9 <= \
         nap.estimate.value, nap.text()
@@ -345,7 +351,8 @@ def test_the_time_axis_on_the_authors_release() -> None:
 def test_a_loss_reaches_its_level_by_falling_to_it() -> None:
     """The same curves as losses (1 - accuracy): NAP's falls to 0.1 at epoch 3, BERT's at epoch 5; NON's ends at 0.85,
     so it does not still hold 0.4."""
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from tests.test_findings import _meta
 
     rows = _evaluations().with_columns(val_loss=1 - pl.col("val_accuracy"))
@@ -362,16 +369,17 @@ def test_a_loss_reaches_its_level_by_falling_to_it() -> None:
     data = FindingData(cells={"val_loss": cells}, panel="architecture", select_metric="val_accuracy", max_seeds=5,
                        evaluations=rows)
     verdicts = evaluate_findings(_meta(findings), data)
-    assert [v.status for v in verdicts] == [PASS, FAIL, FAIL, PASS], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.PASS, Status.FAIL, Status.FAIL, Status.PASS], \
+        [v.lines() for v in verdicts]
     assert "first falls to 0.1" in verdicts[0].checks[0].text()
 
 
 def test_one_seed_of_the_release_decides_none_of_the_new_kinds() -> None:
     """Each seed of Fig. 7's release alone: every new kind, whichever way its five-seed verdict goes, is UNDECIDED (a
     cell or an evaluation of one seed spans its metric's range; one seed a side separates by chance 1 time in 2)."""
-    from analysis.stats.findings import evaluate_findings
-    from analysis.stats.replay import published_data
     from analysis.stats.training_stats import training_stats
+    from analysis.stats.verdicts.data import published_data
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces import get_study
     from study.cli.findings import published_rows
 
@@ -387,7 +395,7 @@ def test_one_seed_of_the_release_decides_none_of_the_new_kinds() -> None:
     for seed in range(5):
         one = training_stats(rows.filter(pl.col("seed") == seed), timed)
         verdicts = evaluate_findings(timed, published_data(one, 5))
-        assert [v.status for v in verdicts] == [UNDECIDED] * len(findings), [v.lines() for v in verdicts]
+        assert [v.status for v in verdicts] == [Status.UNDECIDED] * len(findings), [v.lines() for v in verdicts]
 
 
 # -- the time axis at some cell of the region (cell="any") ----------------------------------------------------------
@@ -415,7 +423,7 @@ def test_some_cell_that_unlearns_holds_where_the_best_cell_keeps_the_level() -> 
     # unlearning cell (80%) may be the best (95%), and the best cell's bound is read on both (undecided)
     rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN, (512, 0.09): NEVER, (512, 1e-5): NEVER}, seeds=20)
     best, some = _timed([UNLEARNS, {**UNLEARNS, "cell": "any"}], rows)
-    assert (best.status, some.status) == (FAIL, PASS), [best.lines(), some.lines()]
+    assert (best.status, some.status) == (Status.FAIL, Status.PASS), [best.lines(), some.lines()]
     assert best.checks[0].text().startswith("NON: first reaches 60.0%: epoch 3 [epoch 3, epoch 3] (20 seeds); at its "
                                             "last evaluation 95.")
     text = some.checks[0].text()
@@ -429,14 +437,14 @@ def test_some_cell_fails_only_when_every_cell_fails() -> None:
     yet it stays open; with the unlearning cell run it holds even beside a cell not run yet."""
     kept = {(16, 0.09): KEEP, (16, 1e-5): KEEP, (512, 0.09): NEVER, (512, 1e-5): NEVER}
     (v,) = _timed([{**UNLEARNS, "cell": "any"}], _cell_rows(kept))
-    assert v.status == FAIL, v.lines()
+    assert v.status == Status.FAIL, v.lines()
     assert v.checks[0].text().startswith("NON: each of 4 cells fails; the best, at d_model 16, learning_rate ")
     pending = _cell_rows(kept).filter(pl.col("d_model") != 512)
     (w,) = _timed([{**UNLEARNS, "cell": "any"}], pending, expected=True)
-    assert w.status == UNDECIDED, w.lines()
+    assert w.status == Status.UNDECIDED, w.lines()
     some = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): UNLEARN})
     (x,) = _timed([{**UNLEARNS, "cell": "any"}], some, expected=True)
-    assert x.status == PASS and "one of 4 cells" in x.checks[0].text(), x.lines()
+    assert x.status == Status.PASS and "one of 4 cells" in x.checks[0].text(), x.lines()
 
 
 def test_a_noisy_cell_that_holds_alone_is_undecided_among_many_cells() -> None:
@@ -449,10 +457,10 @@ def test_a_noisy_cell_that_holds_alone_is_undecided_among_many_cells() -> None:
                          for where, kept in (({"d_model": (16,), "learning_rate": (1e-5,)}, noisy.head(0)),
                                              ({}, _cell_rows({(16, 0.09): KEEP, (512, 0.09): KEEP,
                                                               (512, 1e-5): KEEP}))))
-    assert (alone.status, among_four.status) == (PASS, PASS), [alone.lines(), among_four.lines()]
+    assert (alone.status, among_four.status) == (Status.PASS, Status.PASS), [alone.lines(), among_four.lines()]
     many = _cell_rows({(d, lr): KEEP for d in (32, 64, 128, 256, 1024, 2048) for lr in (0.09, 0.03, 0.01, 3e-3)})
     (v,) = _timed([{**UNLEARNS, "cell": "any"}], noisy.vstack(many))
-    assert v.status == UNDECIDED, v.lines()
+    assert v.status == Status.UNDECIDED, v.lines()
     assert v.checks[0].text().startswith("NON: none of 25 cells holds at 1/25 of the error, not every one fails; at "
                                          "d_model 16, learning_rate 1e-05: "), v.checks[0].text()
 
@@ -465,7 +473,8 @@ def test_each_time_bound_picks_its_own_cell() -> None:
     rows = _cell_rows({(16, 0.09): KEEP, (16, 1e-5): fast, (512, 0.09): NEVER, (512, 1e-5): NEVER}, seeds=20)
     bounds = {"description": "d", "level": 0.6, "reached_by": {"NON": 2}, "still_holds": ("NON",)}
     best, some = _timed([bounds, {**bounds, "cell": "any"}], rows)
-    assert ([c.state for c in best.checks], some.status) == (["fails", "holds"], PASS), [best.lines(), some.lines()]
+    assert ([c.state for c in best.checks], some.status) == (["fails", "holds"], Status.PASS), [best.lines(),
+            some.lines()]
     assert [c.text().split(" (one of 4 cells")[0] for c in some.checks] == [
         "NON at d_model 16, learning_rate 1e-05", "NON at d_model 16, learning_rate 0.09"]
 

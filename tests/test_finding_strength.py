@@ -9,7 +9,9 @@ import pytest
 
 from analysis.data.meta import parse_meta
 from analysis.data.synthetic import ARCHITECTURES, synthetic_record
-from analysis.stats.findings import FAIL, PASS, UNDECIDED, FindingData, evaluate_findings
+from analysis.stats.verdicts.data import FindingData
+from analysis.stats.verdicts.evaluate import evaluate_findings
+from analysis.stats.verdicts.status import Status
 
 
 def _grid(g: dict[str, list[float | None]], sd: float = 0.05, n: int = 5) -> pl.DataFrame:
@@ -29,28 +31,30 @@ def _one(finding: dict, grid: pl.DataFrame):
 
 def test_a_tie_is_not_a_lead_and_a_lead_must_clear_the_seed_noise() -> None:
     tie = _grid({"NAP": [0.9, 0.5], "BERT": [0.9, 0.4]})
-    assert _one({"ahead": {"NAP": ["BERT"]}}, tie).status == UNDECIDED  # before issue 36: ">=" called it a lead
-    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.93, 0.5], "BERT": [0.9, 0.4]})).status == UNDECIDED
-    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.99, 0.5], "BERT": [0.8, 0.4]})).status == PASS
-    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.7, 0.5], "BERT": [0.9, 0.4]})).status == FAIL
+    assert _one({"ahead": {"NAP": ["BERT"]}}, tie).status == Status.UNDECIDED  # before issue 36: ">=" called it a lead
+    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.93, 0.5], "BERT": [0.9,
+                0.4]})).status == Status.UNDECIDED
+    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.99, 0.5], "BERT": [0.8, 0.4]})).status == Status.PASS
+    assert _one({"ahead": {"NAP": ["BERT"]}}, _grid({"NAP": [0.7, 0.5], "BERT": [0.9, 0.4]})).status == Status.FAIL
     # a stated margin is the bound on the lead; a negative one ("similar: within 2 points") is used as it is
     assert "+ 10.0 pp =" in _one({"ahead": {"NAP": ["BERT"]}, "margin": 0.1}, tie).checks[0].text()
-    assert _one({"ahead": {"NAP": ["BERT"]}, "margin": -0.2}, tie).status == PASS
+    assert _one({"ahead": {"NAP": ["BERT"]}, "margin": -0.2}, tie).status == Status.PASS
 
 
 def test_a_share_lead_is_measured_against_the_cells_near_the_level() -> None:
     grid = _grid({"NAP": [0.91, 0.89, 0.3, 0.3], "BERT": [0.89, 0.3, 0.3, 0.3]})  # shares 1/4 vs 0/4 at level 0.9
     verdict = _one({"ahead": {"NAP": ["BERT"]}, "statistic": "share", "level": 0.9}, grid)
-    assert verdict.status == UNDECIDED  # every deciding cell sits within its interval of the level: noise
+    assert verdict.status == Status.UNDECIDED  # every deciding cell sits within its interval of the level: noise
     far = _grid({"NAP": [0.99, 0.99, 0.3, 0.3], "BERT": [0.3, 0.3, 0.3, 0.3]}, sd=0.01)
-    assert _one({"ahead": {"NAP": ["BERT"]}, "statistic": "share", "level": 0.9}, far).status == PASS
+    assert _one({"ahead": {"NAP": ["BERT"]}, "statistic": "share", "level": 0.9}, far).status == Status.PASS
 
 
 def test_a_cell_where_every_seed_diverged_counts_as_accuracy_zero_in_every_statistic() -> None:
     grid = _grid({"NAP": [0.9, None], "sum": [0.9, 0.9]}, sd=0.01)
-    assert _one({"statistic": "mean", "below": {"NAP": 0.5}}, grid).status == PASS  # before: null skipped, mean 90%
-    assert _one({"statistic": "worst", "below": {"NAP": 0.1}}, grid).status == PASS  # before: worst 90%
-    assert _one({"statistic": "share", "level": 0.5, "below": {"NAP": 0.5}}, grid).status == PASS  # as before
+    # before: null skipped, mean 90%
+    assert _one({"statistic": "mean", "below": {"NAP": 0.5}}, grid).status == Status.PASS
+    assert _one({"statistic": "worst", "below": {"NAP": 0.1}}, grid).status == Status.PASS  # before: worst 90%
+    assert _one({"statistic": "share", "level": 0.5, "below": {"NAP": 0.5}}, grid).status == Status.PASS  # as before
 
 
 def _cases_rows() -> pl.LazyFrame:
@@ -77,7 +81,7 @@ def test_all_three_cases_means_at_the_same_evaluation() -> None:
     data = FindingData(cells=stats.finding_cells(), panel="architecture", select_metric="train_accuracy",
                        max_seeds=2)
     (verdict,) = evaluate_findings(meta, data)
-    assert verdict.status == FAIL  # before: each case's peak on its own (95%, 90%, 95%): min 90%, a PASS
+    assert verdict.status == Status.FAIL  # before: each case's peak on its own (95%, 90%, 95%): min 90%, a PASS
 
 
 def test_the_mode_base_rates_are_the_samplers() -> None:

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from analysis.stats.findings import FAIL, NOT_CHECKED, PARTIAL, PASS, UNDECIDED
+from analysis.stats.verdicts.status import Status
 from search_spaces import Finding, Study, get_study
 from study.cli import main
 from study.cli.findings import published_verdicts
@@ -26,62 +26,68 @@ EXPECTED = {
     # App. F's order of the cases: BERT's shares 75.0% [40.0, 90.0] and 88.8% [37.5, 98.8] hold 50% inside; App. F's
     # curiosity at d = 8 (some cell of 8): the first case at 2.2e-4 reaches 60% at epoch 6 [epoch 4, never] and ends at
     # 7.1% [0.0, 16.3]; the opposite at 6.6e-5: argmin leads first by 20 points at epoch 4 [epoch 1, never]
-    ("richter2020.fig3", "paper"): [PARTIAL, PASS, PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED, UNDECIDED, UNDECIDED,
-                                    NOT_CHECKED, UNDECIDED, UNDECIDED],
-    ("richter2020.fig3", "cpu"): [NOT_CHECKED] * 11,
+    ("richter2020.fig3", "paper"): [Status.PARTIAL, Status.PASS, Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED,
+     Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED,
+                                    Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED],
+    ("richter2020.fig3", "cpu"): [Status.NOT_CHECKED] * 11,
     # Fig. 5/14 on the first-token release (issue 48: each cell's seed noise from its grid neighbours, so a cell next to
     # cells whose seeds split is not trusted at its own spread): obs. 1 - max's share of first-case cells is 97.5%
     # [88.8, 100.0] against 90%; obs. 3 - NAP's best all-cases cell (5 seeds at 93-96%) sits beside a cell whose seeds
     # split (86, 82, 47, 3, 2%): [45.9, 100.0] against 50%; Fig. 14's first crossing: BERT's large models at low rates
     # are split cells, lead +67.1 [+13.9, ...] against 20 points; the seed spread: BERT's leads NAP's by +14.2 [-3.3,
     # +31.8] against 2.5 points; the second crossing and the conclusion as before
-    ("richter2020.fig5", "paper"): [UNDECIDED, PASS, UNDECIDED, NOT_CHECKED, UNDECIDED, UNDECIDED, UNDECIDED,
-                                    UNDECIDED],
-    ("richter2020.fig5", "cpu"): [PARTIAL, PASS] + [NOT_CHECKED] * 6,
+    ("richter2020.fig5", "paper"): [Status.UNDECIDED, Status.PASS, Status.UNDECIDED, Status.NOT_CHECKED,
+     Status.UNDECIDED, Status.UNDECIDED, Status.UNDECIDED,
+                                    Status.UNDECIDED],
+    ("richter2020.fig5", "cpu"): [Status.PARTIAL, Status.PASS] + [Status.NOT_CHECKED] * 6,
     # Fig. 7 obs. 2: max's best is 14.1%, [10.9, 15.0]: the upper end of a best reads only the truly best cell, so it
     # takes no share over the 80 cells (issue 48); the conclusion's "better than BERT": NAP 95.7% against BERT 95.9%
-    ("richter2020.fig7", "paper"): [PASS, PASS, PASS, UNDECIDED],
-    ("richter2020.fig7", "cpu"): [PASS, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
+    ("richter2020.fig7", "paper"): [Status.PASS, Status.PASS, Status.PASS, Status.UNDECIDED],
+    ("richter2020.fig7", "cpu"): [Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED],
     # Fig. 9 on the release's ablation runs, BERT's step alone (the four MTE-side steps are missing from the copy
     # converted here): the first-case focus at high rates, 63.4% [14.9, 92.1] against 20 points
-    ("richter2020.fig9", "paper"): [NOT_CHECKED, NOT_CHECKED, UNDECIDED, NOT_CHECKED, NOT_CHECKED, NOT_CHECKED],
-    ("richter2020.fig9", "cpu"): [NOT_CHECKED] * 6,
+    ("richter2020.fig9", "paper"): [Status.NOT_CHECKED, Status.NOT_CHECKED, Status.UNDECIDED, Status.NOT_CHECKED,
+     Status.NOT_CHECKED, Status.NOT_CHECKED],
+    ("richter2020.fig9", "cpu"): [Status.NOT_CHECKED] * 6,
     # Fig. 15 on BERT's depth runs (the other five panels are missing from the copy): L = 4 leads L = 2 by +34.6 points
     # and L >= 32 by +27.5, but BERT's seeds split there (intervals [-5.9, +62.2] and [-13.8, +62.4])
-    ("richter2020.fig15", "paper"): [UNDECIDED, UNDECIDED] + [NOT_CHECKED] * 7,
-    ("richter2020.fig15", "cpu"): [NOT_CHECKED] * 9,
+    ("richter2020.fig15", "paper"): [Status.UNDECIDED, Status.UNDECIDED] + [Status.NOT_CHECKED] * 7,
+    ("richter2020.fig15", "cpu"): [Status.NOT_CHECKED] * 9,
     # Fig. 16 on the vocabulary runs, all six: obs. 1 and 2 PASS; obs. 3's small vocabularies: NAP at S = 2 and 4 and
     # BERT, NON at S = 8 hold 95% inside their intervals; S = 256: NAP's lead over BERT +10.2 [-7.1, +32.1] and over
     # MTE +19.7 [+0.5, +28.4] against 5 points
     # Table 5's bold (NAP's worst seed above every other's best seed: S = 64 and 256 training, 256 validation): on the
     # release the seeds separate in all three, but the lead of G over MTE and sum at S = 64 (+2.3 [-2.3, +22.8], +0.4
     # [-2.3, +3.3]) and over BERT at S = 256 (+10.2 [-7.1, +32.1]; validation +11.3 [-12.1, +38.8]) holds zero
-    ("richter2020.fig16", "paper"): [PASS] * 11 + [UNDECIDED] * 7,
-    ("richter2020.fig16", "cpu"): [NOT_CHECKED, PASS, PASS, PASS] + [NOT_CHECKED] * 14,
+    ("richter2020.fig16", "paper"): [Status.PASS] * 11 + [Status.UNDECIDED] * 7,
+    ("richter2020.fig16", "cpu"): [Status.NOT_CHECKED, Status.PASS, Status.PASS,
+     Status.PASS] + [Status.NOT_CHECKED] * 14,
     # App. E's "none of these improvements is significant" as equivalence (at most 2 points ahead, two one-sided
     # tests): BERT's and MTE's seeds split (sd 21-31 points in the release's own runs of those cells), so their lead's
     # interval reaches past 2 points: UNDECIDED where it was a PASS for "the interval holds zero"
-    ("richter2020.table2", "paper"): [PASS, UNDECIDED],
-    ("richter2020.table2", "cpu"): [NOT_CHECKED] * 2,
-    ("richter2020.table3", "paper"): [UNDECIDED, UNDECIDED],
-    ("richter2020.table3", "cpu"): [NOT_CHECKED] * 2,
+    ("richter2020.table2", "paper"): [Status.PASS, Status.UNDECIDED],
+    ("richter2020.table2", "cpu"): [Status.NOT_CHECKED] * 2,
+    ("richter2020.table3", "paper"): [Status.UNDECIDED, Status.UNDECIDED],
+    ("richter2020.table3", "cpu"): [Status.NOT_CHECKED] * 2,
     # Table 4 on the release's own regularised seeds (and the unregularised d = 128 runs): max's best with dropout
     # 0.0625 is 24.5% (its five seeds 22.8-25.5%) against 14.4% without (13.8-15.0%): +10.1 [+5.0, +13.7] points, so
     # the authors' own runs do not support "none of these improvements is significant" there
-    ("richter2020.table4", "paper"): [FAIL, UNDECIDED],
-    ("richter2020.table4", "cpu"): [NOT_CHECKED] * 2,
-    ("csordas2021.table1", "paper"): [PASS] * 12,
-    ("csordas2021.table1", "cpu"): [NOT_CHECKED, PASS] + [NOT_CHECKED] * 10,
+    ("richter2020.table4", "paper"): [Status.FAIL, Status.UNDECIDED],
+    ("richter2020.table4", "cpu"): [Status.NOT_CHECKED] * 2,
+    ("csordas2021.table1", "paper"): [Status.PASS] * 12,
+    ("csordas2021.table1", "cpu"): [Status.NOT_CHECKED, Status.PASS] + [Status.NOT_CHECKED] * 10,
     # the text states no level for EA in Figs. 3 and 5 but Fig. 3's "both systems achieve 100%" (N_con = 56): EA's
     # findings at N_con = 32 and 52 are NOT CHECKED; the text prints levels, not curves: the time-axis findings too
-    ("gros2024.fig3", "paper"): [PASS, NOT_CHECKED, PASS, PASS, NOT_CHECKED, PASS, NOT_CHECKED, NOT_CHECKED],
-    ("gros2024.fig3", "cpu"): [PASS, NOT_CHECKED, PASS, PASS, NOT_CHECKED, PASS, NOT_CHECKED, NOT_CHECKED],
-    ("gros2024.fig5", "paper"): [PASS, NOT_CHECKED, PASS],
-    ("gros2024.fig5", "cpu"): [PASS, NOT_CHECKED, NOT_CHECKED],
-    ("gros2024.fig6", "paper"): [PASS] * 4,
-    ("gros2024.fig6", "cpu"): [PASS] * 4,
-    ("gros2024.fig7", "paper"): [PASS] * 4,
-    ("gros2024.fig7", "cpu"): [PASS] * 4,
+    ("gros2024.fig3", "paper"): [Status.PASS, Status.NOT_CHECKED, Status.PASS, Status.PASS, Status.NOT_CHECKED,
+     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED],
+    ("gros2024.fig3", "cpu"): [Status.PASS, Status.NOT_CHECKED, Status.PASS, Status.PASS, Status.NOT_CHECKED,
+     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED],
+    ("gros2024.fig5", "paper"): [Status.PASS, Status.NOT_CHECKED, Status.PASS],
+    ("gros2024.fig5", "cpu"): [Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED],
+    ("gros2024.fig6", "paper"): [Status.PASS] * 4,
+    ("gros2024.fig6", "cpu"): [Status.PASS] * 4,
+    ("gros2024.fig7", "paper"): [Status.PASS] * 4,
+    ("gros2024.fig7", "cpu"): [Status.PASS] * 4,
 }
 #: The studies whose shipped published data is a paper's printed table (cells), not a release's per-seed runs.
 CELLS = ("richter2020.table2", "richter2020.table3", "csordas2021.table1", "gros2024.fig3", "gros2024.fig5",
@@ -97,7 +103,7 @@ def test_every_finding_passes_on_the_published_data_or_says_why_not(name: str, s
     verdicts = _verdicts(get_study(name, scale))
     assert [v.status for v in verdicts] == EXPECTED[(name, scale)]
     for v in verdicts:
-        if v.status == NOT_CHECKED:  # the reason is the scale, the architectures the release lacks or its curves
+        if v.status == Status.NOT_CHECKED:  # the reason is the scale, the architectures the release lacks or its curves
             assert v.reason.startswith(("not checked at this scale", "the data has none of the panel values",
                                         "its time-axis bounds read the rows of each evaluation"))
 
@@ -114,7 +120,7 @@ def test_the_published_numbers_are_the_papers() -> None:
                                                   "sum: 2.4% [1.2, 3.0] (5 seeds), required <= 50.0%: holds",
                                                   "NAP: 95.0% [45.9, 100.0] (5 seeds), required >= 50.0%: undecided",
                                                   "max: 90.0% [64.7, 100.0] (5 seeds), required >= 50.0%: holds"]
-    assert fig5[2].status == UNDECIDED  # NAP's best all-cases cell sits beside a cell whose seeds split
+    assert fig5[2].status == Status.UNDECIDED  # NAP's best all-cases cell sits beside a cell whose seeds split
     assert fig5[2].reason == "not decided: an interval holds the bound; not in the data, left out: MTE, NON"
     assert fig5[5].checks[0].text() == (
         "BERT (best at learning_rate >= 0.00243, d_model <= 64): 46.0% [20.2, 81.6] (5 seeds), required >= BERT "
@@ -150,13 +156,13 @@ def test_each_passing_finding_reversed_fails_on_the_same_numbers(name: str) -> N
     study = get_study(name)
     verdicts = _verdicts(study)
     passing = [f for f, v in zip(study.findings, verdicts, strict=True)
-               if v.status == PASS and not f.level_with and not f.not_ahead]
+               if v.status == Status.PASS and not f.level_with and not f.not_ahead]
     if name.startswith("richter2020.table"):
         assert not passing
         return
     assert passing
     wrong = study.replace(findings=tuple(_reversed(f) for f in passing))
-    assert [v.status for v in _verdicts(wrong)] == [FAIL] * len(passing)
+    assert [v.status for v in _verdicts(wrong)] == [Status.FAIL] * len(passing)
 
 
 def test_the_papers_tables_as_cells_say_where_each_number_is_printed() -> None:
@@ -182,7 +188,8 @@ def test_the_papers_tables_as_cells_say_where_each_number_is_printed() -> None:
 def test_a_finding_about_values_the_grid_did_not_run_is_not_checked() -> None:
     """Fig. 16 at the cpu scale sweeps S = 4, 8, 16 (a Linked axis: its labels are the values): every finding about
     S = 2 is NOT CHECKED there, never FAIL, even on numbers that would fail it; S = 4's is checked."""
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces.record import StudyRecord
 
     study = get_study("richter2020.fig16", "cpu")
@@ -194,12 +201,12 @@ def test_a_finding_about_values_the_grid_did_not_run_is_not_checked() -> None:
                        max_seeds=3)
     verdicts = {v.finding.description: v for v in evaluate_findings(meta, data)}
     at_two = [v for d, v in verdicts.items() if re.search(r"S = 2\b", d)]
-    assert len(at_two) == 5 and all(v.status == NOT_CHECKED for v in at_two)
+    assert len(at_two) == 5 and all(v.status == Status.NOT_CHECKED for v in at_two)
     max_fails = next(v for d, v in verdicts.items() if d.startswith("Fig. 16 (App. H, obs. 1)") and "S = 2:" in d)
     assert max_fails.reason == ("not checked at this scale (cpu): the grid has no cell at vocab_size in {2} (its "
                                 "vocab_size: 4, 8, 16)")
     at_four = next(v for d, v in verdicts.items() if d.startswith("Fig. 16 (App. H, obs. 1)") and "S = 4:" in d)
-    assert at_four.status == FAIL  # max at 90%: far above S = 4's base rate
+    assert at_four.status == Status.FAIL  # max at 90%: far above S = 4's base rate
 
 
 def test_swapped_architectures_fail() -> None:
@@ -207,7 +214,7 @@ def test_swapped_architectures_fail() -> None:
     right = study.findings[0]
     swapped = right.replace(below={"sum": 0.15}, above={"max": 0.5, "NAP": 0.5})
     (v,) = _verdicts(study.replace(findings=(swapped,)))
-    assert v.status == FAIL
+    assert v.status == Status.FAIL
     assert [c.text() for c in v.checks] == ["sum: 95.9% [92.9, 100.0] (5 seeds), required <= 15.0%: fails",
                                             "max: 14.1% [10.5, 15.3] (5 seeds), required >= 50.0%: fails",
                                             "NAP: 95.7% [92.0, 100.0] (5 seeds), required >= 50.0%: holds"]
@@ -260,7 +267,7 @@ def test_table4_checks_on_the_releases_own_regularised_seeds() -> None:
         metric = "train_accuracy" if row["block"].startswith("top") else "val_accuracy"
         assert computed[(row["column_label"], label, metric)] == row["value"], row
     (fail, _) = _verdicts(study)
-    assert fail.status == FAIL and fail.checks[-1].text() == (
+    assert fail.status == Status.FAIL and fail.checks[-1].text() == (
         "max (best at regularization in {dropout 0.0625, dropout 0.125, dropout 0.25, dropout 0.5, L2 0.0001, "
         "L2 0.001, L2 0.01, L2 0.1}): 24.5% [20.5, 26.1] (5 seeds), required at most 2.0 pp ahead of max (best at "
         "regularization in {none}) 14.4% (5 seeds); difference +10.1 pp [+5.0, +13.7] pp: fails")
@@ -340,7 +347,7 @@ def test_the_report_checks_a_finding_over_a_region_of_case_accuracies(tmp_path: 
                 .group_by("d_model", "learning_rate").agg(pl.col(c).max() for c in cases)
                 .select(pl.min_horizontal(cases).alias("v")))
     expected = per_cell.get_column("v").max()
-    assert v.status == PASS and v.checks[0].value == pytest.approx(expected)
+    assert v.status == Status.PASS and v.checks[0].value == pytest.approx(expected)
     line = f"      NAP (best at learning_rate <= 0.01): {100 * expected:.1f}% ["
     summary = report.summary.splitlines()
     assert any(s.startswith(line) and s.endswith("(2 seeds), required >= 0.0%: holds") for s in summary)
@@ -375,7 +382,8 @@ def test_fig1_findings_pass_on_the_measurement_itself() -> None:
     """Fig. 1 has no published numbers: its seven findings are checked on the study's own measurement (no training;
     a quarter of the vectors per seed here, so that it takes seconds), every one a PASS at the paper's grid (NON's
     length-independent contribution of context, Sec. 4, among them); NON's bounds turned round fail."""
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces.record import StudyRecord
     from trainables.pooling_scale.config import PoolingScaleConfig
     from trainables.pooling_scale.scale import pooling_output_scale
@@ -389,13 +397,13 @@ def test_fig1_findings_pass_on_the_measurement_itself() -> None:
         pl.col("output_std").mean().alias("g"), pl.col("output_std").std().alias("sd"), pl.len().alias("n_seeds"))
     data = FindingData(cells={"output_std": cells}, panel="pooling", select_metric="output_std", max_seeds=5)
     verdicts = evaluate_findings(StudyRecord.of(study), data)
-    assert [v.status for v in verdicts] == [PASS] * 7, [line for v in verdicts for line in v.lines()]
+    assert [v.status for v in verdicts] == [Status.PASS] * 7, [line for v in verdicts for line in v.lines()]
     non = [v for v in verdicts if "non" in v.finding.panel_values()]
     assert [(v.finding.statistic, c.estimate.value) for v in non for c in v.checks] == [
         ("worst", pytest.approx(1.0, abs=0.02)), ("best", pytest.approx(1.0, abs=0.02))]
     wrong = study.replace(findings=(study.findings[5].replace(above={"non": 1.05}),
                                     study.findings[6].replace(below={"non": 0.95})))
-    assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [FAIL, FAIL]
+    assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [Status.FAIL, Status.FAIL]
 
 
 def test_table5_bold_on_the_release_seeds_separate_but_the_lead_is_not_beyond_noise() -> None:
@@ -406,7 +414,7 @@ def test_table5_bold_on_the_release_seeds_separate_but_the_lead_is_not_beyond_no
     verdicts = [v for f, v in zip(study.findings, _verdicts(study), strict=True) if f.worst_beats_best]
     assert [v.finding.where for v in verdicts] == [{"vocab_size": (64,)}, {"vocab_size": (256,)},
                                                    {"vocab_size": (256,)}]
-    assert [v.status for v in verdicts] == [UNDECIDED] * 3
+    assert [v.status for v in verdicts] == [Status.UNDECIDED] * 3
     checks = [c for v in verdicts for c in v.checks]
     assert len(checks) == 15 and all(re.search(r"separation \+\d", c.text()) for c in checks)
     open_ = {(v.finding.metric, c.versus) for v in verdicts for c in v.checks if c.state == "undecided"}

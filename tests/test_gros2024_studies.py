@@ -93,7 +93,8 @@ def _fig_verdicts(study_name: str, curves: dict[tuple[str, int], tuple[float, ..
     import numpy as np
     import polars as pl
 
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces.record import StudyRecord
 
     rng = np.random.default_rng(0)

@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from analysis.stats.calibration import LevelBinnedNoise
-from analysis.stats.holdout import finding_metrics, holdout, pooled
+from analysis.calibration.controls import LevelBinnedNoise
+from analysis.calibration.holdout import finding_metrics, holdout, pooled
 from search_spaces import get_study
 from study.cli.findings import published_rows
 

@@ -87,8 +87,9 @@ def test_arrows_point_one_way() -> None:
         assert not bad, f"{module} imports {bad}"
 
 
-#: analysis/ in layers, each importing only the ones before it: reading, statistics, drawing, the report, papers.
-ANALYSIS_LAYERS = ("data", "stats", "render", "report", "papers")
+#: analysis/ in layers, each importing only the ones before it: reading, statistics, the proof of the statistics,
+#: drawing, the report, papers.
+ANALYSIS_LAYERS = ("data", "stats", "calibration", "render", "report", "papers")
 #: study/ in layers along the flow of a run, read bottom up: results, trackers, a trial, running a study, the command.
 STUDY_LAYERS = ("results", "tracking", "trial", "run", "cli")
 LAYERS = {"analysis": ANALYSIS_LAYERS, "study": STUDY_LAYERS}
@@ -126,6 +127,45 @@ def test_packages_are_in_layers(package: str) -> None:
     assert "analysis.stats.rgb" in graph["analysis.render.tables"]  # the walk sees the packages' own imports
     assert "study.run.runner" in graph["study.cli.run"]
     assert [v for v in _layer_violations(graph) if v.startswith(f"{package}.")] == []
+
+
+#: The verdicts in analysis/stats/, in layers: the cell table, the seed noise, the intervals, the finding kinds, the
+#: verdicts, the budget. The statistics' other modules (its top level: the numbers of a study) import none of them.
+STATS_LAYERS = ("table", "noise", "intervals", "kinds", "verdicts", "budget")
+
+
+def _stats_layer(module: str) -> int:
+    """The index of an analysis.stats module's verdict layer (0 for a module of the top level: the numbers)."""
+    part = module.split(".")[2] if module.count(".") >= 2 else ""
+    return STATS_LAYERS.index(part) + 1 if part in STATS_LAYERS else 0
+
+
+def stats_layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> target`` for every analysis.stats import of a later verdict layer."""
+    return [f"{m} -> {t}" for m, targets in sorted(graph.items()) if m.startswith("analysis.stats.")
+            for t in sorted(targets) if t.startswith("analysis.stats.") and _stats_layer(t) > _stats_layer(m)]
+
+
+def test_the_verdicts_import_downward_only() -> None:
+    """noise -> intervals -> kinds -> verdicts -> budget, each passing the cell table on (issue 57)."""
+    graph = _graph()
+    assert {_stats_layer(m) for m in graph if m.startswith("analysis.stats.")} == set(range(len(STATS_LAYERS) + 1))
+    assert "analysis.stats.table" in graph["analysis.stats.noise"]  # the walk sees the layers' imports
+    assert stats_layer_violations(graph) == []
+    assert stats_layer_violations({"analysis.stats.noise": {"analysis.stats.kinds.base"},
+                                   "analysis.stats.rgb": {"analysis.stats.table"},
+                                   "analysis.stats.kinds.base": {"analysis.stats.intervals.cell"}}) == [
+        "analysis.stats.noise -> analysis.stats.kinds.base", "analysis.stats.rgb -> analysis.stats.table"]
+
+
+def test_the_calibration_is_never_imported_by_the_runtime() -> None:
+    """The proof of the verdicts (analysis/calibration/) imports the runtime; nothing of the runtime imports it (the
+    tests and bench/ do)."""
+    graph = _graph()
+    assert "analysis.stats.verdicts.evaluate" in _reach(graph, "analysis.calibration.simulate")
+    users = sorted(m for m, targets in graph.items() if not m.startswith("analysis.calibration")
+                   and any(t.startswith("analysis.calibration") for t in targets))
+    assert users == []
 
 
 def test_the_layer_check_finds_an_import_against_the_flow() -> None:

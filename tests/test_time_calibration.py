@@ -1,4 +1,4 @@
-"""The stated confidence of the finding kinds issue 50 added, measured (analysis/stats/calibration_time.py): the time
+"""The stated confidence of the finding kinds issue 50 added, measured (analysis/calibration/time_findings.py): the time
 axis (best cell and cell="any"), two-sided levels and worst seed against best seed, each at bounds around its truth
 in the calibration world of tests/test_budget_calibration.py, replayed on two seeds a cell (a fixed budget). Each
 finding's wrong-decision count is held to the stated 5% on its own (a binomial critical count). The best-cell time
@@ -16,9 +16,10 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from analysis.stats.calibration import Tally, World, simulate, study, true_verdicts
-from analysis.stats.calibration_time import PAIRS, overlap_fact, time_calibration_findings
-from analysis.stats.findings import FAIL, PASS
+from analysis.calibration.simulate import Tally, simulate
+from analysis.calibration.time_findings import PAIRS, overlap_fact, time_calibration_findings
+from analysis.calibration.world import World, study, true_verdicts
+from analysis.stats.verdicts.status import Status
 from search_spaces import Finding
 
 #: 300 replays of these findings take some 5 minutes on one core (cell="any" judges every cell of its region twice),
@@ -70,12 +71,12 @@ def test_every_new_bound_has_truths_on_both_sides_and_on_it() -> None:
     for finding in FINDINGS:
         if "worst seed" not in finding.description:
             kinds.setdefault(_kind(finding), set()).add(truths[finding.description])
-    assert len(kinds) == 13 and all(seen == {PASS, FAIL} for seen in kinds.values()), kinds
+    assert len(kinds) == 13 and all(seen == {Status.PASS, Status.FAIL} for seen in kinds.values()), kinds
     on_it = [t for d, t in truths.items() if "+0 pp" in d or "+0 evaluations" in d]
-    assert on_it == [PASS] * 13  # on the bound (a hair inside): the truth satisfies it
+    assert on_it == [Status.PASS] * 13  # on the bound (a hair inside): the truth satisfies it
     leads = {d: t for d, t in truths.items() if "worst seed" in d}  # the sign of the true lead; a tie is no lead
-    assert [t for d, t in leads.items() if "lead +" in d and "+0.0" not in d] == [PASS] * 3
-    assert [t for d, t in leads.items() if "lead -" in d or "+0.0" in d] == [FAIL] * 4
+    assert [t for d, t in leads.items() if "lead +" in d and "+0.0" not in d] == [Status.PASS] * 3
+    assert [t for d, t in leads.items() if "lead -" in d or "+0.0" in d] == [Status.FAIL] * 4
 
 
 @cache

@@ -8,10 +8,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis.stats.calibration import World, calibration_findings, first_seeds_verdicts, study
-from analysis.stats.findings import NOT_CHECKED, PASS, UNDECIDED, evaluate_findings
-from analysis.stats.replay import published_data
+from analysis.calibration.findings import calibration_findings
+from analysis.calibration.simulate import first_seeds_verdicts
+from analysis.calibration.world import World, study
 from analysis.stats.training_stats import training_stats
+from analysis.stats.verdicts.data import published_data
+from analysis.stats.verdicts.evaluate import evaluate_findings
+from analysis.stats.verdicts.status import Status
 from search_spaces import Finding, get_study
 from search_spaces.finding import STATISTICS
 from study.cli.findings import published_rows
@@ -39,7 +42,7 @@ def test_one_seed_decides_nothing_for_any_statistic(statistic: str) -> None:
                 for i, b in enumerate(bounds)]
     values = WORLD.draw(np.random.default_rng(1), 4)
     verdicts = first_seeds_verdicts(study(findings, WORLD, seeds=4), WORLD, values, 1)
-    assert [v.status for v in verdicts] == [UNDECIDED] * len(findings), [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts] == [Status.UNDECIDED] * len(findings), [v.lines() for v in verdicts]
 
 
 @pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5", "richter2020.fig7"])
@@ -48,7 +51,7 @@ def test_every_finding_on_one_seed_of_a_release_file_is_undecided(name: str) -> 
     for seed in range(5):
         one = training_stats(rows.filter(pl.col("seed") == seed), meta)
         verdicts = evaluate_findings(meta.replace(budget="fixed"), published_data(one, 5))
-        assert {v.status for v in verdicts} <= {UNDECIDED, NOT_CHECKED}, [v.lines() for v in verdicts]
+        assert {v.status for v in verdicts} <= {Status.UNDECIDED, Status.NOT_CHECKED}, [v.lines() for v in verdicts]
 
 
 @pytest.mark.slow  # a long simulation
@@ -65,7 +68,7 @@ def test_fewer_seeds_never_make_a_pass_more_likely() -> None:
     for _ in range(REPLAYS):
         values = WORLD.draw(rng, 4)
         for k in passes:
-            passes[k] += [v.status == PASS for v in first_seeds_verdicts(meta, WORLD, values, k)]
+            passes[k] += [v.status == Status.PASS for v in first_seeds_verdicts(meta, WORLD, values, k)]
     rate = {k: p / REPLAYS for k, p in passes.items()}
     slack = ALPHA + 2 * np.sqrt(np.maximum(rate[4] * (1 - rate[4]), ALPHA * (1 - ALPHA)) / REPLAYS)
     for k in (2, 3):

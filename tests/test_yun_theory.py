@@ -7,7 +7,9 @@ import polars as pl
 import pytest
 import torch
 
-from analysis.stats.findings import FAIL, PASS, FindingData, evaluate_findings
+from analysis.stats.verdicts.data import FindingData
+from analysis.stats.verdicts.evaluate import evaluate_findings
+from analysis.stats.verdicts.status import Status
 from search_spaces import get_study
 from search_spaces.record import StudyRecord
 from trainables.catalog import family_for_task
@@ -102,7 +104,7 @@ def test_the_theory_findings_pass_on_the_measurement_and_fail_turned_round() -> 
     scale, the contextual bounds on the other mixer, and average attention as if it were contextual all FAIL."""
     record, data = _data()
     verdicts = evaluate_findings(record, data)
-    assert [v.status for v in verdicts] == [PASS] * 6, [line for v in verdicts for line in v.lines()]
+    assert [v.status for v in verdicts] == [Status.PASS] * 6, [line for v in verdicts for line in v.lines()]
     study = get_study("yun2020.theory")
     f = study.findings
     wrong = study.replace(findings=(
@@ -113,7 +115,7 @@ def test_the_theory_findings_pass_on_the_measurement_and_fail_turned_round() -> 
         f[0].replace(above={"softmax": 0.99}, where={"logit_scale": (1.0,)}),  # softmax gives N outputs, not one
         f[2].replace(above={"softmax": 0.99}, where={"logit_scale": (1.0,)}),
     ))
-    assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [FAIL] * 6
+    assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [Status.FAIL] * 6
 
 
 def test_theory_scales() -> None:

@@ -12,7 +12,7 @@ A cells file is ``reference_data/<paper>/<name>.cells.csv``, one row per (cell, 
 * ``source`` - where in the paper (table, caption, section) and ``read_off`` - true for a number read off a figure
   rather than printed.
 
-The loader gives per metric a cell frame (:mod:`analysis.stats.finding_cells`: the cell's columns, ``g``, ``sd``,
+The loader gives per metric a cell frame (:class:`analysis.stats.table.CellTable`: the cell's columns, ``g``, ``sd``,
 ``n``), the form findings read.
 """
 

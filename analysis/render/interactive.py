@@ -123,7 +123,7 @@ def grid_payload(grid: PaintedGrid, cells: dict[tuple, dict[str, Any]], *, x: st
                  metric: str) -> dict[str, Any]:
     """The JSON of one interactive grid: axes labels, per panel its pixel box and its cells (row = y, top first).
 
-    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.stats.cells.cell_data`.
+    ``cells`` maps ``(panel value, x value, y value)`` to the dict of :func:`analysis.stats.hover.cell_data`.
     """
     panels = []
     for geo, pv in zip(grid.boxes, grid.panels, strict=True):

@@ -2,7 +2,7 @@
 
 One picture of seeds per cell, laid out like the RGB grids (one square per cell, its seed count written in it; the
 brighter, the more seeds: white is every seed of the study), and per finding the look that decided it with the
-models the budget had given by then (study.json's ``looks_taken``: :mod:`analysis.stats.budget`).
+models the budget had given by then (study.json's ``looks_taken``: :mod:`analysis.stats.budget.adaptive`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import polars as pl
 from analysis.render.grids import rgb_grid
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section
-from analysis.stats.verdicts import first_decided
+from analysis.stats.verdicts.study import first_decided
 
 
 def caption(frame: pl.DataFrame, seeds: int) -> str:

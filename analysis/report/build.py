@@ -25,7 +25,7 @@ from analysis.render.page import Page
 from analysis.report.header import header_html
 from analysis.report.sections import ReportContext, applies, get_section
 from analysis.report.summary import glance_html, summary_lines
-from analysis.stats.findings import Verdict
+from analysis.stats.verdicts.evaluate import Verdict
 from search_spaces.record import StudyRecord
 
 #: The built-in sections in page order; each is drawn when the rows call for it (``section(applies=...)``): the

@@ -17,7 +17,7 @@ from analysis.render.page import Page
 from analysis.render.tables import to_html
 from analysis.report.progress import coverage_warning
 from analysis.report.sections import ReportContext, section, trained
-from analysis.stats.cells import cell_data, cell_table, seed_curves
+from analysis.stats.hover import cell_data, hover_table, seed_curves
 from analysis.stats.training_stats import TrainingStats, facet_filter
 from search_spaces.axes import show_value
 
@@ -59,7 +59,8 @@ def _safe(text: object) -> str:
 def _interactive_grid(page: Page, painter: GridPainter, stats: TrainingStats, metric: str,
                       cells_of_metric: pl.DataFrame, facet: dict[str, Any], curves: pl.DataFrame | None, title: str,
                       name: str) -> str:
-    """One reproduced RGB grid with its hover / click data (``cells_of_metric``: :func:`cell_table`)."""
+    """One reproduced RGB grid with its hover / click data (``cells_of_metric``:
+    :func:`analysis.stats.hover.hover_table`)."""
     a = stats.axes
     grid = painter.paint(facet_filter(stats.rgb[metric], facet), a.panel, a.x, a.y, title, panel_order=a.panel_order)
     table = facet_filter(cells_of_metric, facet)
@@ -86,7 +87,7 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
                f"architectures and axis values this study ran. {reference.note}", "note")
     n_rows = stats.step_rows * max(1, len(ctx.meta.seeds) or int(stats.select_rgb.get_column("n_seeds").max()))
     curves = seed_curves(ctx.lf, stats.metrics.grids, a.by, n_rows)
-    cells = {m: cell_table(stats.rgb[m], stats.per_seed, stats.best_steps[m], a.by) for m in stats.metrics.grids}
+    cells = {m: hover_table(stats.rgb[m], stats.per_seed, stats.best_steps[m], a.by) for m in stats.metrics.grids}
     painter = GridPainter(page.dpi)  # one figure per layout, drawn once; each grid paints its cells on it
     for facet in stats.facets:
         suffix = "" if not facet else " · " + ", ".join(f"{k}={show_value(v)}" for k, v in facet.items())

@@ -12,21 +12,24 @@ from collections.abc import Sequence
 
 from analysis.render.page import Page
 from analysis.report.sections import ReportContext, section
-from analysis.stats.findings import NOT_CHECKED, PARTIAL, PASS, UNDECIDED, Verdict
 from analysis.stats.order import in_paper_order
 from analysis.stats.training_stats import describe
+from analysis.stats.verdicts.evaluate import Verdict
+from analysis.stats.verdicts.status import Status
 
 #: At most this many unreadable files / failed trials are named in the text summary (the page lists all).
 MAX_LISTED = 10
 
 
-_VERDICT_CLASS = {PASS: "pass", UNDECIDED: "undecided", PARTIAL: "undecided", NOT_CHECKED: "unchecked"}
+_VERDICT_CLASS = {Status.PASS: "pass", Status.UNDECIDED: "undecided", Status.PARTIAL: "undecided",
+                  Status.NOT_CHECKED: "unchecked"}
 
 
 def verdicts_of(ctx: ReportContext) -> list[Verdict]:
     """The findings' verdicts on this study's numbers, with their intervals, what is missing named (an adaptive
-    study's as its looks decided them): analysis.stats.verdicts, the same as each look and `study findings`."""
-    from analysis.stats.verdicts import finding_data, study_verdicts
+    study's as its looks decided them): analysis.stats.verdicts.study, the same as each look and `study findings`."""
+    from analysis.stats.verdicts.data import finding_data
+    from analysis.stats.verdicts.study import study_verdicts
 
     return study_verdicts(ctx.meta, finding_data(ctx.meta, ctx.training, ctx.coverage.missing_text()))
 

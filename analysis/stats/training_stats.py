@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis.data.meta import parse_meta
 from analysis.stats.coverage import model_status
-from analysis.stats.finding_cells import is_combination, per_row, per_step
+from analysis.stats.metric import is_combination, per_row, per_step
 from analysis.stats.order import in_paper_order
 from analysis.stats.paper_tables import paper_table, per_x_table
 from analysis.stats.rgb import (
@@ -183,7 +183,7 @@ class TrainingStats:
         return {**self.rgb, **self.rgb_min, **self.combo_g}
 
     def finding_cells(self) -> dict[str, pl.DataFrame]:
-        """Metric -> per configuration what a finding reads (:mod:`analysis.stats.finding_cells`): ``r``, ``g``,
+        """Metric -> per configuration what a finding reads (:mod:`analysis.stats.table`): ``r``, ``g``,
         ``b``, ``n_seeds`` and the seeds' own statistics (:func:`analysis.stats.seed_stats.seed_columns`): ``sd``
         (the seed spread at the cell's best evaluations, whose mean G is), ``lift`` (how far G lies above them),
         ``gmd`` and ``gmd_var`` (two seeds' mean absolute difference, the spread statistic's, and its jackknife). A

@@ -30,8 +30,8 @@ from study.cli.common import (
 from study.results.storage import StudyStorage
 
 if TYPE_CHECKING:
-    from analysis.stats.findings import Verdict
     from analysis.stats.training_stats import TrainingStats
+    from analysis.stats.verdicts.evaluate import Verdict
 
 PUBLISHED = "published"
 
@@ -80,8 +80,8 @@ def published_rows(study: Study, data: str) -> tuple[str, pl.LazyFrame, StudyRec
 def published_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
     """(a header line, the verdicts) of the study's findings on published data restricted to its grid."""
     from analysis.data.published_cells import is_cells
-    from analysis.stats.findings import evaluate_findings
-    from analysis.stats.replay import published_data
+    from analysis.stats.verdicts.data import published_data
+    from analysis.stats.verdicts.evaluate import evaluate_findings
 
     if is_cells(published_name(study, data)):
         return _cells_verdicts(study, data)
@@ -96,7 +96,8 @@ def published_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
 def _cells_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
     """The findings on a paper's table of cells (analysis.data.published_cells): its printed means, spreads, seeds."""
     from analysis.data.published_cells import published_cells
-    from analysis.stats.findings import FindingData, evaluate_findings
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
 
     name = published_name(study, data)
     try:
@@ -115,9 +116,9 @@ def _cells_verdicts(study: Study, data: str) -> tuple[str, list[Verdict]]:
 
 def published_replay(study: Study, data: str) -> tuple[str, list[Verdict], list[str]]:
     """(a header line, the adaptive budget's verdicts, its looks and the ``budget:`` line) replayed over the published
-    per-seed rows (analysis.stats.replay)."""
+    per-seed rows (analysis.stats.budget.replay)."""
     from analysis.data.published_cells import is_cells
-    from analysis.stats.replay import replay
+    from analysis.stats.budget.replay import replay
 
     if is_cells(published_name(study, data)):
         raise InputError(f"invalid --budget 'adaptive' with --data {data!r}: a table of means has no per-seed rows to "
@@ -152,7 +153,7 @@ def run_verdicts(study: Study, target: StudyStorage) -> tuple[str, list[Verdict]
 
 def echo_verdicts(head: str, verdicts: list[Verdict], tail: Sequence[str] = ()) -> int:
     """Print the verdicts under ``head`` (and ``tail`` after them); returns how many checked findings failed."""
-    from analysis.stats.findings import failed
+    from analysis.stats.verdicts.evaluate import failed
 
     click.echo(head)
     for verdict in verdicts:

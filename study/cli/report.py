@@ -32,7 +32,7 @@ def report_and_count_failed(study: Study, target: StudyStorage, out: str | None)
     it went and its summary, and return the number of findings checked and failed (the caller's exit status 3)."""
     from analysis.data.meta import MetaError
     from analysis.report.build import build_report
-    from analysis.stats.findings import failed
+    from analysis.stats.verdicts.evaluate import failed
 
     require_results(study, target)
     default_out = _report_dir(study, target)

@@ -1,13 +1,12 @@
 """An adaptive budget run live: rounds of trials through Ray Tune, decided by the study's findings between rounds.
 
-The policy is analysis's (:mod:`analysis.stats.budget`): every cell starts with the study's first seeds; at each look
-the findings are checked on the rows of the seeds given so far, and the undecided ones ask for one more seed on the
-cells their numbers depend on. Here each round's trials train (a cell's first seeds in one trial, each later seed in a
-trial of its own, :class:`study.trial.spec.Trial`), and each look is written to study.json (``looks_taken``: every
-finding's status and the seeds it asked for) **before** its seeds train. A run that stops (Ctrl+C, SIGKILL) resumes:
-the looks study.json holds are replayed, never decided again, and a trial already on disk is not trained again.
-Completing the study to the full grid later (``--budget fixed``) trains only each cell's missing seeds.
-"""
+The policy is analysis's (:mod:`analysis.stats.budget.adaptive`): every cell starts with the study's first seeds; at
+each look the findings are checked on the rows of the seeds given so far, and the undecided ones ask for one more seed
+on the cells their numbers depend on. Here each round's trials train (a cell's first seeds in one trial, each later
+seed in a trial of its own, :class:`study.trial.spec.Trial`), and each look is written to study.json (``looks_taken``:
+every finding's status and the seeds it asked for) **before** its seeds train. A run that stops (Ctrl+C, SIGKILL)
+resumes: the looks study.json holds are replayed, never decided again, and a trial already on disk is not trained
+again. Completing the study to the full grid later (``--budget fixed``) trains only each cell's missing seeds. """
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ from study.run.strategies import Launcher, Plan
 from study.trial.spec import Trial
 
 if TYPE_CHECKING:
-    from analysis.stats.budget import Budget
-    from analysis.stats.findings import FindingData
+    from analysis.stats.budget.adaptive import Budget
+    from analysis.stats.verdicts.data import FindingData
 
 
 def cell_trials(study: Study, point: dict[str, Any], n: int) -> list[Trial]:
@@ -59,8 +58,8 @@ class AdaptiveStrategy:
         """Look after look (module docstring): train what the budget has given and is not on disk, take the next
         look on the rows of those seeds, record it in study.json (``record``: as this run wrote it, with the looks
         an earlier run took, which are replayed, never decided again), give its seeds; until the budget is
-        finished (:func:`analysis.stats.budget.finished`)."""
-        from analysis.stats.budget import Budget, finished, next_look
+        finished (:func:`analysis.stats.budget.adaptive.finished`)."""
+        from analysis.stats.budget.adaptive import Budget, finished, next_look
 
         budget = Budget.resumed(pl.DataFrame(list(study.points()), strict=False), record)
         stage = _stage(record)
@@ -122,10 +121,10 @@ def budget_trials(study: Study, record: StudyRecord | None) -> dict[CellKey, dic
 
 def _finding_data(storage: StudyStorage, record: StudyRecord, budget: Budget) -> FindingData:
     """What the findings see at a look: the rows of the seeds the budget has given (the same
-    :func:`analysis.stats.verdicts.finding_data` as `study findings` and the report)."""
+    :func:`analysis.stats.verdicts.data.finding_data` as `study findings` and the report)."""
     from analysis.data.rows import open_trials
     from analysis.stats.training_stats import training_stats
-    from analysis.stats.verdicts import finding_data
+    from analysis.stats.verdicts.data import finding_data
 
     scan = open_trials(storage.location)
     if scan.lf is None:

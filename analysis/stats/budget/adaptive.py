@@ -2,11 +2,11 @@
 
 Every cell of the grid starts with the study's first seeds (:attr:`search_spaces.study.Study.starting_seeds`). Then
 rounds: the findings are checked on what has run (look 1, 2, ... of :attr:`Study.looks`; each cell's interval spends
-its share of the error by its seed count: :func:`analysis.stats.finding_intervals.error_budget`); each UNDECIDED
+its share of the error by its seed count: :func:`analysis.stats.intervals.errors.error_budget`); each UNDECIDED
 finding asks for one more seed on the cells its statistic depends on
-(:meth:`analysis.stats.findings.Verdict.contention`: the leader and its close rivals of a best, the cells whose
+(:meth:`analysis.stats.verdicts.evaluate.Verdict.contention`: the leader and its close rivals of a best, the cells whose
 interval holds a share's level, every cell short of seeds of a mean), unless even every seed would most likely leave
-it open (:meth:`analysis.stats.finding_check.Check.hopeless`); a cell asked for by several findings gets one seed. The
+it open (:meth:`analysis.stats.kinds.base.Check.hopeless`); a cell asked for by several findings gets one seed. The
 study ends when every finding is decided, when no undecided finding can ask for a seed any more (its cells have every
 seed), or after the last look.
 
@@ -27,8 +27,10 @@ from typing import Any
 
 import polars as pl
 
-from analysis.stats.findings import FindingData, Verdict
-from analysis.stats.verdicts import DECIDED, study_verdicts
+from analysis.stats.verdicts.data import FindingData
+from analysis.stats.verdicts.evaluate import Verdict
+from analysis.stats.verdicts.status import DECIDED
+from analysis.stats.verdicts.study import study_verdicts
 from search_spaces.cells import CellKey, cell_key
 from search_spaces.record import BudgetLook, SeedRequest, StudyRecord
 

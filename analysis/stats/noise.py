@@ -29,7 +29,7 @@ neighbours in the grid, not from cells that happen to share its G:
 
 Without any measured seed noise (a published table printing no spread), a cell's own ``sd`` is all there is: its
 number decides on its own, with no confidence to state (the verdict says so). The interval of G is
-``G ± t(df) · sqrt(variance / n)`` at the one-sided level the caller gives (:mod:`analysis.stats.finding_intervals`),
+``G ± t(df) · sqrt(variance / n)`` at the one-sided level the caller gives (:mod:`analysis.stats.intervals.cell`),
 clipped to the metric's range. Coverage on the authors' release, by seed count: bench/coverage.py.
 """
 
@@ -43,7 +43,7 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from analysis.stats.finding_cells import VALUES, floats
+from analysis.stats.table import CellTable, Column, Floats
 
 #: The most degrees of freedom a cell's neighbourhood counts for (a prior worth four seeds of the cell's own). A
 #: neighbourhood is no sample of the cell's seeds, only of seeds like them: with 4, two seeds that happened to agree in
@@ -68,10 +68,10 @@ class NoiseModel:
     resolution: float = 0.0
 
     @classmethod
-    def fit(cls, table: pl.DataFrame) -> NoiseModel:
-        """The prior of every cell of ``table`` (a metric's cells: configuration columns, ``g``, ``sd``, ``n``) from
-        its grid neighbours (module docstring)."""
-        keys = tuple(c for c in table.columns if c not in VALUES)
+    def fit(cls, cells: CellTable) -> NoiseModel:
+        """The prior of every cell of ``cells`` (a metric's cells: its keys, ``g``, ``sd``, ``n``) from its grid
+        neighbours (module docstring)."""
+        table, keys = cells.frame, cells.keys
         var = _own_variance(table)
         positive = var.filter(pl.col("_v") > 0).get_column("_v")
         if positive.is_empty():
@@ -113,28 +113,29 @@ class NoiseModel:
         """The seed noise in words, for a verdict's basis line."""
         if not self.measured:
             return ("no seed noise measured: a cell of one seed decides nothing; cells whose seeds agree exactly, or "
-                    "a published number printed without its spread, decide on the number alone (no confidence)")
+                    "a published number printed without its spread, decide on the number alone")
         return (f"seed noise from each cell's grid neighbours (their mean variance, cliffs in G; median sd "
                 f"{100 * math.sqrt(self.floor):.1f} pp; prior df <= {PRIOR_DF:g})")
 
-    def annotate(self, table: pl.DataFrame) -> pl.DataFrame:
-        """``table`` (cells of the metric the model was fit on) with each cell's prior: ``prior_var`` and
-        ``prior_df`` (:data:`analysis.stats.finding_cells.VALUES`), which :meth:`standard_errors` reads."""
+    def annotate(self, cells: CellTable) -> CellTable:
+        """``cells`` (of the metric the model was fit on) with each cell's prior: :attr:`Column.PRIOR_VAR` and
+        :attr:`Column.PRIOR_DF`, which :meth:`standard_errors` reads."""
         if self.prior is None:
-            return table.with_columns(prior_var=pl.lit(0.0), prior_df=pl.lit(0.0))
-        prior = self.prior.rename({"_s0": "prior_var", "_d0": "prior_df"})
-        return table.drop("prior_var", "prior_df", strict=False).join(prior, on=list(self.keys), how="left",
-                                                                     nulls_equal=True)
+            return cells.replace(cells.frame.with_columns(prior_var=pl.lit(0.0), prior_df=pl.lit(0.0)))
+        prior = self.prior.rename({"_s0": Column.PRIOR_VAR, "_d0": Column.PRIOR_DF})
+        frame = cells.frame.drop(Column.PRIOR_VAR, Column.PRIOR_DF).join(prior, on=list(self.keys), how="left",
+                                                                         nulls_equal=True)
+        return cells.replace(frame)
 
-    def standard_errors(self, cells: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Per cell of ``cells`` (rows of the table the model annotated: :meth:`annotate`) the standard error of G
-        and its degrees of freedom; a cell of one seed or none has an infinite error (it decides nothing); seeds that
-        agree exactly, with no noise measured anywhere, an error of 0."""
-        n, sd = floats(cells, "n", 0.0), floats(cells, "sd", 0.0)
+    def standard_errors(self, cells: CellTable) -> tuple[Floats, Floats]:
+        """Per cell of ``cells`` (cells the model annotated: :meth:`annotate`) the standard error of G and its degrees
+        of freedom; a cell of one seed or none has an infinite error (it decides nothing); seeds that agree exactly,
+        with no noise measured anywhere, an error of 0."""
+        n, sd = cells.values(Column.N, 0.0), cells.values(Column.SD, 0.0)
         own = np.where(n >= 2, sd**2, 0.0)
         d = np.maximum(n - 1.0, 0.0)
         if self.measured:
-            s0, d0 = floats(cells, "prior_var", self.floor), floats(cells, "prior_df", 0.0)
+            s0, d0 = cells.values(Column.PRIOR_VAR, self.floor), cells.values(Column.PRIOR_DF, 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 pooled = np.where(d0 + d > 0, (d0 * s0 + d * own) / np.maximum(d0 + d, 1e-12), own)
             var, df = np.maximum(pooled, own), np.maximum(d0 + d, 1.0)
@@ -151,7 +152,7 @@ def _own_variance(cells: pl.DataFrame) -> pl.DataFrame:
     return cells.with_columns(pl.when(pl.col("n") >= 2).then(sd**2).otherwise(0.0).alias("_v"))
 
 
-def quantile(alpha: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
+def quantile(alpha: Floats | float, df: Floats | float) -> Floats:
     """The one-sided t quantile: a bound exceeded with probability ``alpha``."""
     p = 1.0 - np.asarray(alpha, dtype=float)
     # the t distribution's inverse itself (scipy.stats.t.ppf's own kernel, without its argument checks, which cost

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.stats.finding_intervals import Estimate
+from analysis.stats.intervals.estimate import Estimate
 
 SIGN = {"below": "<=", "above": ">="}
 
@@ -24,5 +24,19 @@ def span_text(e: Estimate, points: bool = False, percent: bool = True) -> str:
     if not percent:
         show = (lambda x: f"{x:+.4g}") if points else (lambda x: f"{x:.4g}")
         return f"[{show(e.low)}, {show(e.high)}]"
-    show = point_text if points else (lambda x: f"{100 * x:.1f}")
-    return f"[{show(e.low)}, {show(e.high)}]{' pp' if points else ''}"
+    shown = point_text if points else (lambda x, _=True: f"{100 * x:.1f}")
+    return f"[{shown(e.low)}, {shown(e.high)}]{' pp' if points else ''}"
+
+
+def unit(percent: bool) -> str:
+    """The unit of a difference: `` pp`` for accuracies, none for a metric in its own unit."""
+    return " pp" if percent else ""
+
+
+def number_text(e: Estimate, percent: bool) -> str:
+    """``16.1% [14.0, 18.2] (3 seeds)``: a number, its interval and the seeds behind it (the number alone where
+    nothing has run)."""
+    text = percent_text(e.value, percent)
+    if e.value is not None or e.cells:
+        text += f" {span_text(e, percent=percent)} ({e.seeds_text()})"
+    return text

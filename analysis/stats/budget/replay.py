@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from analysis.stats.budget import Budget, Outcome, run_budget
-from analysis.stats.findings import FindingData, Verdict, evaluate_findings
+from analysis.stats.budget.adaptive import Budget, Outcome, run_budget
 from analysis.stats.training_stats import TrainingStats, training_stats
-from analysis.stats.verdicts import DECIDED
+from analysis.stats.verdicts.data import FindingData, published_data
+from analysis.stats.verdicts.evaluate import Verdict, evaluate_findings
+from analysis.stats.verdicts.status import DECIDED
 from search_spaces.finding import metric_columns
 from search_spaces.record import StudyRecord
 
@@ -101,14 +102,6 @@ def replay(meta: StudyRecord, rows: pl.LazyFrame) -> Replay:
     all_epochs = rows.group_by([*keys, "seed"]).agg(pl.col("step").n_unique().alias("e")).select(pl.col("e").sum())
     n_all = rows.select(pl.struct([*keys, "seed"]).n_unique()).collect().item()
     return Replay(outcome, full, (given.height, int(n_all)), (epochs, int(all_epochs.collect().item())), one_look)
-
-
-def published_data(stats: TrainingStats, max_seeds: int) -> FindingData:
-    """What findings are checked on in rows that are all there is (published results): their cells, and only the
-    panel values they have (bounds on others are left out: analysis.stats.findings)."""
-    present = {str(v) for v in stats.select_rgb.get_column(stats.axes.panel).unique().to_list()}
-    return FindingData(cells=stats.finding_cells(), panel=stats.axes.panel, select_metric=stats.metrics.select,
-                       max_seeds=max_seeds, present=present, evaluations=stats.evaluations)
 
 
 def _read_columns(meta: StudyRecord, stats: TrainingStats) -> list[str]:

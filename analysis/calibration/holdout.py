@@ -2,8 +2,9 @@
 miss the value of all the seeds, or of the other seeds? (bench/coverage.py, tests/test_interval_coverage.py)
 
 For every subset of ``k`` of the seeds of per-seed rows (the authors' release: 5 seeds, so 10 subsets of 2, 10 of 3
-and 5 of 4), every cell's interval is computed from those ``k`` seeds alone, by the same code as every verdict
-(:mod:`analysis.stats.seed_noise`: the cell's G and its standard error), and held against:
+and 5 of 4), every cell's interval is computed from those ``k`` seeds alone, by the one interval function every
+verdict reads (:func:`analysis.stats.intervals.cell.g_interval`, from :mod:`analysis.stats.noise`'s standard error of
+the cell's G), and held against:
 
 * **all seeds** - G over every seed of the cell: the interval of G at ``k`` seeds is a statement about the value
   more seeds approach, and all the seeds are the nearest the data comes to it (all seeds share the ``k``, so a
@@ -11,8 +12,6 @@ and 5 of 4), every cell's interval is computed from those ``k`` seeds alone, by 
 * **the other seeds** - G over the seeds left out, held against the prediction interval the same noise model gives
   for them (``G ± t sqrt(var (1 / k + 1 / (n - k)))``, its upper end raised by G's lift: the other seeds' G picks its
   best evaluation too): this one misses at the stated rate if the model is right.
-
-Each interval is a verdict's: its lower end from G less its lift (:mod:`analysis.stats.finding_intervals`).
 
 Two levels, as verdicts read intervals: **per cell**, each end at ``alpha / 2`` (a bound that reads one cell: the
 upper end of a best); **per panel value**, every cell of the panel value's grid at once, each end at
@@ -28,10 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
-from analysis.stats.finding_cells import VALUES, cell_table
-from analysis.stats.seed_noise import NoiseModel
+from analysis.stats.intervals.cell import g_interval
+from analysis.stats.intervals.errors import Errors
+from analysis.stats.noise import NoiseModel
+from analysis.stats.table import CellTable, Column, Floats, cell_table
 from analysis.stats.training_stats import training_stats
 from search_spaces.record import StudyRecord
 
@@ -66,7 +66,7 @@ def holdout(meta: StudyRecord, rows: pl.LazyFrame, metrics: Sequence[str], ks: S
     fixed = meta.replace(budget="fixed", seeds=tuple(seeds))
     every = training_stats(rows, fixed)
     panel = every.axes.panel
-    whole = {m: cell_table(every.finding_cells(), m) for m in metrics}
+    whole = {m: _table(every.finding_cells(), m) for m in metrics}
     out = []
     for k in ks:
         counts = {m: np.zeros(6, dtype=int) for m in metrics}
@@ -74,41 +74,43 @@ def holdout(meta: StudyRecord, rows: pl.LazyFrame, metrics: Sequence[str], ks: S
             some = training_stats(rows.filter(pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
             rest = training_stats(rows.filter(~pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
             for m in metrics:
-                counts[m] += _misses(cell_table(some, m), whole[m], cell_table(rest, m), panel, alpha, noise,
-                                     len(seeds) - k)
+                counts[m] += _misses(_table(some, m), whole[m], _table(rest, m), m, panel, alpha, noise,
+                                     len(seeds) - k).astype(int)
         out += [Misses(m, k, *(int(x) for x in counts[m])) for m in metrics]
     return out
 
 
-def _misses(mine: pl.DataFrame, whole: pl.DataFrame, rest: pl.DataFrame, panel: str, alpha: float,
-            noise: type[NoiseModel], left: int) -> np.ndarray:
-    """(cells, cell misses of all, of rest, families, family misses of all, of rest) of one subset."""
-    keys = [c for c in mine.columns if c not in VALUES]
-    joined = mine.join(whole.select(*keys, pl.col("g").alias("_all")), on=keys, how="inner", nulls_equal=True).join(
-        rest.select(*keys, pl.col("g").alias("_rest")), on=keys, how="inner", nulls_equal=True)
+def _misses(mine: CellTable, whole: CellTable, rest: CellTable, metric: str, panel: str, alpha: float,
+            noise: type[NoiseModel], left: int) -> Floats:
+    """(cells, cell misses of all, of rest, families, family misses of all, of rest) of one subset: each interval the
+    one a verdict reads (:func:`analysis.stats.intervals.cell.g_interval`), the other seeds' a prediction interval."""
+    keys = list(mine.keys)
+    joined = mine.frame.join(whole.frame.select(*keys, pl.col(Column.G).alias("_all")), on=keys, how="inner",
+                             nulls_equal=True).join(rest.frame.select(*keys, pl.col(Column.G).alias("_rest")),
+                                                    on=keys, how="inner", nulls_equal=True)
     model = noise.fit(mine)
-    se, df = model.standard_errors(model.annotate(joined))
-    g, k = joined.get_column("g").to_numpy(), joined.get_column("n").to_numpy().astype(float)
-    lift = joined.get_column("lift").fill_null(0.0).to_numpy()
+    cells = model.annotate(mine.replace(joined))
+    se = model.standard_errors(cells)
     values = (joined.get_column("_all").to_numpy(), joined.get_column("_rest").to_numpy())
-    halves = (se, se * np.sqrt(1.0 + k / left))  # the other seeds' mean has its own noise besides the k seeds'
-    lifts = ((lift, 0 * lift), (lift, lift))  # (below, above): the other seeds' G picks its best evaluation too
-    cells = joined.get_column(panel).to_frame().join(joined.group_by(panel).len(), on=panel, how="left") \
-        .get_column("len").to_numpy()
-    per_cell = [_outside(v, g, stats.t.ppf(1 - alpha / 2, df) * h, up) for v, h, up in zip(values, halves, lifts,
-                                                                                           strict=True)]
-    per_family = [_outside(v, g, stats.t.ppf(1 - alpha / (2 * cells), df) * h, up)
-                  for v, h, up in zip(values, halves, lifts, strict=True)]
-    family = joined.select(panel).with_columns(a=pl.Series(per_family[0]), r=pl.Series(per_family[1])) \
+    panel_cells = joined.get_column(panel).to_frame().join(joined.group_by(panel).len(), on=panel, how="left") \
+        .get_column("len").to_numpy().astype(float)
+    each_end = Errors(alpha / 2, alpha / 2)
+    outside = []
+    for union in (1.0, panel_cells):  # per cell; per panel value, every cell of it at once (Bonferroni)
+        for value, others in zip(values, (None, left), strict=True):
+            low, high = g_interval(cells, se, each_end, metric, (union, union), others=others)
+            outside.append((value < low - 1e-12) | (value > high + 1e-12))
+    family = joined.select(panel).with_columns(a=pl.Series(outside[2]), r=pl.Series(outside[3])) \
         .group_by(panel).agg(pl.col("a").any(), pl.col("r").any())
-    return np.array([len(g), per_cell[0].sum(), per_cell[1].sum(), family.height, family.get_column("a").sum(),
-                     family.get_column("r").sum()])
+    return np.array([joined.height, outside[0].sum(), outside[1].sum(), family.height, family.get_column("a").sum(),
+                     family.get_column("r").sum()], dtype=float)
 
 
-def _outside(value: np.ndarray, g: np.ndarray, half: np.ndarray, lift: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Whether ``value`` lies outside ``[g - lift[0] - half, g + lift[1] + half]`` (the interval of a verdict: its
-    lower end from G less its lift; clipping to the range changes nothing, the values share it)."""
-    return (value < g - lift[0] - half - 1e-12) | (value > g + lift[1] + half + 1e-12)
+def _table(cells: dict[str, pl.DataFrame], metric: str) -> CellTable:
+    table = cell_table(cells, metric)
+    if table is None:
+        raise ValueError(f"the rows have no column of {metric}")
+    return table
 
 
 def finding_metrics(meta: StudyRecord, columns: Sequence[str]) -> list[str]:

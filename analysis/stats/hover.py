@@ -42,7 +42,7 @@ def seed_curves(lf: pl.LazyFrame, metrics: Sequence[str], by: Sequence[str], n_r
     )
 
 
-def cell_table(rgb: pl.DataFrame, per_seed: pl.DataFrame, where: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+def hover_table(rgb: pl.DataFrame, per_seed: pl.DataFrame, where: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     """One row per configuration: ``*by, r, g, b, n_seeds, n_diverged, best_step`` of one metric, from its RGB
     frame, :func:`analysis.stats.rgb.seed_best` and its :func:`analysis.stats.rgb.best_step` frame (``where``)."""
     diverged = per_seed.group_by(list(by)).agg(pl.col("diverged").sum().cast(pl.Int64).alias("n_diverged"))

@@ -1,8 +1,8 @@
-"""Calibration of the finding kinds issue 50 added, in the world of :mod:`analysis.stats.calibration`: the time
+"""Calibration of the finding kinds issue 50 added, in the world of :mod:`analysis.calibration.world`: the time
 axis (``reached_by``, ``still_holds``, ``learned_then_unlearned``, ``faster_than``; the best cell and ``cell="any"``),
 two-sided levels and ``worst_beats_best`` (tests/test_time_calibration.py, docs/budget.md).
 
-**Their truth** is the verdict each gets on the truth (:func:`analysis.stats.calibration.true_verdicts`): a cell's
+**Their truth** is the verdict each gets on the truth (:func:`analysis.calibration.world.true_verdicts`): a cell's
 learning curve there is its population mean curve (per evaluation the mean of its five curves: the curve whose best is
 the world's G), with no seed noise, and a time bound reads the cell of the best *true* G (``cell="any"``: every cell of
 its region, the truth holding where one cell does). So a replay whose data picks another best cell, whose curve
@@ -11,14 +11,14 @@ curve, and the cell it reads is picked by the same seeds.
 
 **Their bounds**, each around its truth (:func:`time_calibration_findings`): a first time at the true first evaluation
 that reaches the level and one or two evaluations either side; a last value, a drop and a two-sided level at it and
-0.5 and 2 points either side (as :data:`~analysis.stats.calibration.OFFSETS`); a lead in first times at the true lead
+0.5 and 2 points either side (as :data:`~analysis.calibration.findings.OFFSETS`); a lead in first times at the true lead
 and one or two evaluations either side.
 
 **worst_beats_best** is a claim about the seeds run ("A's worst seed beats B's best") and, at the finding's confidence,
 about the architectures ("A is better": the lead of A's G over B's above zero). Only the second is an inference, so
 its truth is the sign of the true lead (the truth gives every seed its cell's G): a PASS is wrong where A is not
 better, a FAIL where A is; but a FAIL on the seeds run overlapping with every seed the study runs is a fact of those
-seeds, not a claim of confidence (:func:`analysis.stats.finding_extremes.worst_beats_best`): :func:`overlap_fact`
+seeds, not a claim of confidence (:class:`analysis.stats.kinds.worst_beats_best.WorstBeatsBest`): :func:`overlap_fact`
 counts it apart, never wrong. It has no margin, so its bounds are pairs of panel values at true leads near zero
 (both ways), at an exact tie, and far apart.
 """
@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis.stats.calibration import MIXED, OFFSETS, World
-from analysis.stats.finding_cells import in_region
-from analysis.stats.findings import FAIL, Verdict
+from analysis.calibration.findings import MIXED, OFFSETS
+from analysis.calibration.world import KEYS, World
+from analysis.stats.region import in_region
+from analysis.stats.verdicts.evaluate import Verdict
+from analysis.stats.verdicts.status import Status
 from search_spaces import Finding
 
 #: Offsets of a time bound from its truth, in evaluations (> 0: the truth on the bound's true side).
@@ -59,7 +61,7 @@ def time_calibration_findings(world: World, offsets: Sequence[float] = OFFSETS,
     every = float(world.steps[1] - world.steps[0])
 
     def cells(arch: str, region: dict[str, Any]) -> list[int]:
-        return in_region(truth.filter(pl.col("architecture") == arch), region).get_column("_i").to_list()
+        return in_region(truth.filter(pl.col("architecture") == arch), region, KEYS).get_column("_i").to_list()
 
     def best(arch: str, region: dict[str, Any]) -> int:
         return max(cells(arch, region), key=lambda i: float(truth["g"][i]))
@@ -127,7 +129,7 @@ def overlap_fact(verdict: Verdict) -> bool:
     """Whether ``verdict`` is a worst_beats_best FAIL on its seeds overlapping at every seed the study runs while the
     lead's interval leaves "A is better" open (a fact of the seeds run, not a claim of confidence: module docstring);
     an accuracy's lead, higher better."""
-    return verdict.status == FAIL and any(c.relation == "worst_beats_best" and c.state == "fails"
+    return verdict.status == Status.FAIL and any(c.relation == "worst_beats_best" and c.state == "fails"
                                           and c.estimate.high > 0 for c in verdict.checks)
 
 
@@ -138,7 +140,7 @@ def on_true_best_cells(findings: Sequence[Finding], world: World) -> list[Findin
     truth = world.truth()
 
     def cell(value: str, region: dict[str, Any]) -> dict[str, Any]:
-        top = in_region(truth.filter(pl.col("architecture") == value), region).sort("g", descending=True).row(
+        top = in_region(truth.filter(pl.col("architecture") == value), region, KEYS).sort("g", descending=True).row(
             0, named=True)
         return {"d_model": [top["d_model"]], "learning_rate": [top["learning_rate"]]}
 

@@ -1,0 +1,108 @@
+"""Replays of a study in the calibration's world: each finding's decided verdicts and the wrong ones, counted per
+finding (:class:`Tally`), through the same rows, statistics, verdicts and budget as real studies.
+
+**The negative controls** the calibration tests must catch (:mod:`analysis.calibration.controls`): seed noise
+understated (``sd_scale``), and a wrong noise model (``noise``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from analysis.calibration.world import KEYS, METRIC, World, true_verdicts
+from analysis.stats.budget.adaptive import Budget, run_budget
+from analysis.stats.noise import NoiseModel
+from analysis.stats.training_stats import training_stats
+from analysis.stats.verdicts.data import FindingData
+from analysis.stats.verdicts.evaluate import Verdict, evaluate_findings
+from analysis.stats.verdicts.status import DECIDED
+from search_spaces.record import StudyRecord
+
+
+@dataclass
+class Tally:
+    """Per finding over the replays: decided verdicts, the wrong ones; the models the budget gave."""
+
+    findings: list[str]
+    truths: list[str]
+    decided: np.ndarray
+    wrong: np.ndarray
+    replays: int = 0
+    models: float = 0.0  # mean share of all models
+    per_replay: list[int] = field(default_factory=list)  # wrong decided verdicts of each replay
+    facts: np.ndarray | None = None  # per finding: decided verdicts that state a fact of the seeds run (``simulate``)
+
+    def rates(self) -> pl.DataFrame:
+        """Per finding: its true verdict, the share of replays it was decided and decided wrong (and, where counted,
+        decided on a fact of the seeds run: never wrong)."""
+        rates = pl.DataFrame({"finding": self.findings, "truth": self.truths, "decided": self.decided / self.replays,
+                              "wrong": self.wrong / self.replays})
+        return rates if self.facts is None else rates.with_columns(fact=pl.Series(self.facts / self.replays))
+
+
+def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_scale: float = 1.0,
+             noise: Callable[[pl.DataFrame], NoiseModel] | None = None,
+             fact: Callable[[Verdict], bool] | None = None) -> Tally:
+    """Replay ``meta``'s budget (adaptive or fixed) ``replays`` times on seeds drawn from ``world``; a finding counts
+    wrong when its verdict is decided and differs from the true one, unless ``fact`` says it states a fact of the
+    seeds run, no inference (counted apart). ``sd_scale`` < 1 understates the seed noise and ``noise`` replaces the
+    noise model: the negative controls."""
+    rng = np.random.default_rng(seed)
+    truths = [v.status for v in true_verdicts(meta, world)]
+    seeds = len(meta.seeds)
+    zeros = np.zeros(len(truths), int)
+    tally = Tally([f.description for f in meta.findings], truths, zeros.copy(), zeros.copy(),
+                  facts=None if fact is None else zeros.copy())
+    order = {tuple(row): i for i, row in enumerate(world.cells.iter_rows())}
+    for _ in range(replays):
+        values = world.draw(rng, seeds)
+
+        def view(budget: Budget, values: np.ndarray = values) -> FindingData:
+            given = np.zeros(len(order), dtype=np.int64)
+            for row in budget.cells.iter_rows():
+                given[order[tuple(row[:-1])]] = row[-1]
+            return _data(meta, world.rows(values, given), seeds, sd_scale, noise)
+
+        if meta.budget == "adaptive":
+            outcome = run_budget(meta, world.cells, view)
+            verdicts, given = outcome.verdicts(), outcome.budget.models() if outcome.budget else 0
+        else:
+            verdicts, given = first_seeds_verdicts(meta, world, values, seeds, sd_scale, noise), len(order) * seeds
+        tally.models += given / (len(order) * seeds) / replays
+        decided = np.array([v.status in DECIDED for v in verdicts])
+        wrong = decided & np.array([v.status != t for v, t in zip(verdicts, truths, strict=True)])
+        if fact is not None and tally.facts is not None:
+            facts = decided & np.array([fact(v) for v in verdicts])
+            tally.facts += facts
+            wrong &= ~facts
+        tally.decided += decided
+        tally.wrong += wrong
+        tally.per_replay.append(int(wrong.sum()))
+        tally.replays += 1
+    return tally
+
+
+def first_seeds_verdicts(meta: StudyRecord, world: World, values: np.ndarray, seeds: int, sd_scale: float = 1.0,
+                         noise: Callable[[pl.DataFrame], NoiseModel] | None = None) -> list[Verdict]:
+    """The verdicts of ``meta`` (one look) on the first ``seeds`` of every cell's drawn ``values``."""
+    given = np.full(world.cells.height, seeds)
+    return evaluate_findings(meta, _data(meta, world.rows(values, given), len(meta.seeds), sd_scale, noise))
+
+
+def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
+          noise: Callable[[pl.DataFrame], NoiseModel] | None) -> FindingData:
+    """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale`` (on a
+    learning curve: each evaluation's seeds drawn towards their mean)."""
+    stats = training_stats(rows, meta)
+    cells, evaluations = stats.finding_cells(), stats.evaluations
+    if sd_scale != 1.0:
+        cells = {m: c.with_columns(pl.col("sd") * sd_scale, pl.col("gmd_var") * sd_scale**2) for m, c in cells.items()}
+        if evaluations is not None:
+            mean = pl.col(METRIC).mean().over(*KEYS, "step")
+            evaluations = evaluations.with_columns(mean + sd_scale * (pl.col(METRIC) - mean))
+    return FindingData(cells=cells, panel="architecture", select_metric=METRIC, max_seeds=seeds, noise=noise,
+                       evaluations=evaluations)

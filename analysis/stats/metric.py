@@ -1,0 +1,84 @@
+"""What a finding's metric is: a results column or a combination of columns, which way is better, the values its G
+can take, and how a combination is taken per evaluation.
+
+A finding (:class:`search_spaces.finding.Finding`) names a ``metric``: a results column, or ``min(a, b, ...)``,
+``max(a, b, ...)`` or ``a - b`` of columns. Its G per cell is the paper's: the mean over seeds at each evaluation,
+maximised over training. A combination is taken **at each evaluation** of the seed means, then maximised over
+training (:func:`per_step`): "learns all three cases" is all three at the same time, "focuses on the first case"
+is first minus argmin at one time, as the sentences mean them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import polars as pl
+
+from search_spaces.finding import direction, metric_columns
+
+_CALL = re.compile(r"^(min|max)\((.+)\)$")
+
+
+def lower_is_better(metric: str) -> bool:
+    """A loss is minimised: its best G is the lowest (search_spaces.finding.direction)."""
+    return direction(metric) == "min"
+
+
+def is_combination(metric: str) -> bool:
+    """Whether ``metric`` combines several columns (``min(...)``, ``max(...)``, ``a - b``)."""
+    return len(metric_columns(metric)) > 1
+
+
+def is_accuracy(metric: str) -> bool:
+    """Whether the metric reads accuracies only (shown in percent; a loss or an output scale in its own unit)."""
+    return all("accuracy" in c for c in metric_columns(metric))
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values the metric's G can take: accuracies in [0, 1] (a difference of two in [-1, 1]), a loss >= 0."""
+    columns = metric_columns(metric)
+    if all("accuracy" in c for c in columns):
+        return (-1.0, 1.0) if is_difference(metric) else (0.0, 1.0)
+    if lower_is_better(metric):
+        return (0.0, math.inf)
+    return (-math.inf, math.inf)
+
+
+def is_difference(metric: str) -> bool:
+    """Whether ``metric`` is ``a - b`` of two columns."""
+    return len(metric_columns(metric)) == 2 and not _CALL.match(metric.replace(" ", ""))
+
+
+def per_step(metric: str) -> pl.Expr:
+    """The combination at each evaluation, over :func:`analysis.stats.rgb.step_stats`' seed means ``{column}__g``
+    (a mean that a NaN seed made -inf, or a missing one, is that column's worst there: 0 for an accuracy)."""
+    columns = metric_columns(metric)
+    parts = [pl.when(pl.col(f"{c}__g").is_finite()).then(pl.col(f"{c}__g")).otherwise(0.0) for c in columns]
+    return combine(metric, parts)
+
+
+def per_row(metric: str) -> pl.Expr:
+    """The combination in one row (one seed at one evaluation; a NaN or missing column counts as 0): its best over
+    training per seed is the seed's value of the combination, whose spread over seeds is the combination's noise."""
+    columns = metric_columns(metric)
+    parts = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(0.0) for c in columns]
+    return combine(metric, parts).alias(metric)
+
+
+def combine(metric: str, parts: list[pl.Expr]) -> pl.Expr:
+    """``metric``'s combination of ``parts`` (one expression per column, in the metric's order)."""
+    compact = metric.replace(" ", "")
+    if _CALL.match(compact):
+        return pl.min_horizontal(parts) if compact.startswith("min") else pl.max_horizontal(parts)
+    return parts[0] - parts[1] if len(parts) == 2 else parts[0]
+
+
+def combined_sd(metric: str, parts: list[pl.Expr]) -> pl.Expr:
+    """The seed noise of a combination from its columns' (on the safe side): the largest of its columns' for ``min``
+    / ``max``, ``sqrt(sd_a² + sd_b²)`` for ``a - b``."""
+    if len(parts) == 1:
+        return parts[0]
+    if _CALL.match(metric.replace(" ", "")):
+        return pl.max_horizontal(parts)
+    return (parts[0] ** 2 + parts[1] ** 2).sqrt()
