@@ -32,7 +32,7 @@ def calibration_findings(world: World, offsets: Sequence[float] = OFFSETS) -> li
 
     best = {a: of(a, pl.col("g").max()) for a in ("NAP", "max", "NON")}
     mixed = float(truth.filter(pl.col("architecture") == "NON", pl.col("learning_rate") >= 0.09 * (1 - 1e-6))
-                  .get_column("g").max())
+                  .select(pl.col("g").max()).item())
     cells = truth.filter(pl.col("architecture") == "BERT").height
     share = of("BERT", (pl.col("g") >= 0.9).mean())
     spread = of("NON", pl.col("gmd").filter(pl.col("g") >= 0.5).mean())

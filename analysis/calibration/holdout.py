@@ -49,7 +49,7 @@ class Misses:
     family_misses_all: int
     family_misses_rest: int
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, str | int | float]:
         """The counts with their rates."""
         return {"metric": self.metric, "k": self.k, "cells": self.cells, "families": self.families,
                 "cell_all": self.cell_misses_all / self.cells, "cell_rest": self.cell_misses_rest / self.cells,
@@ -121,7 +121,7 @@ def finding_metrics(meta: StudyRecord, columns: Sequence[str]) -> list[str]:
     return [m for m in wanted if all(c in columns for c in metric_columns(m))]
 
 
-def pooled(found: Sequence[Misses], k: int) -> dict:
+def pooled(found: Sequence[Misses], k: int) -> dict[str, int]:
     """The counts of every metric at ``k`` seeds, summed: cells, families and their misses."""
     rows = [m for m in found if m.k == k]
     return {name: sum(getattr(m, name) for m in rows)

@@ -16,10 +16,11 @@ import polars as pl
 from analysis.calibration.world import KEYS, METRIC, World, true_verdicts
 from analysis.stats.budget.adaptive import Budget, run_budget
 from analysis.stats.noise import NoiseModel
+from analysis.stats.table import CellTable
 from analysis.stats.training_stats import training_stats
 from analysis.stats.verdicts.data import FindingData
 from analysis.stats.verdicts.evaluate import Verdict, evaluate_findings
-from analysis.stats.verdicts.status import DECIDED
+from analysis.stats.verdicts.status import DECIDED, Status
 from search_spaces.record import StudyRecord
 
 
@@ -28,7 +29,7 @@ class Tally:
     """Per finding over the replays: decided verdicts, the wrong ones; the models the budget gave."""
 
     findings: list[str]
-    truths: list[str]
+    truths: list[Status]
     decided: np.ndarray
     wrong: np.ndarray
     replays: int = 0
@@ -45,7 +46,7 @@ class Tally:
 
 
 def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_scale: float = 1.0,
-             noise: Callable[[pl.DataFrame], NoiseModel] | None = None,
+             noise: Callable[[CellTable], NoiseModel] | None = None,
              fact: Callable[[Verdict], bool] | None = None) -> Tally:
     """Replay ``meta``'s budget (adaptive or fixed) ``replays`` times on seeds drawn from ``world``; a finding counts
     wrong when its verdict is decided and differs from the true one, unless ``fact`` says it states a fact of the
@@ -87,14 +88,14 @@ def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_sc
 
 
 def first_seeds_verdicts(meta: StudyRecord, world: World, values: np.ndarray, seeds: int, sd_scale: float = 1.0,
-                         noise: Callable[[pl.DataFrame], NoiseModel] | None = None) -> list[Verdict]:
+                         noise: Callable[[CellTable], NoiseModel] | None = None) -> list[Verdict]:
     """The verdicts of ``meta`` (one look) on the first ``seeds`` of every cell's drawn ``values``."""
     given = np.full(world.cells.height, seeds)
     return evaluate_findings(meta, _data(meta, world.rows(values, given), len(meta.seeds), sd_scale, noise))
 
 
 def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
-          noise: Callable[[pl.DataFrame], NoiseModel] | None) -> FindingData:
+          noise: Callable[[CellTable], NoiseModel] | None) -> FindingData:
     """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale`` (on a
     learning curve: each evaluation's seeds drawn towards their mean)."""
     stats = training_stats(rows, meta)

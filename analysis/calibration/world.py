@@ -71,7 +71,7 @@ class World:
         chosen = rng.integers(0, curves, (cells, seeds))
         values = np.take_along_axis(self.curves, chosen[:, :, None], axis=1)
         noisy = rng.binomial(EVALUATION_EXAMPLES, np.clip(values, 0.0, 1.0)) / EVALUATION_EXAMPLES
-        return noisy.astype(float)
+        return np.asarray(noisy, dtype=float)
 
     def rows(self, values: np.ndarray, given: np.ndarray) -> pl.LazyFrame:
         """The results rows of the first ``given[c]`` seeds of every cell ``c``."""

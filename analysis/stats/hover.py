@@ -50,11 +50,16 @@ def hover_table(rgb: pl.DataFrame, per_seed: pl.DataFrame, where: pl.DataFrame, 
             .join(where, on=list(by), how="left", nulls_equal=True))
 
 
-def _curves_by_cell(curves: pl.DataFrame | None, metric: str, by: Sequence[str]) -> dict[tuple, list[dict]]:
+#: A cell's configuration values, in the order of its ``by`` columns.
+CellKey = tuple[Any, ...]
+
+
+def _curves_by_cell(curves: pl.DataFrame | None, metric: str,
+                    by: Sequence[str]) -> dict[CellKey, list[dict[str, Any]]]:
     """(configuration values) -> per-seed ``{"seed", "diverged", "steps", "values"}`` of ``metric``."""
     if curves is None:
         return {}
-    out: dict[tuple, list[dict]] = {}
+    out: dict[CellKey, list[dict[str, Any]]] = {}
     grouped = curves.group_by([*by, "seed"], maintain_order=True).agg(
         pl.col("step"), pl.col(metric), pl.col("_diverged").any())
     for row in grouped.iter_rows(named=True):
@@ -67,7 +72,7 @@ def _curves_by_cell(curves: pl.DataFrame | None, metric: str, by: Sequence[str])
 
 
 def cell_data(cells: pl.DataFrame, curves: pl.DataFrame | None, metric: str,
-              by: Sequence[str]) -> dict[tuple, dict[str, Any]]:
+              by: Sequence[str]) -> dict[CellKey, dict[str, Any]]:
     """(configuration values in ``by`` order) -> the numbers a hovered / clicked cell shows."""
     per_seed = _curves_by_cell(curves, metric, by)
     keys = zip(*(cells.get_column(c).to_list() for c in by), strict=True)

@@ -41,7 +41,7 @@ def _evaluator(name: str, n_trials: int) -> Any:
     if name not in EVALUATORS:
         raise ValueError(f"invalid evaluator {name!r}; allowed: {', '.join(EVALUATORS)}")
     try:
-        import sklearn  # noqa: F401 - fANOVA and MDI fit scikit-learn random forests
+        import sklearn  # type: ignore[import-not-found]  # noqa: F401 - fANOVA and MDI fit scikit-learn forests
     except ImportError:
         raise ValueError(f"evaluator {name!r} needs scikit-learn (pip install scikit-learn); "
                          "allowed without it: ped-anova") from None
@@ -83,7 +83,7 @@ def _trial_class() -> type:
     from optuna.trial import FrozenTrial
 
     class StoredAsIs(FrozenTrial):
-        def __deepcopy__(self, memo: dict) -> FrozenTrial:
+        def __deepcopy__(self, memo: dict[int, object]) -> FrozenTrial:
             return copy.copy(self)
 
     return StoredAsIs

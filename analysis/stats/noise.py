@@ -78,7 +78,7 @@ class NoiseModel:
             return cls(keys)
         numeric = [c for c in keys if table.schema[c].is_numeric()]
         categorical = [c for c in keys if c not in numeric]
-        typical = float(positive.median())
+        typical = float(np.median(positive.to_numpy()))
         differ = pl.col("_v") > 0
         measured = pl.col("n") >= 2
         # the floor, per panel value (task, ...): how often its cells' seeds differ at all, times by how much
@@ -102,7 +102,7 @@ class NoiseModel:
             *keys, pl.max_horizontal(pl.col("_vmean").fill_null(0.0), JUMP_SHARE**2 * pl.col("_jump").fill_null(0.0),
                                      pl.col("_floor")).alias("_s0"),
             pl.min_horizontal(pl.col("_dn").fill_null(0).cast(pl.Float64), pl.lit(PRIOR_DF)).alias("_d0"))
-        return cls(keys, prior, typical, float(positive.min()) / 4)
+        return cls(keys, prior, typical, float(positive.to_numpy().min()) / 4)
 
     @property
     def measured(self) -> bool:

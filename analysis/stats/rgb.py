@@ -122,7 +122,8 @@ def objective(rows: Sequence[Mapping[str, Any]], metric: str, mode: str) -> floa
                           "seed": [row.get("seed") for row in rows], "step": [int(row["step"]) for row in rows],
                           metric: [None if v is None else float(v) for v in values]},
                          schema_overrides={metric: pl.Float64}, strict=False)
-    g = epochwise_rgb(frame.lazy(), metric, ["learning_rate"], mode).collect().get_column("g")
+    g = epochwise_rgb(frame.lazy(), metric, ["learning_rate"], "max" if mode == "max" else "min").collect() \
+        .get_column("g")
     g = g.fill_null(worst_value(metric))
     return float(g.max() if mode == "max" else g.min())  # type: ignore[arg-type]
 

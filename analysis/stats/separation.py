@@ -17,6 +17,7 @@ seed diverged counts as G = 0 (the leaderboard's rule: a diverged run scores 0).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,7 +81,7 @@ def _column(part: pl.DataFrame, entity: str, cells: list[str], label: dict[str, 
         low, high = t_interval(diff) if other != best else (None, None)
         up, down = int((diff > 0).sum()), int((diff < 0).sum())
         variance = (both.get_column("se2") + both.get_column("se2_best")).sum()  # of the sum of the differences
-        seed_noise = 2 * float(np.sqrt(variance)) / max(diff.size, 1)
+        seed_noise = 2 * math.sqrt(float(variance)) / max(diff.size, 1)
         lead = -float(np.mean(diff)) if diff.size else 0.0
         beyond = diff.size >= MIN_CELLS and high is not None and high < 0 and lead > max(seed_noise, MIN_LEAD)
         rows.append({**label, entity: other, "best": best, "mean_g": float(mean_g), "n": int(diff.size),

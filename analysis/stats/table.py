@@ -32,6 +32,7 @@ from analysis.stats.rgb import worst_value
 from search_spaces.finding import metric_columns
 
 Floats = npt.NDArray[np.float64]
+Bools = npt.NDArray[np.bool_]
 
 
 class Column(StrEnum):

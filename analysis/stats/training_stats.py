@@ -220,6 +220,7 @@ class TrainingStats:
             pl.Series("label", [f"{row[a.panel]} ({describe(row, [a.x, a.y, *a.varying])})"
                                 for row in chosen.iter_rows(named=True)], dtype=pl.String)
         )
+        assert self.curve_steps is not None, "learning curves of a study without rows"
         joined = self.curve_steps.join(labels, on=by, how="inner", nulls_equal=True)
         return pl.concat([
             joined.select(a.panel, "label", "step", pl.col(f"{m}__g").alias("mean"), pl.col(f"{m}__r").alias("min"),
@@ -290,7 +291,7 @@ class _Aggregates:
 
 def n_passes(lf: pl.LazyFrame) -> int:
     """Passes over the rows that keep each pass's aggregation under :data:`ROWS_PER_PASS` rows."""
-    rows = lf.select(pl.len()).collect().item()
+    rows = int(lf.select(pl.len()).collect().item())
     return max(1, -(-rows // ROWS_PER_PASS))
 
 

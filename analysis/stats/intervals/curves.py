@@ -15,7 +15,7 @@ from analysis.stats.intervals.errors import Errors
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.metric import lower_is_better, metric_range, per_row
 from analysis.stats.noise import NoiseModel
-from analysis.stats.table import CellTable, Column, Floats
+from analysis.stats.table import Bools, CellTable, Column, Floats
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> E
     else:
         reached, surely, maybe = g >= level, sure_low >= level, maybe_high >= level
 
-    def first(mask: Floats) -> float:
+    def first(mask: Bools) -> float:
         return float(times[mask].min()) if mask.any() else math.inf
 
     seeds = (int(n.min()), int(n.max()))

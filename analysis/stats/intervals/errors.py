@@ -27,7 +27,8 @@ class Errors:
     def share(self, n: Floats) -> Floats:
         """Per cell of ``n`` seeds the share of the error its interval spends (module docstring)."""
         index = np.clip(n.astype(int) - self.first, 0, len(self.shares) - 1)
-        return np.asarray(self.shares)[index]
+        shares: Floats = np.asarray(self.shares, dtype=np.float64)[index]
+        return shares
 
     def halved(self) -> Errors:
         """Each end at half the error (the two sides of a difference share it)."""

@@ -37,7 +37,7 @@ from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.spread import satterthwaite, spread
 from analysis.stats.metric import lower_is_better, metric_range
 from analysis.stats.noise import NoiseModel, quantile
-from analysis.stats.table import CellTable, Column, Floats
+from analysis.stats.table import Bools, CellTable, Column, Floats
 
 
 def estimate(cells: CellTable, statistic: str, level: float, metric: str, noise: NoiseModel, errors: Errors,
@@ -107,7 +107,7 @@ def plausible_best(cells: CellTable, metric: str, noise: NoiseModel, errors: Err
     return cells.replace(cells.frame.filter(pl.Series(keep)))
 
 
-def _seeds_of(n: Floats, g: Floats, run: Floats, value: float) -> tuple[int, int]:
+def _seeds_of(n: Floats, g: Floats, run: Bools, value: float) -> tuple[int, int]:
     """The seeds of the cells that attain ``value``."""
     at = n[run & (g == value)]
     return (int(at.min()), int(at.max())) if at.size else (0, 0)

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from analysis.stats.intervals.curves import first_reached
+from analysis.stats.intervals.curves import Curve, first_reached
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation, State
@@ -48,7 +48,11 @@ class FasterThan(TimeKind):
         sides = (curves_of(self.panel_value, f.where, errors.halved()),
                  curves_of(self.versus, reading.versus_region, errors.halved()))
         points = tuple(p for p, _ in sides)
-        mine, theirs = (read(p, lambda c, at=at: first_reached(c, f.level, reading.metric, at)) for p, at in sides)
+
+        def first(points: list[Curve] | None, at: Errors) -> Estimate:
+            return read(points, lambda c: first_reached(c, f.level, reading.metric, at))
+
+        mine, theirs = (first(p, at) for p, at in sides)
         value = None
         if mine.value is not None and theirs.value is not None and math.isfinite(mine.value) \
                 and math.isfinite(theirs.value):

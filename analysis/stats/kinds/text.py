@@ -22,10 +22,11 @@ def point_text(x: float, percent: bool = True) -> str:
 def span_text(e: Estimate, points: bool = False, percent: bool = True) -> str:
     """``[14.0, 18.2]`` (``[-4.1, +0.3] pp`` for a difference; a metric that is no accuracy in its own unit)."""
     if not percent:
-        show = (lambda x: f"{x:+.4g}") if points else (lambda x: f"{x:.4g}")
-        return f"[{show(e.low)}, {show(e.high)}]"
-    shown = point_text if points else (lambda x, _=True: f"{100 * x:.1f}")
-    return f"[{shown(e.low)}, {shown(e.high)}]{' pp' if points else ''}"
+        sign = "+" if points else ""
+        return f"[{e.low:{sign}.4g}, {e.high:{sign}.4g}]"
+    if points:
+        return f"[{point_text(e.low)}, {point_text(e.high)}] pp"
+    return f"[{100 * e.low:.1f}, {100 * e.high:.1f}]"
 
 
 def unit(percent: bool) -> str:

@@ -76,10 +76,13 @@ class WorstBeatsBest(Kind):
         a, b, percent, metric = self.panel_value, self.versus, reading.percent, reading.metric
         two = sides(reading, a, b)
         lead = two.lead
-        made = {"bound": 0.0, "mine": two.mine, "subject": two.subject, "against": two.versus_subject,
-                "percent": percent}
+
+        def made(state: State, detail: str) -> Check:
+            return Check(self, lead, state, bound=0.0, mine=two.mine, subject=two.subject,
+                         against=two.versus_subject, percent=percent, detail=detail)
+
         if two.empty:
-            return Check(self, lead, State.FAILS, **made, detail=f"no cell to compare with {b}")
+            return made(State.FAILS, f"no cell to compare with {b}")
         worst, _, n_a = extreme_seeds(reading.cells(a, reading.finding.where), metric)
         _, best, n_b = extreme_seeds(reading.cells(b, reading.versus_region), metric)
         shown = lead_text(lead, percent)
@@ -89,7 +92,7 @@ class WorstBeatsBest(Kind):
             state = State.FAILS if lead.value is not None and lead_high <= 0 else State.UNDECIDED
             detail = (f"worst seed against the best seed of {two.versus_subject}: no per-seed values (a cell not run "
                       f"yet, or the data has none for this metric){shown}")
-            return Check(self, lead, state, **made, detail=detail)
+            return made(state, detail)
         separation = (-1.0 if lower_is_better(metric) else 1.0) * (worst - best)
         chance = separation_chance(n_a, n_b)
         overlap_at_all_seeds = n_a >= reading.max_seeds and n_b >= reading.max_seeds and separation <= 0
@@ -102,7 +105,7 @@ class WorstBeatsBest(Kind):
         detail = (f"worst seed {percent_text(worst, percent)} ({n_a} seeds) against the best seed of "
                   f"{two.versus_subject} {percent_text(best, percent)} ({n_b} seeds): separation "
                   f"{point_text(separation, percent)}{unit(percent)}, {chance_text}{shown}")
-        return Check(self, lead, check_state(holds, fails), **made, detail=detail)
+        return made(check_state(holds, fails), detail)
 
     def text(self, check: Check) -> str:
         return f"{check.subject or self.panel_value}: {check.detail}: {check.state}"
