@@ -63,7 +63,8 @@ FUTILITY_SHARE = {"order": 0.25, "other": 1.0}
 class Reading:
     """What a finding's bounds are judged on: its metric's cells (annotated with the seed-noise prior), the noise
     model, each interval end's error, the study's seeds, and the per-evaluation rows of the time axis. The cells of a
-    panel value in a region and their statistic are read once and shared by the finding's bounds."""
+    panel value in a region and their statistic are read once and shared (``memo``: by every finding of the metric
+    that reads the same ones)."""
 
     finding: Finding
     metric: str
@@ -73,8 +74,7 @@ class Reading:
     max_seeds: int
     panel: str
     evaluations: pl.DataFrame | None = None
-    _cells: dict[tuple[str, str], CellTable] = field(default_factory=dict, repr=False)
-    _numbers: dict[tuple[str, str, bool], Estimate] = field(default_factory=dict, repr=False)
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 
     @property
     def percent(self) -> bool:
@@ -88,20 +88,23 @@ class Reading:
 
     def cells(self, value: str, region: Mapping[str, Any]) -> CellTable:
         """The cells of panel value ``value`` in ``region`` (ValueError: the region names a column the grid lacks)."""
-        key = (value, repr(sorted(region.items())))
-        if key not in self._cells:
-            self._cells[key] = self.table.where(region).of_panel(self.panel, value)
-        return self._cells[key]
+        key = ("cells", value, repr(sorted(region.items())))
+        if key not in self.memo:
+            self.memo[key] = self.table.where(region).of_panel(self.panel, value)
+        cells: CellTable = self.memo[key]
+        return cells
 
     def number(self, value: str, region: Mapping[str, Any], halved: bool = False) -> Estimate:
         """The finding's statistic of ``value``'s cells in ``region`` with its interval (``halved``: each end at half
         the error, one side of a difference)."""
-        key = (value, repr(sorted(region.items())), halved)
-        if key not in self._numbers:
-            f = self.finding
-            self._numbers[key] = estimate(self.cells(value, region), f.statistic, f.level, self.metric, self.noise,
-                                          self.errors.halved() if halved else self.errors, self.max_seeds)
-        return self._numbers[key]
+        f = self.finding
+        errors = self.errors.halved() if halved else self.errors
+        key = ("number", value, repr(sorted(region.items())), f.statistic, f.level, errors)
+        if key not in self.memo:
+            self.memo[key] = estimate(self.cells(value, region), f.statistic, f.level, self.metric, self.noise, errors,
+                                      self.max_seeds)
+        number: Estimate = self.memo[key]
+        return number
 
     def subject(self, value: str, region: Mapping[str, Any]) -> str:
         """What a bound is about, in words (:func:`subject_text`)."""

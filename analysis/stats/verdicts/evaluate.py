@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -75,8 +76,9 @@ class Verdict:
         return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
 
 
-#: Per metric: its cell table (annotated with the noise model's prior) and the model, shared by the findings.
-Tables = dict[str, tuple[CellTable, NoiseModel] | None]
+#: Per metric: its cell table (annotated with the noise model's prior), the model, and what its findings read of it
+#: (:attr:`Reading.memo`), shared by the findings.
+Tables = dict[str, tuple[CellTable, NoiseModel, dict[tuple[Any, ...], Any]] | None]
 
 
 def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = None) -> list[Verdict]:
@@ -87,7 +89,8 @@ def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = N
     return [_evaluate(finding, meta, data, look, tables) for finding in meta.findings]
 
 
-def _table(metric: str, data: FindingData, tables: Tables) -> tuple[CellTable, NoiseModel] | None:
+def _table(metric: str, data: FindingData,
+           tables: Tables) -> tuple[CellTable, NoiseModel, dict[tuple[Any, ...], Any]] | None:
     """One cell table and one noise model per metric, whatever the findings reading it."""
     if metric not in tables:
         table = cell_table(data.cells, metric)
@@ -96,7 +99,7 @@ def _table(metric: str, data: FindingData, tables: Tables) -> tuple[CellTable, N
         else:
             table = table.with_expected(data.expected)
             noise = (data.noise or NoiseModel.fit)(table)
-            tables[metric] = (noise.annotate(table), noise)
+            tables[metric] = (noise.annotate(table), noise, {})
     return tables[metric]
 
 
@@ -117,11 +120,11 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
         return Verdict(finding, metric, Status.NOT_CHECKED, reason=f"its time-axis bounds read the rows of each "
                                                                    f"evaluation by {finding.time}, which this data "
                                                                    f"does not have")
-    table, noise = found
+    table, noise, memo = found
     bounds = bounds_of(finding)
     ends = sum(b.ends() for b in bounds)
     reading = Reading(finding, metric, table, noise, error_budget(meta, look, ends), data.max_seeds, data.panel,
-                      data.evaluations)
+                      data.evaluations, memo)
     try:
         checks = [bound.judge(reading) for bound in bounds]
     except ValueError as error:  # a region naming a column the data does not have
