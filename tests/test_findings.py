@@ -395,3 +395,20 @@ def test_a_metric_column_missing_because_the_findings_cells_have_not_run_is_unde
     assert complete.reason.startswith("the results have no column of val_argmin_accuracy")
     (ran,) = _verdicts([{**finding, "where": {"d_model": [16]}}], cells, expected=True)
     assert ran.status == Status.FAIL
+
+
+def test_a_fraction_s_interval_stays_inside_0_and_1() -> None:
+    """Issue 57: yun2020.theory printed token_collision 0 [-0.006, 0.005] - a share below zero. A share, a collision
+    rate or an attention weight is a fraction like an accuracy: its interval is clipped to [0, 1]; an unbounded
+    measurement (an output's standard deviation, a log) is not."""
+    from analysis.stats.metric import metric_range
+
+    assert metric_range("token_collision") == metric_range("context_share") == metric_range("max_weight") == (0, 1)
+    assert metric_range("output_std") == metric_range("context_share_log10") == (-math.inf, math.inf)
+    cells = pl.DataFrame([{"architecture": "NAP", "d_model": d, "learning_rate": lr, "g": g, "sd": 0.01,
+                           "n_seeds": 3} for (d, lr), g in zip([(16, 0.09), (16, 1e-5), (512, 0.09), (512, 1e-5)],
+                                                               (0.0, 0.001, 0.0, 0.002), strict=True)])
+    (v,) = _verdicts([{"description": "no collision", "metric": "token_collision", "statistic": "best",
+                       "below": {"NAP": 0.01}}], cells, metric="token_collision")
+    assert v.checks[0].estimate.low == 0.0 and v.checks[0].estimate.high < 0.02
+    assert "[0, " in v.checks[0].text() and "[-" not in v.checks[0].text()

@@ -18,6 +18,9 @@ import polars as pl
 from search_spaces.finding import direction, metric_columns
 
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
+#: Results columns whose values are fractions, in [0, 1]: accuracies, shares (``distinct_share``, ``context_share``),
+#: collision rates and attention weights (docs/results.md names each family's columns).
+FRACTION = re.compile(r"accuracy|_share$|^context_share$|collision|^max_weight$")
 
 
 def lower_is_better(metric: str) -> bool:
@@ -36,9 +39,10 @@ def is_accuracy(metric: str) -> bool:
 
 
 def metric_range(metric: str) -> tuple[float, float]:
-    """The values the metric's G can take: accuracies in [0, 1] (a difference of two in [-1, 1]), a loss >= 0."""
+    """The values the metric's G can take: fractions (:data:`FRACTION`: accuracies, shares) in [0, 1] (a difference of
+    two in [-1, 1]), a loss >= 0, anything else unbounded; an interval is clipped to it."""
     columns = metric_columns(metric)
-    if all("accuracy" in c for c in columns):
+    if all(FRACTION.search(c) for c in columns):
         return (-1.0, 1.0) if is_difference(metric) else (0.0, 1.0)
     if lower_is_better(metric):
         return (0.0, math.inf)
