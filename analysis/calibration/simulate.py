@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis.calibration.world import KEYS, METRIC, World, true_verdicts
+from analysis.calibration.world import METRIC, World, true_verdicts
 from analysis.stats.budget.adaptive import Budget, run_budget
 from analysis.stats.noise import NoiseModel
 from analysis.stats.table import CellTable
@@ -66,7 +66,7 @@ def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_sc
             given = np.zeros(len(order), dtype=np.int64)
             for row in budget.cells.iter_rows():
                 given[order[tuple(row[:-1])]] = row[-1]
-            return _data(meta, world.rows(values, given), seeds, sd_scale, noise)
+            return _data(meta, world, world.rows(values, given), seeds, sd_scale, noise)
 
         if meta.budget == "adaptive":
             outcome = run_budget(meta, world.cells, view)
@@ -91,10 +91,10 @@ def first_seeds_verdicts(meta: StudyRecord, world: World, values: np.ndarray, se
                          noise: Callable[[CellTable], NoiseModel] | None = None) -> list[Verdict]:
     """The verdicts of ``meta`` (one look) on the first ``seeds`` of every cell's drawn ``values``."""
     given = np.full(world.cells.height, seeds)
-    return evaluate_findings(meta, _data(meta, world.rows(values, given), len(meta.seeds), sd_scale, noise))
+    return evaluate_findings(meta, _data(meta, world, world.rows(values, given), len(meta.seeds), sd_scale, noise))
 
 
-def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
+def _data(meta: StudyRecord, world: World, rows: pl.LazyFrame, seeds: int, sd_scale: float,
           noise: Callable[[CellTable], NoiseModel] | None) -> FindingData:
     """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale`` (on a
     learning curve: each evaluation's seeds drawn towards their mean)."""
@@ -103,7 +103,7 @@ def _data(meta: StudyRecord, rows: pl.LazyFrame, seeds: int, sd_scale: float,
     if sd_scale != 1.0:
         cells = {m: c.with_columns(pl.col("sd") * sd_scale, pl.col("gmd_var") * sd_scale**2) for m, c in cells.items()}
         if evaluations is not None:
-            mean = pl.col(METRIC).mean().over(*KEYS, "step")
+            mean = pl.col(METRIC).mean().over(*world.keys, "step")
             evaluations = evaluations.with_columns(mean + sd_scale * (pl.col(METRIC) - mean))
     return FindingData(cells=cells, panel="architecture", select_metric=METRIC, max_seeds=seeds, noise=noise,
                        evaluations=evaluations)

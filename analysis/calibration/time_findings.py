@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from analysis.calibration.findings import MIXED, OFFSETS
-from analysis.calibration.world import KEYS, World
+from analysis.calibration.world import World
 from analysis.stats.region import in_region
 from analysis.stats.verdicts.evaluate import Verdict
 from analysis.stats.verdicts.status import Status
@@ -61,7 +61,7 @@ def time_calibration_findings(world: World, offsets: Sequence[float] = OFFSETS,
     every = float(world.steps[1] - world.steps[0])
 
     def cells(arch: str, region: dict[str, Any]) -> list[int]:
-        return in_region(truth.filter(pl.col("architecture") == arch), region, KEYS).get_column("_i").to_list()
+        return in_region(truth.filter(pl.col("architecture") == arch), region, world.keys).get_column("_i").to_list()
 
     def best(arch: str, region: dict[str, Any]) -> int:
         return max(cells(arch, region), key=lambda i: float(truth["g"][i]))
@@ -140,8 +140,8 @@ def on_true_best_cells(findings: Sequence[Finding], world: World) -> list[Findin
     truth = world.truth()
 
     def cell(value: str, region: dict[str, Any]) -> dict[str, Any]:
-        top = in_region(truth.filter(pl.col("architecture") == value), region, KEYS).sort("g", descending=True).row(
-            0, named=True)
+        mine = in_region(truth.filter(pl.col("architecture") == value), region, world.keys)
+        top = mine.sort("g", descending=True).row(0, named=True)
         return {"d_model": [top["d_model"]], "learning_rate": [top["learning_rate"]]}
 
     found = []

@@ -42,13 +42,15 @@ class Estimate:
     projected: tuple[float, float] | None = field(default=None, compare=False, repr=False)
 
     def minus(self, other: Estimate) -> Estimate:
-        """The difference of two statistics (their intervals held together)."""
+        """The difference of two statistics (their intervals held together). A difference of two bests (worsts) moves
+        as they do when seeds come in: it reads as an order statistic too (``reads``), else as every cell."""
         value = None if self.value is None or other.value is None else self.value - other.value
         projected = None if self.projected is None or other.projected is None else \
             (self.projected[0] - other.projected[1], self.projected[1] - other.projected[0])
+        reads: Reads = "order" if self.reads == other.reads == "order" else "all"
         return Estimate(value, self.low - other.high, self.high - other.low,
                         (min(self.seeds[0], other.seeds[0]), max(self.seeds[1], other.seeds[1])),
-                        self.cells + other.cells, self.not_run + other.not_run, parts=(self, other),
+                        self.cells + other.cells, self.not_run + other.not_run, parts=(self, other), reads=reads,
                         projected=projected)
 
     def contention(self, threshold: float | None = None) -> pl.DataFrame | None:
