@@ -37,7 +37,7 @@ class Roles:
     splitter: str  # the one whose seeds split in the most cells
     sharer: str  # the one whose share of cells at 90% is nearest one half (a share decided by many cells)
     mixed: dict[str, Any]  # the splitter's band of learning rates where at least three in four of its cells split
-    plateau: dict[str, Any]  # one cell of a noisy plateau: mid-level G, its best hardly above its last evaluations
+    plateau: dict[str, Any]  # one cell of a noisy plateau: mid-level G, its curve level over its second half
     split_cell: dict[str, Any]  # the splitter's cell whose seeds split most
 
     @classmethod
@@ -52,7 +52,8 @@ class Roles:
         mine = cells.filter(pl.col("architecture") == splitter)
         band = mine.group_by("learning_rate").agg(pl.col("split").mean()).filter(pl.col("split") >= 0.75)
         mean = world.curves.mean(axis=1)
-        flat = mean.max(axis=1) - mean[:, -8:].mean(axis=1)  # a plateau: its best hardly above its last evaluations
+        half = mean[:, mean.shape[1] // 2:]
+        flat = half.max(axis=1) - half.min(axis=1)  # a plateau: its mean curve level over its second half
         level = cells.with_columns(flat=pl.Series(flat)).filter(pl.col("g").is_between(0.3, 0.9), ~pl.col("split"))
         plateau = level.sort("flat").row(0, named=True)
         split_cell = mine.sort("sd", descending=True).row(0, named=True)

@@ -54,8 +54,8 @@ Relation = Literal["below", "above", "ahead", "level", "not_ahead", "worst_beats
 #: cells reads high (low) at few seeds - it is the extreme of noisy numbers - and moves as seeds come in, and so does a
 #: difference of two of them (Table 4's replay: max's lead of +9.4 pp at two seeds a cell, +10.1 [+4.3, +14.2] at
 #: five), so only the projection's inner quarter counts; a share, a mean and a spread move little, and a bound
-#: anywhere inside their projection is out of reach. Chosen on the release replays (the fewest models that keep every verdict
-#: the completed budget decides) and measured out of sample, each file held out once: bench/adaptive.py,
+#: anywhere inside their projection is out of reach. Chosen on the release replays (the fewest models that keep every
+#: verdict the completed budget decides) and measured out of sample, each file held out once: bench/adaptive.py,
 #: bench/README.md section 8.
 FUTILITY_SHARE = {"order": 0.25, "other": 1.0}
 

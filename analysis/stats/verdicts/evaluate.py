@@ -25,7 +25,7 @@ PASS needs every bound to hold, FAIL one bound to fail; anything else is UNDECID
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,15 @@ def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = N
     (:attr:`search_spaces.study.Study.looks`; None: the last)."""
     look = meta.looks if look is None else look
     tables: Tables = {}
-    return [_evaluate(finding, meta, data, look, tables) for finding in meta.findings]
+    outside: dict[str, str] = {}  # region -> why the grid has no cell in it (empty: some)
+
+    def empty(region: Mapping[str, Any]) -> str:
+        key = repr(sorted(region.items()))
+        if key not in outside:
+            outside[key] = outside_grid(region, meta.axis_values)
+        return outside[key]
+
+    return [_evaluate(finding, meta, data, look, tables, empty) for finding in meta.findings]
 
 
 def _table(metric: str, data: FindingData,
@@ -103,13 +111,14 @@ def _table(metric: str, data: FindingData,
     return tables[metric]
 
 
-def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int, tables: Tables) -> Verdict:
+def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int, tables: Tables,
+              outside: Callable[[Mapping[str, Any]], str]) -> Verdict:
     metric = finding.metric_of(data.select_metric)
     if not finding.checked_at(meta.scale):
         reason = f"not checked at this scale ({meta.scale}); checked at: {', '.join(finding.scales)}"
         return Verdict(finding, metric, Status.NOT_CHECKED, reason=reason)
     for region in (finding.where, finding.versus_where or {}):
-        empty = outside_grid(region, meta.axis_values)  # nothing there to judge at this scale: no FAIL
+        empty = outside(region)  # nothing there to judge at this scale: no FAIL
         if empty:
             return Verdict(finding, metric, Status.NOT_CHECKED,
                            reason=f"not checked at this scale ({meta.scale}): {empty}")
