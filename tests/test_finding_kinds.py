@@ -5,12 +5,16 @@ than)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
+from analysis.stats.verdicts.data import FindingData
+from analysis.stats.verdicts.evaluate import evaluate_findings
 from analysis.stats.verdicts.status import Status
-from search_spaces import Finding, StudyError
-from tests.test_findings import _cells, _verdicts
+from search_spaces import Finding, Study, StudyError
+from tests.test_findings import _cells, _meta, _verdicts
 
 TRAPPED = {"description": "trapped at about 55%, substantially above baseline", "above": {"NON": 0.45},
            "below": {"NON": 0.65}}
@@ -490,3 +494,44 @@ def test_the_cell_a_time_bound_reads_is_refused_in_one_line(fields: dict, messag
     with pytest.raises(StudyError) as error:
         Finding(description="d", **fields)
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_finding_kind_of_your_own_from_outside_the_tree(tmp_path: Path) -> None:
+    """docs/extending.md's kind (examples/finding_kind/median_at_least.py), imported from a folder outside the tree as
+    a user's module: registered by its import, stated under a finding's ``kinds``, judged with the project's intervals;
+    an unknown kind is refused in one line before anything trains."""
+    import importlib.util
+    import shutil
+    import sys
+
+    from analysis.stats.kinds.base import KINDS
+    from core.registry import RegistryError
+    from study.run.preflight import check_finding_kinds
+
+    source = tmp_path / "my_kinds.py"
+    shutil.copy(Path(__file__).resolve().parent.parent / "examples" / "finding_kind" / "median_at_least.py", source)
+    if "median_at_least" not in KINDS:
+        spec = importlib.util.spec_from_file_location("my_kinds", source)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["my_kinds"] = module  # a user's module as Python imports one (its dataclass reads its module)
+        spec.loader.exec_module(module)
+    assert "median_at_least" in KINDS.names()
+    # NAP's four cells at 0.9, 0.8, 0.3, 0.2 (median 0.55), seeds agreeing within 1 point; max's all at 0.1
+    cells = pl.DataFrame([{"architecture": a, "d_model": d, "learning_rate": lr, "g": g, "sd": 0.01, "n_seeds": 5}
+                          for a, gs in (("NAP", (0.9, 0.8, 0.3, 0.2)), ("max", (0.1,) * 4))
+                          for g, (d, lr) in zip(gs, [(16, 0.09), (16, 1e-5), (512, 0.09), (512, 1e-5)], strict=True)])
+    findings = [{"description": f"median {t}", "kinds": {"median_at_least": {"NAP": t}}} for t in (0.45, 0.55, 0.7)]
+    findings.append({"description": "max", "kinds": {"median_at_least": {"max": 0.5}}})
+    data = FindingData(cells={"val_accuracy": cells}, panel="architecture", select_metric="val_accuracy", max_seeds=5)
+    verdicts = evaluate_findings(_meta(findings), data)
+    assert [v.status for v in verdicts] == [Status.PASS, Status.UNDECIDED, Status.FAIL, Status.FAIL]
+    assert verdicts[0].checks[0].text().startswith("NAP (median of 4 cells): 55.0% [")
+    assert verdicts[0].checks[0].estimate.low < 0.55 < verdicts[0].checks[0].estimate.high
+    unknown = Study(name="t", goal="g", tasks=("mode",), scientific={"architecture": ("NAP",)},
+                    findings=(Finding(description="d", kinds={"median_at_most": {"NAP": 0.5}}),))
+    with pytest.raises(StudyError, match=r"^invalid kinds of finding 'd' of study t: unknown finding kind "
+                                         r"'median_at_most'; valid: threshold, ahead, "):
+        check_finding_kinds(unknown)
+    with pytest.raises(RegistryError):
+        evaluate_findings(_meta([{"description": "d", "kinds": {"median_at_most": {"NAP": 0.5}}}]), data)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import one_line
+from core.errors import OneLineError, one_line
 from search_spaces.finding import metric_columns
 from search_spaces.schema import StudyError
 from search_spaces.study import Study
@@ -63,6 +63,7 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
 
     from study.trial.trainable import family_of
 
+    check_finding_kinds(study)  # no model needed: before any trains
     started = time.time()
     seen: set[tuple[str, str]] = set()
     columns: set[str] = set()
@@ -98,6 +99,20 @@ def check_finding_metrics(study: Study, columns: set[str]) -> None:
         if missing:
             raise StudyError(f"invalid metric of finding {finding.description!r} of study {study.name} "
                              f"{missing[0]!r}; allowed: the columns its rows have: {', '.join(sorted(columns))}")
+
+
+def check_finding_kinds(study: Study) -> None:
+    """Every bound of every finding is of a registered kind with an argument its kind reads (a kind of yours must be
+    imported by the study's file or its plugins); one line naming the finding and what is wrong otherwise."""
+    from analysis.stats.kinds.base import bounds_of
+
+    for finding in study.findings:
+        try:
+            bounds_of(finding)
+        except ValueError as error:  # RegistryError (an unknown kind) or the kind's own check of its argument
+            said = str(error) if isinstance(error, OneLineError) else one_line(error)
+            raise StudyError(f"invalid kinds of finding {finding.description!r} of study {study.name}: {said}") \
+                from None
 
 
 def _check_rows(rows: list[dict[str, Any]], metric: str) -> None:

@@ -141,8 +141,8 @@ class Check:
     detail: str = ""
 
     @property
-    def relation(self) -> Relation:
-        """What the bound says (:data:`Relation`)."""
+    def relation(self) -> str:
+        """What the bound says (:attr:`Kind.relation`)."""
         return self.kind.relation
 
     @property
@@ -197,8 +197,8 @@ class Kind(ABC):
 
     @property
     @abstractmethod
-    def relation(self) -> Relation:
-        """What the bound says (:data:`Relation`)."""
+    def relation(self) -> str:
+        """What the bound says: one of :data:`Relation` for the project's own kinds, a kind of yours its name."""
 
     @classmethod
     @abstractmethod
