@@ -138,7 +138,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
         checks = [bound.judge(reading) for bound in bounds]
     except ValueError as error:  # a region naming a column the data does not have
         return Verdict(finding, metric, Status.FAIL, reason=str(error))
-    basis = _basis(meta, ends, (look, meta.looks), noise, finding)
+    basis = _basis(meta, (ends, reading.errors.low), (look, meta.looks), noise, finding)
     present = data.present
     absent = sorted({k for c in checks for k in c.kind.named() if present is not None and k not in present}
                     | {k for c in checks for k in _empty_sides(c) if present is not None})
@@ -172,14 +172,17 @@ def _without_column(finding: Finding, metric: str, data: FindingData) -> Verdict
                                                         f"{', '.join(sorted(data.cells))})")
 
 
-def _basis(meta: StudyRecord, ends: int, looks: tuple[int, int], noise: NoiseModel, finding: Finding) -> str:
-    """How the finding's intervals were taken, in words: its confidence and how its error is shared, and the seed
-    noise they come from (none measured: no confidence is stated, the numbers decide alone)."""
+def _basis(meta: StudyRecord, error: tuple[int, float], looks: tuple[int, int], noise: NoiseModel,
+           finding: Finding) -> str:
+    """How the finding's intervals were taken, in words: its confidence and each interval end's error (``ends``: how
+    many, and the error each was read at, before an adaptive budget's share), and the seed noise they come
+    from (none measured: no confidence is stated, the numbers decide alone)."""
+    ends, each = error
     look, total = looks
     if not noise.measured:
         return f"no confidence stated: {noise.text()}"
     when = "one look" if total == 1 else f"look {look} of {total}, spent over the seed counts"
-    share = f"; each end of an interval at {100 * (1 - meta.confidence) / ends:.2g}%" if ends > 1 else ""
+    share = f"; each end of an interval at {100 * each:.2g}%" if ends > 1 else ""
     caveat = "" if finding.statistic != "spread" else (
         "; a spread's cells (those whose G reaches its level) are read from the same seeds as its differences, so this "
         "confidence is approximate (docs/budget.md, Calibration)")
