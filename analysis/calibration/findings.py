@@ -100,6 +100,7 @@ def _around(world: World, truth: pl.DataFrame, r: Roles, o: float, inside: float
     cells = truth.filter(pl.col("architecture") == r.sharer).height
     mixed_cells = len(mixed["learning_rate"]) * truth.get_column(world.x).n_unique()
     lead = of(s, g.max()) - of(lrn, g.max())
+    ahead_, behind = (s, lrn) if lead >= 0 else (lrn, s)  # not_ahead on the side that leads: its truth has a margin
     mixed_lead = of(s, g.max(), mixed) - of(lrn, g.max(), mixed)
     share = of(s, (g >= 0.5).mean(), mixed)
     every = {a: of(a, g.max()) for a in sorted(truth.get_column("architecture").unique().to_list())}
@@ -118,8 +119,8 @@ def _around(world: World, truth: pl.DataFrame, r: Roles, o: float, inside: float
         {"description": f"{s} ahead of {lrn}", "ahead": {s: (lrn,)}, "margin": lead - inside},
         {"description": f"{s} level with {lrn}", "level_with": {s: (lrn,)},
          "equivalence_margin": max(abs(lead) + inside, 0.0)},
-        {"description": f"{s} not ahead of {lrn}", "not_ahead": {s: (lrn,)},
-         "equivalence_margin": max(lead + inside, 0.0)},
+        {"description": f"{ahead_} not ahead of {behind}", "not_ahead": {ahead_: (behind,)},
+         "equivalence_margin": max(abs(lead) + inside, 0.0)},
         # where the splitter's seeds split
         {"description": f"{s}'s best where seeds split", "where": mixed, "above": {s: of(s, g.max(), mixed) - inside}},
         {"description": f"{s}'s best where seeds split, at most", "where": mixed,

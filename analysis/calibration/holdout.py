@@ -13,6 +13,12 @@ the cell's G), and held against:
   for them (``G ± t sqrt(var (1 / k + 1 / (n - k)))``, its upper end raised by G's lift: the other seeds' G picks its
   best evaluation too): this one misses at the stated rate if the model is right.
 
+Per cell, the misses are also counted within two strata where the noise model works hardest, read off all the seeds:
+**split** cells (their seeds' spread at the best evaluations above :data:`SPLIT_SD`: some learn, some do not) and
+**cliff** cells (not split, but G jumps by :data:`CLIFF` or more to a grid neighbour: where a cell's next seeds may
+land on the other side). A model whose prior were too small, trusted too far, or blind to cliffs misses more there
+than it states, while the pooled rate can hide it among the many easy cells.
+
 Two levels, as verdicts read intervals: **per cell**, each end at ``alpha / 2`` (a bound that reads one cell: the
 upper end of a best); **per panel value**, every cell of the panel value's grid at once, each end at
 ``alpha / (2 cells)`` (Bonferroni: a best's lower end, a share), where one miss anywhere counts. A miss rate is
@@ -48,6 +54,12 @@ class Misses:
     families: int  # panel value x subset pairs
     family_misses_all: int
     family_misses_rest: int
+    #: per stratum (``split``, ``cliff``): its cell x subset pairs, and their misses of all seeds and of the others
+    strata: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (0, 0, 0))
+
+    def stratum(self, name: str) -> tuple[int, int, int]:
+        """(cells, misses of all seeds, of the other seeds) of stratum ``name`` (``split`` or ``cliff``)."""
+        return self.strata[("split", "cliff").index(name)]
 
     def row(self) -> dict[str, str | int | float]:
         """The counts with their rates."""
@@ -68,26 +80,32 @@ def holdout(meta: StudyRecord, rows: pl.LazyFrame, metrics: Sequence[str], ks: S
     panel = every.axes.panel
     whole = {m: _table(every.finding_cells(), m) for m in metrics}
     out = []
+    strata = {m: _strata(whole[m]) for m in metrics}
     for k in ks:
-        counts = {m: np.zeros(6, dtype=int) for m in metrics}
+        counts = {m: np.zeros(12, dtype=int) for m in metrics}
         for chosen in itertools.combinations(seeds, k):
             some = training_stats(rows.filter(pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
             rest = training_stats(rows.filter(~pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
             for m in metrics:
-                counts[m] += _misses(_table(some, m), whole[m], _table(rest, m), m, panel, alpha, noise,
-                                     len(seeds) - k).astype(int)
-        out += [Misses(m, k, *(int(x) for x in counts[m])) for m in metrics]
+                counts[m] += _misses(_table(some, m), (whole[m], strata[m]), _table(rest, m), m, panel, alpha,
+                                     noise, len(seeds) - k).astype(int)
+        for m in metrics:
+            c = [int(x) for x in counts[m]]
+            out.append(Misses(m, k, c[0], c[1], c[2], c[3], c[4], c[5], ((c[6], c[7], c[8]), (c[9], c[10], c[11]))))
     return out
 
 
-def _misses(mine: CellTable, whole: CellTable, rest: CellTable, metric: str, panel: str, alpha: float,
-            noise: type[NoiseModel], left: int) -> Floats:
-    """(cells, cell misses of all, of rest, families, family misses of all, of rest) of one subset: each interval the
-    one a verdict reads (:func:`analysis.stats.intervals.cell.g_interval`), the other seeds' a prediction interval."""
+def _misses(mine: CellTable, whole: tuple[CellTable, pl.DataFrame], rest: CellTable, metric: str, panel: str,
+            alpha: float, noise: type[NoiseModel], left: int) -> Floats:
+    """(cells, cell misses of all, of rest, families, family misses of all, of rest, then per stratum its cells and
+    their misses of all and of rest) of one subset: each interval the one a verdict reads
+    (:func:`analysis.stats.intervals.cell.g_interval`), the other seeds' a prediction interval."""
     keys = list(mine.keys)
-    joined = mine.frame.join(whole.frame.select(*keys, pl.col(Column.G).alias("_all")), on=keys, how="inner",
-                             nulls_equal=True).join(rest.frame.select(*keys, pl.col(Column.G).alias("_rest")),
-                                                    on=keys, how="inner", nulls_equal=True)
+    table, strata = whole
+    joined = (mine.frame.join(table.frame.select(*keys, pl.col(Column.G).alias("_all")), on=keys, how="inner",
+                              nulls_equal=True)
+              .join(rest.frame.select(*keys, pl.col(Column.G).alias("_rest")), on=keys, how="inner", nulls_equal=True)
+              .join(strata, on=keys, how="left", nulls_equal=True))
     model = noise.fit(mine)
     cells = model.annotate(mine.replace(joined))
     se = model.standard_errors(cells)
@@ -102,8 +120,33 @@ def _misses(mine: CellTable, whole: CellTable, rest: CellTable, metric: str, pan
             outside.append((value < low - 1e-12) | (value > high + 1e-12))
     family = joined.select(panel).with_columns(a=pl.Series(outside[2]), r=pl.Series(outside[3])) \
         .group_by(panel).agg(pl.col("a").any(), pl.col("r").any())
+    split, cliff = (joined.get_column(c).fill_null(False).to_numpy() for c in ("_split", "_cliff"))
     return np.array([joined.height, outside[0].sum(), outside[1].sum(), family.height, family.get_column("a").sum(),
-                     family.get_column("r").sum()], dtype=float)
+                     family.get_column("r").sum(), split.sum(), (outside[0] & split).sum(), (outside[1] & split).sum(),
+                     cliff.sum(), (outside[0] & cliff).sum(), (outside[1] & cliff).sum()], dtype=float)
+
+
+#: A cell whose seeds' spread at its best evaluations (all seeds) exceeds this splits: some learn, some do not.
+SPLIT_SD = 0.05
+#: A cell not split whose G (all seeds) differs by this much or more from a grid neighbour's sits at a cliff.
+CLIFF = 0.2
+
+
+def _strata(whole: CellTable) -> pl.DataFrame:
+    """Per cell of ``whole`` (all seeds): its keys, ``_split`` and ``_cliff`` (module docstring). A cell's neighbours
+    share its categorical keys and lie at most one rank away along each numeric one."""
+    frame, keys = whole.frame, list(whole.keys)
+    numeric = [c for c in keys if frame.schema[c].is_numeric()]
+    ranked = frame.with_columns(pl.col(c).rank("dense").cast(pl.Int64).alias(f"_r{c}") for c in numeric)
+    position = [*(c for c in keys if c not in numeric), *(f"_r{c}" for c in numeric)]
+    other = ranked.select(*position, pl.col(Column.G).alias("_gj"))
+    jumps = [ranked.join(other.with_columns(pl.col(f"_r{c}") - o for c, o in zip(numeric, offset, strict=True)),
+                         on=position, how="inner", nulls_equal=True)
+             for offset in itertools.product((-1, 0, 1), repeat=len(numeric)) if any(offset)]
+    jump = pl.concat(jumps).group_by(keys).agg((pl.col("_gj") - pl.col(Column.G)).abs().max().alias("_jump"))
+    split = pl.col(Column.SD).fill_null(0.0) > SPLIT_SD
+    return (frame.join(jump, on=keys, how="left", nulls_equal=True)
+            .select(*keys, split.alias("_split"), (~split & (pl.col("_jump").fill_null(0.0) >= CLIFF)).alias("_cliff")))
 
 
 def _table(cells: dict[str, pl.DataFrame], metric: str) -> CellTable:

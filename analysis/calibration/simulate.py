@@ -7,11 +7,14 @@ understated (``sd_scale``), and a wrong noise model (``noise``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from analysis.calibration.world import METRIC, World, true_verdicts
 from analysis.stats.budget.adaptive import Budget, run_budget
@@ -36,13 +39,40 @@ class Tally:
     models: float = 0.0  # mean share of all models
     per_replay: list[int] = field(default_factory=list)  # wrong decided verdicts of each replay
     facts: np.ndarray | None = None  # per finding: decided verdicts that state a fact of the seeds run (``simulate``)
+    #: per RNG seed of the replays (:func:`simulate_seeds`): each finding's wrong decisions under it
+    wrong_by_seed: dict[int, np.ndarray] = field(default_factory=dict)
 
-    def rates(self) -> pl.DataFrame:
-        """Per finding: its true verdict, the share of replays it was decided and decided wrong (and, where counted,
-        decided on a fact of the seeds run: never wrong)."""
-        rates = pl.DataFrame({"finding": self.findings, "truth": self.truths, "decided": self.decided / self.replays,
-                              "wrong": self.wrong / self.replays})
-        return rates if self.facts is None else rates.with_columns(fact=pl.Series(self.facts / self.replays))
+    def rates(self, confidence: float = 0.95) -> pl.DataFrame:
+        """Per finding: its true verdict, the share of replays it was decided and decided wrong with that share's
+        exact binomial interval (Clopper-Pearson, ``wrong_low`` and ``wrong_high`` at ``confidence``), the wrong count
+        (and, where counted, the share decided on a fact of the seeds run: never wrong)."""
+        k, n, tail = self.wrong, self.replays, (1 - confidence) / 2
+        low = np.where(k > 0, stats.beta.ppf(tail, k, n - k + 1), 0.0)
+        high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, n - k), 1.0)
+        rates = pl.DataFrame({"finding": self.findings, "truth": [str(t) for t in self.truths],
+                              "decided": self.decided / n, "wrong": k / n, "wrong_low": low, "wrong_high": high,
+                              "wrong_count": k})
+        return rates if self.facts is None else rates.with_columns(fact=pl.Series(self.facts / n))
+
+    def plus(self, other: Tally) -> Tally:
+        """Two tallies of the same findings as one (their replays pooled)."""
+        replays = self.replays + other.replays
+        models = (self.models * self.replays + other.models * other.replays) / max(replays, 1)
+        facts = None if self.facts is None or other.facts is None else self.facts + other.facts
+        return Tally(self.findings, self.truths, self.decided + other.decided, self.wrong + other.wrong, replays,
+                     models, self.per_replay + other.per_replay, facts, {**self.wrong_by_seed, **other.wrong_by_seed})
+
+
+def simulate_seeds(meta: StudyRecord, world: World, replays: int, seeds: Sequence[int],
+                   **options: Any) -> Tally:
+    """:func:`simulate` under each RNG seed of ``seeds`` (``replays`` each), pooled: a rate that holds over several
+    draws of the replays, not one; each seed's wrong counts kept (:attr:`Tally.wrong_by_seed`)."""
+    tallies = []
+    for seed in seeds:
+        tally = simulate(meta, world, replays, seed=seed, **options)
+        tally.wrong_by_seed = {seed: tally.wrong.copy()}
+        tallies.append(tally)
+    return functools.reduce(Tally.plus, tallies)
 
 
 def simulate(meta: StudyRecord, world: World, replays: int, seed: int = 0, sd_scale: float = 1.0,

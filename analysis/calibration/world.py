@@ -24,6 +24,7 @@ them saw (mode finding over the vocabulary size, Fig. 16), its cells a world of 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,7 +35,7 @@ import polars as pl
 from analysis.data.reference import open_reference
 from analysis.stats.verdicts.data import FindingData
 from analysis.stats.verdicts.evaluate import Verdict, evaluate_findings
-from search_spaces import Finding
+from search_spaces import Finding, Plot
 from search_spaces.record import StudyRecord
 
 #: The file the constants were chosen on (mode finding over d, Fig. 7), and one none of them saw (over S, Fig. 16).
@@ -152,7 +153,7 @@ def study(findings: Sequence[Finding], world: World, budget: str = "fixed", seed
     return StudyRecord(name="calibration", goal="known truth", tasks=("mode",), metric=METRIC,
                        scientific={"architecture": axes["architecture"], world.x: axes[world.x]},
                        nuisance={"learning_rate": axes["learning_rate"]}, findings=tuple(findings),
-                       seeds=tuple(range(seeds)), budget=budget)
+                       seeds=tuple(range(seeds)), budget=budget, plot=Plot(x=world.x))
 
 
 def true_verdicts(meta: StudyRecord, world: World) -> list[Verdict]:
@@ -170,3 +171,19 @@ def true_verdicts(meta: StudyRecord, world: World) -> list[Verdict]:
     data = FindingData(cells={METRIC: truth}, panel="architecture", select_metric=METRIC, max_seeds=10**9,
                        evaluations=evaluations)
     return evaluate_findings(meta.replace(budget="fixed"), data)
+
+
+#: The calibration's worlds: the release's cells as they are (the chosen-on file); the same with hidden splits; and a
+#: file none of the constants was chosen on, with hidden splits. (name -> what it is)
+WORLDS = {"release": "mode finding over d (Fig. 7), the release's cells as they are",
+          "hidden": "the same cells, a cell whose seeds agree splitting at its neighbours' rate",
+          "held_out": "mode finding over S (Fig. 16, no constant chosen on it), with hidden splits"}
+
+
+@functools.cache
+def world(name: str) -> World:
+    """One of :data:`WORLDS` (built once per process)."""
+    if name not in WORLDS:
+        raise ValueError(f"invalid world {name!r}; allowed: {', '.join(WORLDS)}")
+    plain = World.of_release(HELD_OUT if name == "held_out" else CHOSEN_ON)
+    return plain if name == "release" else plain.with_hidden_splits(0)
