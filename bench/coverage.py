@@ -40,7 +40,10 @@ def main() -> None:
             misses = holdout(meta, rows, finding_metrics(meta, rows.collect_schema().names()), noise=model)
             found += misses
             rows_out += [{"study": name, **m.row()} for m in misses]
+        strata = {k: {s: [sum(m.stratum(s)[i] for m in found if m.k == k) for i in range(3)]
+                      for s in ("split", "cliff")} for k in (2, 3, 4)}
         out["models"][label] = {"per_metric": rows_out, "pooled": {k: pooled(found, k) for k in (2, 3, 4)},
+                                "strata": strata,
                                 "seconds": round(time.time() - started, 1)}
         print(f"\n{label}")
         print("| study | metric | k | cells: all / other seeds | panel values: all / other seeds |")
@@ -54,6 +57,8 @@ def main() -> None:
                   f"{100 * p['cell_misses_rest'] / p['cells']:.1f}% of {p['cells']}; panel values "
                   f"{100 * p['family_misses_all'] / p['families']:.1f}% / "
                   f"{100 * p['family_misses_rest'] / p['families']:.1f}% of {p['families']}")
+            for s, (cells, all_, rest) in strata[k].items():
+                print(f"  {s} cells: {100 * all_ / max(cells, 1):.1f}% / {100 * rest / max(cells, 1):.1f}% of {cells}")
     (ROOT / "bench" / "coverage.json").write_text(json.dumps(out, indent=1) + "\n")
     print(f"\nwrote {ROOT / 'bench' / 'coverage.json'}")
 

@@ -111,10 +111,11 @@ def test_the_adaptive_budget_is_wrong_no_more_often_than_stated() -> None:
 @pytest.mark.parametrize(("control", "options"), [("seed noise understated 3x", {"sd_scale": 1 / 3}),
                                                   ("the prior grouped by observed G", {"noise": LevelBinnedNoise.fit})])
 def test_the_negative_controls_are_caught(control: str, options: dict) -> None:
-    """The findings where seeds split, in the release's cells as they are, under the adaptive budget, whose first look
-    reads every cell on two seeds: a wrong noise model decides them wrong far more often than 5%."""
+    """The findings where seeds split (the splitter's band, the cell that splits most), in the release's cells as they
+    are, on two seeds: a wrong noise model decides them wrong far more often than 5% (measured 2 x 50 replays: 30 and
+    29 of 100 against a critical 11)."""
     w = world("release")
-    mixed = [f for f in calibration_findings(w) if "seeds split" in f.description]
-    tally = simulate_seeds(study(mixed, w, "adaptive", seeds=5), w, 40, RNG, **options)
+    mixed = [f for f in calibration_findings(w) if "split" in f.description]
+    tally = simulate_seeds(study(mixed, w, "fixed", seeds=2), w, 50, RNG, **options)
     worst = tally.rates().sort("wrong").tail(1)
     assert worst.get_column("wrong_count").item() > stats.binom.ppf(0.99, tally.replays, ALPHA), worst
