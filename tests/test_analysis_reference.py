@@ -129,3 +129,37 @@ def test_a_fractional_value_of_an_integer_axis_is_an_error(tmp_path: Path) -> No
     path = write_release_file(tmp_path / "x.parquet", "layers", [1, 2.5])
     with pytest.raises(ValueError, match=r"x.parquet: swept n_layers must be whole numbers; got \[2.5\]"):
         load_reference_file(path)
+
+
+@pytest.mark.parametrize("command", ["findings", "compare"])
+def test_a_published_file_without_the_releases_columns_is_one_line_naming_what_is_missing(
+        command: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from analysis.data.reference import reference_path
+    from study.cli import main
+
+    shipped = pl.read_parquet(reference_path("richter2020/mode__var_dim"))
+    files = {"no_swept": shipped.drop("swept"), "no_seed_nor_metric": shipped.drop("seed", "val_accuracy"),
+             "other": pl.DataFrame({"architecture": ["BERT"], "foo": [1.0]})}
+    missing = {"no_swept": "swept", "no_seed_nor_metric": "seed, val_accuracy",
+               "other": "paper, task, swept, x_value, learning_rate, seed, epoch, train_accuracy, val_accuracy, "
+                        "train_loss, val_loss"}
+    for name, frame in files.items():
+        path = tmp_path / f"{name}.parquet"
+        frame.write_parquet(path)
+        args = (["findings", "richter2020.fig7", "--data", f"published:{path}"] if command == "findings" else
+                ["compare", "published:richter2020/mode__var_dim", f"published:{path}"])
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, result.output  # bad input (docs/cli.md: a bad --data, an unknown reference)
+        assert result.output.count("\n") == 1 and result.output.startswith("Error: "), result.output
+        assert (f"{path}: missing column(s) {missing[name]}; expected a file of the release's schema (docs/"
+                "richter2020.md): paper, task, swept, architecture, x_value, learning_rate, seed, epoch, "
+                "train_accuracy, val_accuracy, train_loss, val_loss") in result.output, result.output
+    text = tmp_path / "text.parquet"
+    text.write_text("not Parquet")
+    result = CliRunner().invoke(main, ["findings", "richter2020.fig7", "--data", f"published:{text}"] if
+                                command == "findings" else ["compare", "published:richter2020/mode__var_dim",
+                                                            f"published:{text}"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert f"{text}: not a Parquet file (" in result.output

@@ -423,3 +423,36 @@ def test_table5_bold_on_the_release_seeds_separate_but_the_lead_is_not_beyond_no
     s64_mte = next(c for c in verdicts[0].checks if c.versus == "MTE")
     assert "worst seed 99.6% (5 seeds) against the best seed of MTE (best at vocab_size in {64}) 98.0%" in \
         s64_mte.text()
+
+
+_VERDICT = re.compile(r"^(PASS|FAIL|UNDECIDED|PARTIAL|NOT CHECKED)\b")
+
+
+def _published_column(short: str) -> list[tuple[str, int, str]]:
+    """(row id, finding number, verdict): every verdict docs/richter2020.md's table of observations gives a finding of
+    the study ``short`` (``fig7``) on the published data."""
+    said: list[tuple[str, int, str]] = []
+    text = (Path(__file__).resolve().parent.parent / "docs" / "richter2020.md").read_text()
+    for row in (line for line in text.splitlines() if line.startswith("| `nap.")):
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        finding, published = cells[2], re.sub(r"\([^()]*\)", "", cells[4])  # asides in parentheses left out
+        own = re.findall(rf"`{short}` #(\d+)", finding)
+        for segment in (s.strip() for s in published.split(";")):
+            refs, _, verdict = segment.rpartition(": ") if ": " in segment else ("", "", segment)
+            state = _VERDICT.match(verdict.strip())
+            numbers = re.findall(rf"`{short}` #(\d+)", refs) or (re.findall(r"^#(\d+)$", refs) if own else [])
+            if state and refs == "" and set(re.findall(r"`(\w+)` #", finding)) == {short}:
+                numbers = own  # one verdict for the row's findings, all of this study
+            for n in numbers:
+                assert state, f"{cells[0]}: no verdict for {short} #{n} in {cells[4]!r}"
+                said.append((cells[0], int(n), state.group(1)))
+    return said
+
+
+def test_the_observation_table_says_what_study_findings_prints_for_fig7() -> None:
+    """docs/richter2020.md's published-data column gives each fig7 finding the verdict `study findings richter2020.fig7
+    --data published` prints (nap.conc.3 said UNDECIDED for #1 after it had become a PASS)."""
+    said = _published_column("fig7")
+    printed = {k + 1: v.status for k, v in enumerate(_verdicts(get_study("richter2020.fig7", "paper")))}
+    assert {n for _, n, _ in said} == {1, 2, 3, 4}  # every finding is named somewhere in the table
+    assert [(row, n, state) for row, n, state in said if state != printed[n]] == []

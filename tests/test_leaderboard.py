@@ -70,6 +70,41 @@ def test_leaderboard_statistics_equal_hand_computed_values() -> None:
     assert b["diverged_share"] == pytest.approx(2 / 8)  # both seeds of one of four rates
 
 
+def _loss_rows() -> pl.LazyFrame:
+    """Validation losses (lower is better); mixer A diverges at the highest rate: no finite G there."""
+    per_rate = {
+        0.001: {0: [0.9, 0.5], 1: [0.9, 0.7]},  # means 0.9, 0.6: G = 0.6; seed bests 0.5 / 0.7: spread 0.2
+        0.01: {0: [0.3, 0.2], 1: [0.3, 0.4]},  # G = 0.3 (either step); seed bests 0.2 / 0.3: spread 0.1
+        0.1: {0: [0.35, 0.33], 1: [0.35, 0.33]},  # G = 0.33, spread 0
+        1.0: {0: [math.nan, math.nan], 1: [math.nan, math.nan]},  # diverged: no G
+    }
+    rows: list[dict[str, Any]] = []
+    for lr, per_seed in per_rate.items():
+        for row in _rows("mixer", "A", 16, lr, per_seed, status="diverged" if lr == 1.0 else "ok"):
+            row["val_loss"] = row.pop("val_accuracy")
+            rows.append(row)
+        for row in _rows("mixer", "B", 16, lr, {0: [0.6, 0.5], 1: [0.6, 0.5]}):
+            row["val_loss"] = row.pop("val_accuracy")
+            rows.append(row)
+    return pl.LazyFrame(rows)
+
+
+def test_a_loss_leaderboard_counts_a_cell_without_g_as_the_losss_worst_value() -> None:
+    """A missing G is the metric's worst value (analysis.stats.rgb.worst_value: a loss +inf, never the best), and
+    best means lowest for a loss (search_spaces.finding.direction)."""
+    board = leaderboard(_loss_rows(), entity="mixer", task="task", size="d_model", metric="val_loss")
+    assert board.get_column("mixer").to_list() == ["A", "B"]  # best (lowest) first within the task
+    a, b = (board.filter(pl.col("mixer") == m).row(0, named=True) for m in ("A", "B"))
+    assert a["best_g"] == pytest.approx(0.3) and a["best_learning_rate"] == 0.01  # not the diverged rate at 0.0
+    assert a["share_within_margin"] == pytest.approx(2 / 4)  # 0.3 and 0.33; the diverged cell is outside
+    assert (a["lr_band_low"], a["lr_band_high"]) == (0.01, 0.1) and a["lr_band_decades"] == pytest.approx(1.0)
+    assert a["seed_spread"] == pytest.approx((0.2 + 0.1 + 0.0) / 3) and a["diverged_share"] == pytest.approx(2 / 8)
+    assert b["best_g"] == pytest.approx(0.5) and b["share_within_margin"] == 1.0
+    assert b["best_learning_rate"] == 1.0 and b["lr_band_decades"] == pytest.approx(3.0)  # ties: the highest rate
+    accuracies = leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model")
+    assert accuracies.filter(pl.col("mixer") == "B").item(0, "share_within_margin") == pytest.approx(3 / 4)
+
+
 def test_margin_changes_share_and_band() -> None:
     board = leaderboard(_atlas_rows(), entity="mixer", task="task", size="d_model", margin=0.15)
     a = board.filter(pl.col("mixer") == "A").row(0, named=True)

@@ -1,10 +1,12 @@
 """Study definitions: validation, scales, grids, trial keys, the paper's exact values."""
 
+import itertools
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from search_spaces import Linked, LogUniform, Study, StudyError, all_studies, get_study
@@ -200,6 +202,50 @@ def test_one_cell_key_for_the_driver_and_the_analysis() -> None:
     assert cell_key({"architecture": "NAP", "d": None}) == (("architecture", "NAP"), ("d", "None"))
     assert same_value(0.3**5, 0.00243) and same_value(64, 64.0) and not same_value(0.0081, 0.00243)
     assert not same_value(0.00243, 0.00243 * (1 + 1e-5))
+
+
+def _boundary_values(rng: np.random.Generator) -> list[float]:
+    """Numbers on or next to a rounding boundary of a cell key's significant digits: decimals whose next digit is a 5
+    (random ones from 1e-12 to 1e6), powers of 0.5 (0.5**10 = 0.0009765625 is one exactly), 0.3**k and 10**k."""
+    from search_spaces.cells import KEY_DIGITS
+
+    digits = KEY_DIGITS
+    mantissas = rng.integers(10 ** (digits - 1), 10**digits, size=400) + 0.5
+    exponents = rng.integers(-12, 7, size=400)
+    ties = [float(f"{m:.1f}e{e - digits + 1}") for m, e in zip(mantissas, exponents, strict=True)]
+    return ties + [0.5**k for k in range(1, 41)] + [0.3**k for k in range(1, 20)] + [10.0**k for k in range(-9, 7)]
+
+
+def test_same_value_and_cell_key_are_one_rule_near_rounding_boundaries() -> None:
+    """Two values are the same exactly when their cell keys are (a seeded sweep over values near the boundaries of
+    the key's rounding, each with neighbours from a few ulps to several tolerances away, positive and negative); the
+    key is its own key (a canonical value), and a few ulps never move a value's key, not even on a boundary."""
+    from search_spaces.cells import cell_key, key_value, same_value
+
+    rng = np.random.default_rng(20240611)
+    steps = [0.0, 1e-15, 1e-12, 1e-9, 1e-7, 4e-7, 5e-7, 6e-7, 1e-6, 2e-6, 5e-6, 1e-5]
+    disagreements, moved, pairs = [], [], 0
+    for base in _boundary_values(rng):
+        for sign in (1.0, -1.0):
+            values = [sign * base * (1 + s) for s in steps] + [sign * base * (1 - s) for s in steps[1:]]
+            up = down = sign * base
+            ulps = [up]
+            for _ in range(4):
+                up, down = float(np.nextafter(up, np.inf)), float(np.nextafter(down, -np.inf))
+                ulps += [up, down]
+            for a, b in itertools.combinations(values + ulps, 2):
+                pairs += 1
+                if same_value(a, b) != (cell_key({"v": a}) == cell_key({"v": b})):
+                    disagreements.append((a, b))
+            if {key_value(v) for v in ulps} != {key_value(sign * base)}:
+                moved.append(sign * base)  # a few ulps moved its key
+            assert all(key_value(key_value(v)) == key_value(v) for v in values + ulps)
+    assert pairs > 200_000
+    assert disagreements == [], f"{len(disagreements)} of {pairs} pairs disagree, e.g. {disagreements[:3]}"
+    assert moved == [], f"{len(moved)} values' keys move by a few ulps, e.g. {moved[:3]}"
+    assert same_value(64, 64.0) and cell_key({"v": 64}) == cell_key({"v": 64.0})
+    assert not same_value(64, "64") and cell_key({"v": 64}) != cell_key({"v": "64"})
+    assert not same_value(True, 1) and cell_key({"v": True}) != cell_key({"v": 1})
 
 
 def test_a_metrics_direction_is_declared_once_and_a_study_cannot_contradict_it() -> None:

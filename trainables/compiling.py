@@ -14,7 +14,7 @@ import contextvars
 import functools
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 
@@ -75,7 +75,7 @@ def compiled(fn: F, mode: str | bool | None) -> F:
                           f"{first[:200]}); it runs eagerly, with the same results", CompileWarning, stacklevel=2)
             return fn(*args, **kwargs)
 
-    return call  # type: ignore[return-value]
+    return cast(F, call)  # functools.wraps keeps fn's signature at run time; a type checker sees call's
 
 
 #: Words in the names of torch's compiler errors (InductorError, BackendCompilerFailed, Unsupported, ...).

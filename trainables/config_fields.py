@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 C = TypeVar("C", bound="ConfigFields")
 
@@ -33,11 +33,13 @@ class ConfigFields:
     """
 
     REQUIRED: ClassVar[tuple[str, ...]] = ()
+    if TYPE_CHECKING:  # every subclass is a dataclass: what dataclasses.fields() and asdict() look for
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     @classmethod
     def field_names(cls) -> list[str]:
         """Every hyperparameter name in declaration order (the Parquet columns)."""
-        return [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
     def from_dict(cls: type[C], d: dict[str, Any]) -> C:
@@ -53,8 +55,7 @@ class ConfigFields:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as given (None = a default still unresolved)."""
-        fields: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]  # a mixin of dataclasses
-        return fields
+        return dataclasses.asdict(self)
 
     def invalid(self, name: str, allowed: str) -> ValueError:
         """The error for field ``name``: its value and what is allowed."""

@@ -7,7 +7,8 @@
 * :mod:`~analysis.data.meta` - ``study.json`` parsed into :class:`~analysis.data.meta.StudyRecord`: its only reader;
 * :mod:`~analysis.data.machines` - which machines produced the rows;
 * :mod:`~analysis.data.reference` - the published results (``reference_data/``) in the results schema;
-* :mod:`~analysis.data.synthetic` - synthetic studies for tests and benchmarks.
+* :mod:`~analysis.data.synthetic` - synthetic studies for tests and benchmarks;
+* :mod:`~analysis.data.scalars` - a polars aggregate (a column's max, min, mean) as a typed Python number.
 
 Imports nothing else of :mod:`analysis`.
 """

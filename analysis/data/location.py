@@ -88,7 +88,8 @@ class Location:
         fs, _ = self._fs
         try:
             with fs.open_input_stream(self._inner(relative)) as stream:
-                return stream.read()
+                data: bytes = stream.read()  # pyarrow has no type information: its read() is Any here
+                return data
         except FileNotFoundError:
             return None
         except OSError as error:  # pyarrow's S3 client says "Path does not exist" as a plain OSError
@@ -99,7 +100,8 @@ class Location:
     def exists(self, relative: str) -> bool:
         """Whether a file or directory exists under the study directory."""
         fs, _ = self._fs
-        return fs.get_file_info(self._inner(relative)).type != pafs.FileType.NotFound
+        found: bool = fs.get_file_info(self._inner(relative)).type != pafs.FileType.NotFound
+        return found
 
     def delete(self, path: str) -> None:
         """Delete a file this Location listed (gone already: nothing to do). Only the driver's fold deletes."""

@@ -27,12 +27,24 @@ from string import Formatter
 
 import polars as pl
 
+from core.errors import OneLineError, one_line
 from search_spaces.record import StudyRecord
 
 REFERENCE_DIR: Path = Path(__file__).parent / "reference_data"
 
 #: Optimiser steps per evaluation in the released results (32 "epochs" x 100 steps) by default.
 STEPS_PER_EPOCH: int = 100
+
+
+#: The columns of every file of the release's schema (docs/richter2020.md), in its order; a cases task's file adds its
+#: case accuracies.
+RELEASE_COLUMNS: tuple[str, ...] = ("paper", "task", "swept", "architecture", "x_value", "learning_rate", "seed",
+                                    "epoch", "train_accuracy", "val_accuracy", "train_loss", "val_loss")
+
+
+class ReferenceFileError(OneLineError, ValueError):
+    """A file given as published results that is not of the release's schema: the message names the file, what is
+    wrong with it and what is expected (bad input: exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -128,15 +140,30 @@ def swept_axis(path: str | Path) -> tuple[str, Swept]:
     """The release's swept name of a reference file and how it maps.
 
     Raises:
+        ReferenceFileError: the file is not Parquet or lacks a column of :data:`RELEASE_COLUMNS` (naming them).
         ValueError: the file mixes swept axes, or names one not in :data:`SWEPT` (naming the file, the name
             and the known names).
     """
+    check_release_columns(path)
     names = pl.scan_parquet(path).select(pl.col("swept").unique()).collect().to_series().to_list()
     if len(names) != 1:
         raise ValueError(f"{path} mixes swept axes {names}; expected exactly one")
     if names[0] not in SWEPT:
         raise ValueError(f"{path}: unknown swept axis {names[0]!r}; known: {', '.join(SWEPT)}")
     return names[0], SWEPT[names[0]]
+
+
+def check_release_columns(path: str | Path) -> None:
+    """:class:`ReferenceFileError` unless ``path`` is a Parquet file with every column of :data:`RELEASE_COLUMNS`
+    (FileNotFoundError when there is no such file)."""
+    expected = f"expected a file of the release's schema (docs/richter2020.md): {', '.join(RELEASE_COLUMNS)}"
+    try:
+        schema = pl.read_parquet_schema(path)
+    except pl.exceptions.ComputeError as error:
+        raise ReferenceFileError(f"{path}: not a Parquet file ({one_line(error, typed=False)}); {expected}") from None
+    missing = [c for c in RELEASE_COLUMNS if c not in schema]
+    if missing:
+        raise ReferenceFileError(f"{path}: missing column(s) {', '.join(missing)}; {expected}")
 
 
 def load_reference(name: str) -> pl.LazyFrame:

@@ -26,8 +26,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 from numpy._core import multiarray
 
@@ -61,6 +63,16 @@ _METRIC_SLOTS = {4: "mode", 32: "cases"}  # slots per run -> the task that write
 _CUSTOM_SUFFIX = re.compile(r"_\d+_\d+_[\d.]+$")  # train.py's name of a custom sweep: var_<name>_<min>_<range>_<base>
 
 
+class Variation(TypedDict):
+    """One sweep of a params pickle (train.py): its name and the values ``base ** (i + min)`` (no base: ``min + i``)
+    for ``i`` below ``range``."""
+
+    name: str
+    base: float
+    min: int
+    range: int
+
+
 class _ReleaseUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> object:
         try:
@@ -74,6 +86,21 @@ def load_release_pickle(path: Path) -> object:
     """A pickle of the release, unpickled with numpy's array and scalar constructors only."""
     with path.open("rb") as f:
         return _ReleaseUnpickler(f).load()
+
+
+def _unpack(value: object, count: int, where: str) -> tuple[object, ...]:
+    """A release pickle's tuple (or list) of ``count`` items, as train.py writes it."""
+    if not isinstance(value, tuple | list) or len(value) != count:
+        raise ValueError(f"{where}: holds a {type(value).__name__}; expected a tuple of {count} items")
+    return tuple(value)
+
+
+def _variations(value: object, where: str) -> list[Variation]:
+    """A params pickle's variations: the swept axis, then the learning rates, each a dict of :class:`Variation`."""
+    keys = Variation.__required_keys__
+    if not isinstance(value, list | tuple) or not all(isinstance(v, dict) and keys <= v.keys() for v in value):
+        raise ValueError(f"{where}: variations {value!r}; expected a list of dicts with keys {sorted(keys)}")
+    return [cast(Variation, v) for v in value]  # checked above: each a dict with the keys of a Variation
 
 
 @dataclass(frozen=True)
@@ -96,13 +123,13 @@ class Family:
         return parts[0] + ("_first_token" if "first_token_output" in parts else "")
 
 
-def axis_values(variation: dict) -> list[float]:
+def axis_values(variation: Variation) -> list[float]:
     """The values a sweep of the release takes, as its train.py computes them (``base ** (i + min)``)."""
     base, low = variation["base"], variation["min"]
     return [float(base ** (i + low)) if base else float(i + low) for i in range(variation["range"])]
 
 
-def _metric_columns(a: np.ndarray, where: str) -> dict[str, np.ndarray]:
+def _metric_columns(a: npt.NDArray[np.float64], where: str) -> dict[str, npt.NDArray[np.float64]]:
     """Column -> values in row order (epoch, learning rate, x, seed) of a results array (epoch, lr, x, slot, seed)."""
     slots = a.shape[3]
     if slots not in _METRIC_SLOTS:
@@ -114,7 +141,7 @@ def _metric_columns(a: np.ndarray, where: str) -> dict[str, np.ndarray]:
     return columns
 
 
-def run_rows(results: object, variations: list[dict], *, architecture: str, task: str, where: str) -> pl.DataFrame:
+def run_rows(results: object, variations: list[Variation], *, architecture: str, task: str, where: str) -> pl.DataFrame:
     """One results pickle's ``results`` (nested lists or an array: epoch, learning rate, x, metric slot, seed) and
     its params' ``variations`` -> rows in the release schema, ordered by epoch, learning rate, x and seed.
 
@@ -168,10 +195,13 @@ def families(checkout: Path) -> Iterator[tuple[Family, list[Path]]]:
         yield Family(folder), params_files
 
 
-def convert_family(checkout: Path, family: Family, params_files: list[Path]) -> tuple[pl.DataFrame | None, dict]:
+def convert_family(checkout: Path, family: Family, params_files: list[Path]
+                   ) -> tuple[pl.DataFrame | None, dict[str, object]]:
     """A family's rows (None when none of its results pickles is there) and its manifest entry, less the file's
     checksum: per architecture (sorted) its source, and the results pickles that are missing."""
-    frames, sources, missing = [], [], []
+    frames: list[pl.DataFrame] = []
+    sources: list[dict[str, object]] = []
+    missing: list[str] = []
     for params in sorted(params_files, key=lambda p: p.name.removesuffix("_params.pickle")):
         architecture = params.name.removesuffix("_params.pickle")
         results_path = params.with_name(f"{architecture}.pickle")
@@ -179,14 +209,15 @@ def convert_family(checkout: Path, family: Family, params_files: list[Path]) -> 
         if not results_path.is_file():
             missing.append(release_path)
             continue
-        results, completed_runs, run_order = load_release_pickle(results_path)
-        variations, _ = load_release_pickle(params)
+        results, completed_runs, run_order = _unpack(load_release_pickle(results_path), 3, release_path)
+        variations = _variations(_unpack(load_release_pickle(params), 2, release_path)[0], release_path)
         frame = run_rows(results, variations, architecture=architecture, task=family.task, where=release_path)
         frames.append(frame)
         sources.append({"architecture": architecture, "path": release_path, **file_digests(results_path),
                         "rows": frame.height, "completed_runs": completed_runs, "run_order": run_order,
                         "params": {"path": params.relative_to(checkout).as_posix(), **file_digests(params)}})
-    entry = {"family": f"{RESULTS_DIR}/{family.folder}", "task": family.task, "sources": sources, "missing": missing}
+    entry: dict[str, object] = {"family": f"{RESULTS_DIR}/{family.folder}", "task": family.task, "sources": sources,
+                                "missing": missing}
     return (pl.concat(frames) if frames else None), entry
 
 
@@ -196,11 +227,12 @@ def file_checksum(path: Path) -> dict[str, object]:
             "rows": pl.scan_parquet(path).select(pl.len()).collect().item()}
 
 
-def convert_release(checkout: Path, out_dir: Path, commit: str = PUBLICATION_COMMIT) -> dict:
+def convert_release(checkout: Path, out_dir: Path, commit: str = PUBLICATION_COMMIT) -> dict[str, Any]:
     """Every run family of ``checkout`` -> ``out_dir/<stem>.parquet`` (zstd) and ``out_dir/MANIFEST.json``; returns
     the manifest. Families without any results pickle get no file and are listed under ``not_converted``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    files, not_converted = [], []
+    files: list[dict[str, object]] = []
+    not_converted: list[dict[str, object]] = []
     for family, params_files in families(checkout):
         frame, entry = convert_family(checkout, family, params_files)
         if frame is None:

@@ -141,7 +141,7 @@ def _footer_schema(location: Location, path: str) -> dict[str, pl.DataType]:
     if location.is_local:
         return dict(pl.read_parquet_schema(path))
     with location.open_input_file(path) as handle:
-        return dict(pl.from_arrow(pq.read_schema(handle).empty_table()).schema)
+        return dict(pl.DataFrame(pq.read_schema(handle).empty_table()).schema)
 
 
 def scan_artifacts(where: Where, name: str) -> pl.LazyFrame | None:

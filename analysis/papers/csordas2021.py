@@ -19,6 +19,8 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.data.rows import scan_artifacts
+from analysis.data.scalars import as_int
+from analysis.render.page import Page
 from analysis.render.tables import to_html, to_markdown
 from analysis.report.sections import ReportContext, section
 
@@ -110,7 +112,7 @@ def side_by_side(ours: pl.DataFrame) -> pl.DataFrame:
 
 
 @section("csordas2021.table1")
-def table1_section(page: Any, ctx: ReportContext) -> list[str]:
+def table1_section(page: Page, ctx: ReportContext) -> list[str]:
     """Table 1 (ours beside the paper's) and the selected steps per seed."""
     lf = ctx.lf
     columns = lf.collect_schema().names()
@@ -134,7 +136,7 @@ def attention_figure(att: pl.DataFrame, title: str) -> Figure:
     """One heatmap per step (head 0): query down, key across, with the probe's tokens as tick labels."""
     steps = sorted(att["layer_step"].unique().to_list())
     a0 = att.filter(pl.col("head") == 0)
-    n = int(a0["query"].max()) + 1
+    n = as_int(a0["query"].max(), "attention query") + 1
     tokens = a0.filter((pl.col("query") == 0) & (pl.col("layer_step") == steps[0])).sort("key")["key_token"].to_list()
     cols = min(7, len(steps))
     rows = (len(steps) + cols - 1) // cols
@@ -158,8 +160,8 @@ def attention_figure(att: pl.DataFrame, title: str) -> Figure:
 
 def gate_figure(gates: pl.DataFrame, title: str) -> Figure:
     """Gate activation (mean over channels) per step (down) and column (across)."""
-    steps = int(gates["layer_step"].max())
-    n = int(gates["column"].max()) + 1
+    steps = as_int(gates["layer_step"].max(), "gates layer_step")
+    n = as_int(gates["column"].max(), "gates column") + 1
     m = np.zeros((steps, n))
     m[gates["layer_step"].to_numpy() - 1, gates["column"].to_numpy()] = gates["gate"].to_numpy()
     tokens = gates.filter(pl.col("layer_step") == 1).sort("column")["token"].to_list()
@@ -180,7 +182,7 @@ def _trial_labels(lf: pl.LazyFrame) -> pl.DataFrame:
 
 
 @section("csordas2021.probe")
-def probe_section(page: Any, ctx: ReportContext) -> list[str]:
+def probe_section(page: Page, ctx: ReportContext) -> list[str]:
     """Attention maps per step (NDR, or the first model with any) and gates per step and column (gated models)."""
     lf, study_dir = ctx.lf, ctx.location
     att = scan_artifacts(study_dir, "attention")
@@ -194,7 +196,7 @@ def probe_section(page: Any, ctx: ReportContext) -> list[str]:
     seed = 0
     if gates is not None:
         g = gates.collect().join(labels, on="trial_key")
-        seed = int(g["seed"].min())
+        seed = as_int(g["seed"].min(), "gates seed")
         for (model, direction), d in sorted(g.filter(pl.col("seed") == seed).group_by(["model", "direction"]),
                                             key=lambda kv: (MODEL_ORDER.index(kv[0][0])
                                                             if kv[0][0] in MODEL_ORDER else 99, kv[0][1])):
@@ -209,7 +211,7 @@ def probe_section(page: Any, ctx: ReportContext) -> list[str]:
             d = a.filter((pl.col("model") == preferred) & (pl.col("direction") == direction))
             if d.is_empty():
                 continue
-            s = int(d["seed"].min())
+            s = as_int(d["seed"].min(), "attention seed")
             d = d.filter(pl.col("seed") == s)
             title = f"{preferred} · {direction} · seed {s} · attention per step (head 0)"
             page.raw(page.figure(attention_figure(d, title), f"attention_{_safe(preferred)}_{direction}", title))

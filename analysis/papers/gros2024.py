@@ -24,6 +24,8 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis.data.rows import scan_artifacts
+from analysis.data.scalars import as_float, as_int
+from analysis.render.page import Page
 from analysis.render.plots import mean_with_band, panel_color
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
@@ -156,7 +158,7 @@ def curves_figure(curves: pl.DataFrame, configs: list[dict[str, Any]], cols: Seq
 
 
 @section("expressive_curves")
-def curves_section(page: Any, ctx: ReportContext) -> list[str]:
+def curves_section(page: Page, ctx: ReportContext) -> list[str]:
     """Learning curves (mean and min-max band over seeds) and the per-configuration summary table."""
     lf, meta = ctx.lf, ctx.meta
     columns = lf.collect_schema().names()
@@ -211,7 +213,7 @@ def dynamic_range(weights: np.ndarray) -> float:
 
 
 @section("expressive_attention")
-def attention_section(page: Any, ctx: ReportContext) -> list[str]:
+def attention_section(page: Page, ctx: ReportContext) -> list[str]:
     """Final attention matrices (log10) of the probe series, EA beside DPA, and their dynamic ranges."""
     lf, meta, study_dir = ctx.lf, ctx.meta, ctx.location
     art = scan_artifacts(study_dir, "attention")
@@ -228,7 +230,8 @@ def attention_section(page: Any, ctx: ReportContext) -> list[str]:
         return []
     configs = frame.select(cols).unique().sort(cols).to_dicts() if cols else [{}]
     positive = frame.filter(pl.col("weight") > 0).get_column("weight")
-    vmin = math.log10(positive.min()) if positive.len() else -1.0  # one colour scale for EA and DPA
+    # one colour scale for EA and DPA
+    vmin = math.log10(as_float(positive.min(), "attention weight")) if positive.len() else -1.0
     ranges = []
     fig = Figure(figsize=(8.5, 3.8 * len(configs) + 0.4), layout="constrained")
     axes = fig.subplots(len(configs), 2, squeeze=False)
@@ -244,7 +247,7 @@ def attention_section(page: Any, ctx: ReportContext) -> list[str]:
             seed = d.get_column("seed").min()
             for s in sorted(d.get_column("seed").unique().to_list()):
                 ds = d.filter(pl.col("seed") == s)
-                t = int(ds.get_column("query").max()) + 1
+                t = as_int(ds.get_column("query").max(), "attention query") + 1
                 m = np.full((t, t), np.nan)
                 m[ds.get_column("query").to_numpy(), ds.get_column("key").to_numpy()] = ds.get_column("weight")
                 ranges.append({"attention": att, **config, "seed": s, "decades": dynamic_range(m)})
@@ -293,7 +296,8 @@ def ladder_figure(table: pl.DataFrame, title: str) -> Figure:
     fig = Figure(figsize=(4.2 * 2 + 1.0, 0.55 * len(bases) + 2.0), layout="constrained")
     axes = fig.subplots(1, 2, squeeze=False)[0]
     finite = table.get_column("min_n_context_100").drop_nulls()
-    vmax = math.log2(max(finite.max() or 2, table.get_column("max_n_context_tried").max()))
+    reached = as_int(finite.max(), "min_n_context_100") if finite.len() else 2
+    vmax = math.log2(max(reached or 2, as_int(table.get_column("max_n_context_tried").max(), "max_n_context_tried")))
     for ax, att in zip(axes, ("dpa", "ea"), strict=True):
         grid = np.full((len(bases), len(delays)), np.nan)
         sub = table.filter(pl.col("attention") == att)
@@ -316,7 +320,7 @@ def ladder_figure(table: pl.DataFrame, title: str) -> Figure:
 
 
 @section("expressive_ladder")
-def ladder_section(page: Any, ctx: ReportContext) -> list[str]:
+def ladder_section(page: Page, ctx: ReportContext) -> list[str]:
     """The complexity ladder: smallest N_con reaching 100% per (N, tau), DPA beside EA."""
     lf, meta = ctx.lf, ctx.meta
     table = ladder_table(lf)

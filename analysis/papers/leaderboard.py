@@ -25,6 +25,10 @@ training, per grid configuration; :func:`analysis.stats.rgb.epochwise_rgb`):
   paired over the cells (:mod:`analysis.stats.separation`): the mean difference with its 95% interval, and
   whether the column ranks anything at all ("does not rank at this scale" when the best is separated from none).
 
+For a loss (:func:`search_spaces.finding.direction`) best is lowest: best G is the min over the grid, "within margin"
+is at most ``margin`` above it, and a configuration without a finite G counts as +inf (the metric's worst,
+:func:`analysis.stats.rgb.worst_value`; an accuracy's is 0).
+
 Pure functions ``LazyFrame/DataFrame -> DataFrame / Figure``; only the report writes files.
 """
 
@@ -36,15 +40,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from analysis.data.scalars import as_float, as_int
+from analysis.render.page import Page
 from analysis.render.tables import to_html
 from analysis.report.sections import ReportContext, section
-from analysis.stats.rgb import epochwise_rgb, seed_best_stats
+from analysis.stats.rgb import Mode, epochwise_rgb, seed_best_stats, worst_value
 from analysis.stats.separation import DOES_NOT_RANK, separation, separation_text
 from search_spaces.axes import show_value
+from search_spaces.finding import direction
 from search_spaces.record import StudyRecord
 
 MARGIN = 0.05  # 5 percentage points of accuracy
@@ -84,51 +93,58 @@ def leaderboard(
         task: the task column (None: one task).
         lr: the learning-rate column.
         size: the size column (``d_model``; None: no size axis).
-        metric: an accuracy-like metric (higher is better).
-        margin: absolute margin of the share and band statistics.
+        metric: the metric; best is highest, or lowest for a loss (:func:`search_spaces.finding.direction`), and
+            a configuration without a finite G counts as the metric's worst (:func:`analysis.stats.rgb.worst_value`:
+            accuracy 0, a loss +inf).
+        margin: absolute margin of the share and band statistics (within it: that far below the best G, or above
+            it for a loss).
 
     Returns:
         ``entity, task, best_g, best_<size>, best_<lr>, share_within_margin, seed_spread, lr_band_decades,
-        lr_band_low, lr_band_high, diverged_share, n_configs, n_seeds`` sorted by ``task`` then best G (descending).
+        lr_band_low, lr_band_high, diverged_share, n_configs, n_seeds`` sorted by ``task`` then best G (best first).
     """
     columns = lf.collect_schema().names()
     if "status" in columns:
         lf = lf.filter(pl.col("status") != "failed")
     keys = [entity] + ([task] if task else [])
     by = [*keys, *([size] if size else []), lr]
-    rgb = epochwise_rgb(lf, metric, by).collect().with_columns(pl.col("g").fill_null(0.0))
-    seeds = seed_best_stats(lf, metric, by).collect()
+    mode: Mode = "min" if direction(metric) == "min" else "max"
+    sign = 1.0 if mode == "max" else -1.0  # score = sign * G: higher is better for a loss too
+    rgb = epochwise_rgb(lf, metric, by, mode).collect().with_columns(pl.col("g").fill_null(worst_value(metric)))
+    seeds = seed_best_stats(lf, metric, by, mode).collect()
     grid = rgb.join(seeds.select(*by, "best_min", "best_max"), on=by, how="left", nulls_equal=True)
     diverged = _diverged_share(lf, keys, [*by, "seed"]) if "status" in columns else {}
     rows: list[dict[str, Any]] = []
     for group_key, g in grid.group_by(keys, maintain_order=True):
-        best_g = float(g.get_column("g").max())  # type: ignore[arg-type]
-        order = [pl.col("g"), *([pl.col(size)] if size else []), pl.col(lr)]
+        g = g.with_columns((sign * pl.col("g")).alias("score"))
+        best_score = as_float(g.get_column("score").max(), "g")
+        best_g = sign * best_score
+        order = [pl.col("score"), *([pl.col(size)] if size else []), pl.col(lr)]
         best = g.sort(order, descending=[True, *([False] if size else []), True]).row(0, named=True)
         at_size = g.filter(pl.col(size) == best[size]) if size else g
-        low, high = _band(at_size.select(lr, "g").rows(), best[lr], best_g - margin)
+        low, high = _band(at_size.select(lr, "score").rows(), best[lr], best_score - margin)
         spread = (g.get_column("best_max") - g.get_column("best_min")).drop_nulls()
         row = dict(zip(keys, group_key, strict=True))
         row.update(
             best_g=best_g,
             **({f"best_{size}": best[size]} if size else {}),
             **{f"best_{lr}": best[lr]},
-            share_within_margin=float((g.get_column("g") >= best_g - margin - 1e-12).mean()),
-            seed_spread=float(spread.mean()) if spread.len() else None,
+            share_within_margin=as_float((g.get_column("score") >= best_score - margin - 1e-12).mean(), "g"),
+            seed_spread=as_float(spread.mean(), "seed spread") if spread.len() else None,
             lr_band_decades=math.log10(high / low),
             lr_band_low=low,
             lr_band_high=high,
             diverged_share=diverged.get(tuple(group_key), 0.0),
             n_configs=g.height,
-            n_seeds=int(g.get_column("n_seeds").max()),  # type: ignore[arg-type]
+            n_seeds=as_int(g.get_column("n_seeds").max(), "n_seeds"),
         )
         rows.append(row)
     out = pl.DataFrame(rows)
     sort = ([task] if task else []) + ["best_g"]
-    return out.sort(sort, descending=[False] * (len(sort) - 1) + [True])
+    return out.sort(sort, descending=[False] * (len(sort) - 1) + [mode == "max"])
 
 
-def _diverged_share(lf: pl.LazyFrame, keys: list[str], run: list[str]) -> dict[tuple[Any, ...], float]:
+def _diverged_share(lf: pl.LazyFrame, keys: list[str], run: list[str]) -> dict[tuple[object, ...], float]:
     """Per ``keys``: the fraction of runs (distinct ``run`` values) with a ``diverged`` row."""
     runs = lf.group_by(run).agg((pl.col("status") == "diverged").any().alias("diverged"))
     shares = runs.group_by(keys).agg(pl.col("diverged").mean()).collect()
@@ -136,7 +152,8 @@ def _diverged_share(lf: pl.LazyFrame, keys: list[str], run: list[str]) -> dict[t
 
 
 def _band(lr_g: Sequence[tuple[float, float]], best_lr: float, threshold: float) -> tuple[float, float]:
-    """(lowest, highest) learning rate of the contiguous run around ``best_lr`` with G >= ``threshold``."""
+    """(lowest, highest) learning rate of the contiguous run around ``best_lr`` with a score (G; -G for a loss)
+    >= ``threshold``."""
     ordered = sorted(lr_g)
     i = next(k for k, (v, _) in enumerate(ordered) if v == best_lr)
     lo = hi = i
@@ -154,7 +171,7 @@ def definitions(margin: float = MARGIN) -> list[tuple[str, str]]:
 
 def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str = "",
                        margin: float = MARGIN, *, by_value: bool = True,
-                       not_ranking: Sequence[Any] = ()) -> Figure:
+                       not_ranking: Sequence[object] = ()) -> Figure:
     """Heatmaps entity x task, one per statistic, each cell annotated with its value.
 
     Rows are sorted by the mean best G over tasks (``by_value``) or by the entity's own order. A task in
@@ -163,8 +180,8 @@ def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str =
     entities = sorted(set(board.get_column(entity).to_list()), key=lambda v: (str(type(v)), v))
     tasks = sorted(set(board.get_column(task).to_list()), key=str)
     if by_value:  # rows best first by the mean best G over tasks
-        mean_best = {e: board.filter(pl.col(entity) == e).get_column("best_g").mean() for e in entities}
-        entities.sort(key=lambda e: -(mean_best[e] or 0.0))
+        mean_best = {e: _mean_or_zero(board.filter(pl.col(entity) == e).get_column("best_g")) for e in entities}
+        entities.sort(key=lambda e: -mean_best[e])
     stats = [("best_g", "best G (%)", 100.0, (0, 100)), ("share_within_margin",
              f"share within {100 * margin:g} pp (%)", 100.0, (0, 100)),
              ("seed_spread", "seed spread (pp)", 100.0, None), ("lr_band_decades", "lr band (decades)", 1.0, None),
@@ -194,7 +211,13 @@ def leaderboard_figure(board: pl.DataFrame, entity: str, task: str, title: str =
     return fig
 
 
-def _heatmap(ax: Any, data: np.ndarray, col: str, scale: float, limits: tuple[float, float] | None) -> None:
+def _mean_or_zero(values: pl.Series) -> float:
+    mean = values.mean()
+    return as_float(mean, values.name) if mean else 0.0
+
+
+def _heatmap(ax: Axes, data: npt.NDArray[np.float64], col: str, scale: float,
+             limits: tuple[float, float] | None) -> None:
     """One statistic's heatmap with each finite cell annotated (white on dark, black on light)."""
     vmin, vmax = limits if limits else (0.0, max(float(np.nanmax(data)) if np.isfinite(data).any() else 1.0, 1e-9))
     cmap = "magma_r" if col in ("seed_spread", "diverged_share") else "viridis"
@@ -234,7 +257,7 @@ def _summary_line(row: Mapping[str, Any], entity: str, task: str | None) -> str:
 
 
 @section("leaderboard")
-def leaderboard_section(page: Any, ctx: ReportContext) -> list[str]:
+def leaderboard_section(page: Page, ctx: ReportContext) -> list[str]:
     """The robustness leaderboard mixer x task: table + heatmaps + definitions."""
     lf, meta = ctx.lf, ctx.meta
     entity, size, lr = _plot(meta)
@@ -273,7 +296,7 @@ def _with_separation(board: pl.DataFrame, versus: pl.DataFrame, entity: str, tas
     return board.join(text, on=keys, how="left", nulls_equal=True)
 
 
-def _not_ranking(versus: pl.DataFrame, task: str | None) -> list[Any]:
+def _not_ranking(versus: pl.DataFrame, task: str | None) -> list[object]:
     if task is None:
         return []
     return versus.filter(~pl.col("ranks")).get_column(task).unique().to_list()
@@ -341,7 +364,7 @@ def hybrid_verdict(board: pl.DataFrame, *, entity: str = "conv_layers", task: st
 
 
 @section("hybrid")
-def hybrid_section(page: Any, ctx: ReportContext) -> list[str]:
+def hybrid_section(page: Page, ctx: ReportContext) -> list[str]:
     """Yun et al.'s hybrid depth: statistics, parameters and throughput per k, and the verdict."""
     lf, meta = ctx.lf, ctx.meta
     entity, lr = "conv_layers", meta.plot.y or "learning_rate"

@@ -15,7 +15,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import matplotlib
 
@@ -23,12 +23,19 @@ matplotlib.use("Agg")
 
 import matplotlib.patheffects as pe  # noqa: E402
 import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
+from matplotlib.layout_engine import ConstrainedLayoutEngine  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
-from analysis.render.png import png_bytes  # noqa: E402
+from analysis.render.png import RgbaCanvas, png_bytes  # noqa: E402
 from analysis.stats.order import order_panels
 from search_spaces.axes import show_value
 
@@ -62,7 +69,8 @@ def _wrap(caption: str, fig_width: float) -> str:
     return textwrap.fill(caption, width=int(fig_width * 15)) if caption else ""
 
 
-def panel_pixels(sub: pl.DataFrame | None, xs: Sequence[object], ys: Sequence[object], x: str, y: str) -> np.ndarray:
+def panel_pixels(sub: pl.DataFrame | None, xs: Sequence[object], ys: Sequence[object], x: str, y: str
+                 ) -> npt.NDArray[np.float64]:
     """RGBA floats ``(len(ys), len(xs), 4)`` of one panel: r, g, b clipped to [0, 1] (not finite: 0), alpha 1;
     cells not run (no row, or a value not in ``xs`` / ``ys``) transparent."""
     img = np.zeros((len(ys), len(xs), 4))
@@ -86,6 +94,13 @@ def best_cells(rgb_df: pl.DataFrame, panel: str, value: str = "g") -> pl.DataFra
             .group_by(panel, maintain_order=True).first())
 
 
+class PanelBox(TypedDict):
+    """Where a panel's cells are in a PNG of its grid: the panel's name and its pixel box ``[x0, y0, x1, y1]``."""
+
+    panel: str
+    box: list[float]
+
+
 @dataclass
 class GridFigure:
     """An RGB grid figure and where its cells are: ``panels[k]`` is drawn in ``axes[k]`` (its cells in
@@ -93,16 +108,17 @@ class GridFigure:
 
     fig: Figure
     panels: list[object]
-    axes: list[Any]
+    axes: list[Axes]
     xs: list[object]
     ys: list[object]
     names: tuple[str, str, str] = ("", "", "")  # the panel, x and y columns
-    images: list[Any] = field(default_factory=list)
-    crosses: list[Any] = field(default_factory=list)
-    caption: Any = None  # the caption's Text, when the layout has room for one
+    images: list[AxesImage] = field(default_factory=list)
+    crosses: list[Line2D] = field(default_factory=list)
+    caption: Text | None = None  # when the layout has room for one
+    title: Text | None = None  # the figure's title, when the layout has one
     width: float = 0.0  # inches
 
-    def geometry(self, dpi: float = 100.0, *, draw: bool = True) -> list[dict[str, Any]]:
+    def geometry(self, dpi: float = 100.0, *, draw: bool = True) -> list[PanelBox]:
         """Per panel, the pixel box ``[x0, y0, x1, y1]`` (origin top-left) of its cells in a PNG saved at ``dpi``.
 
         Cell ``(i, j)`` (``xs[i]``, ``ys[j]``) spans ``1/len(xs)`` of the box width and ``1/len(ys)`` of its
@@ -111,9 +127,10 @@ class GridFigure:
         """
         if draw:
             self.fig.set_dpi(dpi)
-            FigureCanvasAgg(self.fig).draw()
+            canvas: RgbaCanvas = FigureCanvasAgg(self.fig)
+            canvas.draw()
         height = self.fig.bbox.height
-        out = []
+        out: list[PanelBox] = []
         for pv, ax in zip(self.panels, self.axes, strict=True):
             # imshow(origin="upper"): row 0 (the highest y) is at the top; flip display y to image y
             (x0, ya), (x1, yb) = ax.transData.transform([(-0.5, -0.5), (len(self.xs) - 0.5, len(self.ys) - 0.5)])
@@ -137,22 +154,22 @@ class GridFigure:
             image.set_data(panel_pixels(parts.get((pv,)), self.xs, self.ys, x, y))
             cell, label = best_of.get(pv), str(pv)
             shown = cell is not None and cell[x] in x_index and cell[y] in y_index and cell[value] is not None
-            if shown:
+            if shown and cell is not None:
                 cross.set_data([x_index[cell[x]]], [y_index[cell[y]]])
                 label = f"{label} {100 * cell[value]:.1f}%"
             cross.set_visible(shown)
             ax.title.set_text(label)
-        if self.fig._suptitle is not None:
-            self.fig._suptitle.set_text(title)
+        if self.title is not None:
+            self.title.set_text(title)
         if self.caption is not None:
             self.caption.set_text(_wrap(caption, self.width))
 
-    def dynamic(self) -> list[Any]:
+    def dynamic(self) -> list[Artist]:
         """What changes from one grid to the next on this layout (and the spines, drawn over the cells), in
         drawing order; the caption (the same for many grids) last."""
-        out = [*self.images, *(s for ax in self.axes for s in ax.spines.values()), *self.crosses,
-               *(ax.title for ax in self.axes)]
-        return [*out, *(a for a in (self.fig._suptitle, self.caption) if a is not None)]
+        out: list[Artist] = [*self.images, *(s for ax in self.axes for s in ax.spines.values()), *self.crosses,
+                             *(ax.title for ax in self.axes)]
+        return [*out, *(a for a in (self.title, self.caption) if a is not None)]
 
 
 def grid_layout(names: tuple[str, str, str], panels: list[object], xs: list[object], ys: list[object], *,
@@ -161,7 +178,8 @@ def grid_layout(names: tuple[str, str, str], panels: list[object], xs: list[obje
     of ``caption_lines`` lines. :meth:`GridFigure.show` puts data on it."""
     _, x, y = names
     nrows, ncols, width, height = _figure_size(len(panels), len(xs), len(ys), max_cols)
-    fig = Figure(figsize=(width, height), layout="constrained")
+    layout = ConstrainedLayoutEngine()  # layout="constrained", kept to give the caption its room
+    fig = Figure(figsize=(width, height), layout=layout)
     grid = GridFigure(fig=fig, panels=panels, axes=[], xs=xs, ys=ys, names=names, width=width)
     for k, ax in enumerate(fig.subplots(nrows, ncols, squeeze=False).flat):
         if k >= len(panels):
@@ -184,10 +202,10 @@ def grid_layout(names: tuple[str, str, str], panels: list[object], xs: list[obje
         if k % ncols == 0:
             ax.set_ylabel(y, fontsize=8)
     if titled:
-        fig.suptitle(" ", fontsize=11)
+        grid.title = fig.suptitle(" ", fontsize=11)
     if caption_lines:
         bottom = 0.04 * caption_lines
-        fig.get_layout_engine().set(rect=(0, bottom + 0.01, 1, 0.99 - bottom))
+        layout.set(rect=(0, bottom + 0.01, 1, 0.99 - bottom))
         grid.caption = fig.text(0.5, 0.01, "", ha="center", va="bottom", fontsize=7.5)
     return grid
 
@@ -265,23 +283,29 @@ class PaintedGrid:
     panels: list[object]
     xs: list[object]
     ys: list[object]
-    boxes: list[dict[str, Any]]
+    boxes: list[PanelBox]
+
+
+_Pixels = npt.NDArray[np.uint8]  # RGBA, (height, width, 4)
+_Edges = npt.NDArray[np.int64]
+#: A grid layout: the panel, x and y columns, the panels, xs and ys, whether it has a title, its caption lines.
+_LayoutKey = tuple[tuple[str, str, str], tuple[object, ...], tuple[object, ...], tuple[object, ...], bool, int]
 
 
 @dataclass
 class _Layout:
     grid: GridFigure
-    canvas: FigureCanvasAgg
-    background: np.ndarray  # the static part, drawn once (RGBA)
-    boxes: list[dict[str, Any]]
-    edges: list[tuple[np.ndarray, np.ndarray]]  # per panel: the first pixel row of each cell row (and one past
+    canvas: RgbaCanvas
+    background: _Pixels  # the static part, drawn once
+    boxes: list[PanelBox]
+    edges: list[tuple[_Edges, _Edges]]  # per panel: the first pixel row of each cell row (and one past
     # the last), the first pixel column of each cell column (and one past the last)
-    captioned: dict[str, np.ndarray] = field(default_factory=dict)  # caption -> the background with it
+    captioned: dict[str, _Pixels] = field(default_factory=dict)  # caption -> the background with it
 
-    def background_with(self, caption: str) -> np.ndarray:
+    def background_with(self, caption: str) -> _Pixels:
         """The background with ``caption`` drawn on it (drawn once per caption)."""
         if caption not in self.captioned:
-            buffer = np.asarray(self.canvas.buffer_rgba())
+            buffer = np.asarray(self.canvas.buffer_rgba(), dtype=np.uint8)
             buffer[...] = self.background
             if self.grid.caption is not None:
                 self.grid.caption.set_text(_wrap(caption, self.grid.width))
@@ -290,7 +314,7 @@ class _Layout:
         return self.captioned[caption]
 
 
-def _cell_edges(start: float, end: float, n: int) -> np.ndarray:
+def _cell_edges(start: float, end: float, n: int) -> _Edges:
     """The first pixel of each of ``n`` cells across a box (nearest: the cell holding the pixel's centre), and
     one past the last."""
     return np.ceil(start + (end - start) * np.arange(n + 1) / n - 0.5).astype(np.int64)
@@ -301,26 +325,26 @@ class GridPainter:
 
     def __init__(self, dpi: float = 100.0, max_cols: int = 3) -> None:
         self.dpi, self.max_cols = dpi, max_cols
-        self._layouts: dict[tuple, _Layout] = {}
+        self._layouts: dict[_LayoutKey, _Layout] = {}
 
     def _layout(self, rgb_df: pl.DataFrame, names: tuple[str, str, str], title: str, caption: str,
                 values: tuple[list[object], list[object], list[object]]) -> _Layout:
         panels, xs, ys = values
         lines = _caption_lines(caption, len(panels), len(xs), len(ys), self.max_cols)
-        key = (names, tuple(panels), tuple(xs), tuple(ys), bool(title), lines)
+        key: _LayoutKey = (names, tuple(panels), tuple(xs), tuple(ys), bool(title), lines)
         if key not in self._layouts:
             grid = grid_layout(names, panels, xs, ys, titled=bool(title), caption_lines=lines, max_cols=self.max_cols)
             grid.show(rgb_df, title, caption=caption)  # text to lay out
             for artist in grid.dynamic():
                 artist.set_animated(True)  # left out of the background
             grid.fig.set_dpi(self.dpi)
-            canvas = FigureCanvasAgg(grid.fig)
+            canvas: RgbaCanvas = FigureCanvasAgg(grid.fig)
             canvas.draw()  # the layout, and the static part once
             grid.fig.set_layout_engine("none")
             boxes = grid.geometry(self.dpi, draw=False)
             edges = [(_cell_edges(top, bottom, len(ys)), _cell_edges(x0, x1, len(xs)))
                      for x0, top, x1, bottom in (geo["box"] for geo in boxes)]
-            background = np.asarray(canvas.buffer_rgba()).copy()
+            background = np.asarray(canvas.buffer_rgba(), dtype=np.uint8).copy()
             self._layouts[key] = _Layout(grid, canvas, background, boxes, edges)
         return self._layouts[key]
 
@@ -334,7 +358,7 @@ class GridPainter:
         grid = layout.grid
         background = layout.background_with(caption)
         grid.show(rgb_df, title, best=best, caption=caption, value=value)
-        buffer = np.asarray(layout.canvas.buffer_rgba())
+        buffer = np.asarray(layout.canvas.buffer_rgba(), dtype=np.uint8)
         buffer[...] = background
         for image, (rows, cols) in zip(grid.images, layout.edges, strict=True):
             rgba = (np.asarray(image.get_array()) * 255).astype(np.uint8)

@@ -119,7 +119,7 @@ def script() -> str:
     return f"<script>{_SCRIPT}</script>"
 
 
-def grid_payload(grid: PaintedGrid, cells: dict[tuple, dict[str, Any]], *, x: str, y: str,
+def grid_payload(grid: PaintedGrid, cells: dict[tuple[object, ...], dict[str, Any]], *, x: str, y: str,
                  metric: str) -> dict[str, Any]:
     """The JSON of one interactive grid: axes labels, per panel its pixel box and its cells (row = y, top first).
 
@@ -141,6 +141,7 @@ def grid_html(img_html: str, payload: dict[str, Any], grid_id: str) -> str:
             "<div class='cellcurves'></div></div>")
 
 
-def rekey(cells: dict[tuple, dict[str, Any]], positions: Sequence[int] = (0, 1, 2)) -> dict[tuple, dict[str, Any]]:
+def rekey(cells: dict[tuple[object, ...], dict[str, Any]], positions: Sequence[int] = (0, 1, 2)
+          ) -> dict[tuple[object, ...], dict[str, Any]]:
     """Cells keyed by the ``(panel, x, y)`` part of their configuration (within one facet these are unique)."""
     return {tuple(k[i] for i in positions): v for k, v in cells.items()}

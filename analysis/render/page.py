@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from analysis.render import interactive
-from analysis.render.png import png_bytes
+from analysis.render.png import RgbaCanvas, png_bytes
 
 CSS = """
 *{box-sizing:border-box}
@@ -99,9 +99,9 @@ class Page:
     def figure(self, fig: Figure, name: str, alt: str) -> str:
         """Draw ``fig`` at the page's dpi, write it as ``<name>.png`` and return an embedded ``<figure>`` of it."""
         fig.set_dpi(self.dpi)
-        canvas = FigureCanvasAgg(fig)
+        canvas: RgbaCanvas = FigureCanvasAgg(fig)
         canvas.draw()
-        return self.png(png_bytes(np.asarray(canvas.buffer_rgba())), name, alt)
+        return self.png(png_bytes(np.asarray(canvas.buffer_rgba(), dtype=np.uint8)), name, alt)
 
     def png(self, data: bytes, name: str, alt: str) -> str:
         """Write ``data`` (a PNG) as ``<name>.png`` and return an embedded ``<figure>`` of it."""

@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 
 import polars as pl  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from analysis.stats.order import order_panels  # noqa: E402
@@ -45,11 +46,11 @@ def panel_color(value: object) -> str:
     return _SPARE_COLORS[int.from_bytes(digest, "big") % len(_SPARE_COLORS)]
 
 
-def legend_outside(fig: Figure, ax: Any, ncols: int = 3) -> None:
+def legend_outside(fig: Figure, ax: Axes, ncols: int = 3) -> None:
     """The axes' legend below the plot, off the data (constrained layout makes room for it)."""
     handles, labels = ax.get_legend_handles_labels()
-    if ax.get_legend() is not None:
-        ax.get_legend().remove()
+    if (legend := ax.get_legend()) is not None:
+        legend.remove()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, len(labels)), fontsize=7,
                    frameon=False)
@@ -78,7 +79,7 @@ def robustness_figure(
     return fig
 
 
-def mean_with_band(ax: Any, d: pl.DataFrame, x: str, color: Any, label: str, *,
+def mean_with_band(ax: Axes, d: pl.DataFrame, x: str, color: str, label: str, *,
                     band_linewidth: float | None, **line: Any) -> None:
     """A mean line over `x` with the min-max band around it (columns mean / min / max of `d`)."""
     xs = d.get_column(x).to_numpy()

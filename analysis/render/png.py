@@ -12,11 +12,22 @@ import os
 import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 #: Raw images above this many bytes are deflated in parallel bands.
 PARALLEL_BYTES = 4 * 2**20
+
+
+class RgbaCanvas(Protocol):
+    """What is used here of matplotlib's ``FigureCanvasAgg`` (whose methods have no annotations): draw the figure,
+    then read its pixels (height, width, 4 bytes: RGBA) in place."""
+
+    def draw(self) -> None: ...
+
+    def buffer_rgba(self) -> memoryview: ...
 
 
 def _deflate(data: memoryview, level: int, last: bool) -> bytes:
@@ -25,10 +36,10 @@ def _deflate(data: memoryview, level: int, last: bool) -> bytes:
     return band.compress(data) + band.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
 
 
-def zlib_stream(data: np.ndarray, level: int = 1, bands: int | None = None) -> bytes:
+def zlib_stream(data: npt.NDArray[np.uint8], level: int = 1, bands: int | None = None) -> bytes:
     """The zlib stream of ``data`` (contiguous bytes), its bands deflated in ``bands`` threads (default: one per
     CPU, up to 4, for data above :data:`PARALLEL_BYTES`)."""
-    raw = memoryview(data).cast("B")
+    raw = data.data.cast("B")
     if bands is None:
         bands = min(os.cpu_count() or 1, 4) if raw.nbytes > PARALLEL_BYTES else 1
     cuts = [raw.nbytes * k // bands for k in range(bands + 1)]
@@ -40,7 +51,7 @@ def zlib_stream(data: np.ndarray, level: int = 1, bands: int | None = None) -> b
     return b"\x78\x01" + body + struct.pack(">I", checksum)
 
 
-def png_bytes(pixels: np.ndarray, level: int = 1, bands: int | None = None) -> bytes:
+def png_bytes(pixels: npt.NDArray[np.uint8], level: int = 1, bands: int | None = None) -> bytes:
     """``pixels`` (height, width, 3 or 4 channels: RGB or RGBA, uint8) as a PNG: every row filtered "up" (its
     difference to the row above: flat areas and an opaque alpha channel become zeros), deflated at zlib
     ``level`` by :func:`zlib_stream`."""

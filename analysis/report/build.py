@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from analysis.data.location import Location
 from analysis.data.machines import machine_counts, run_settings_text
 from analysis.data.meta import parse_meta, read_study_meta
@@ -82,7 +84,7 @@ def build_report(
     return Report(index_html=index, figures=page.figures, summary=summary, verdicts=list(ctx.verdicts))
 
 
-def _machines(page: Page, lf: Any, meta: StudyRecord) -> list[str]:
+def _machines(page: Page, lf: pl.LazyFrame, meta: StudyRecord) -> list[str]:
     """The machines that trained the trials (rows' ``machine``) and the latest run's settings; summary lines."""
     counts = machine_counts(lf)
     page.h(2, "Machines")

@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.data.scalars import as_int
 from analysis.render import interactive
 from analysis.render.grids import CASE_CAPTION, GridPainter
 from analysis.render.page import Page
@@ -85,7 +86,8 @@ def grids_section(page: Page, ctx: ReportContext) -> list[str]:
     if reference is not None:
         page.p(f"Beside each reproduced grid: the published results ({reference.name}), restricted to the "
                f"architectures and axis values this study ran. {reference.note}", "note")
-    n_rows = stats.step_rows * max(1, len(ctx.meta.seeds) or int(stats.select_rgb.get_column("n_seeds").max()))
+    seeds = len(ctx.meta.seeds) or as_int(stats.select_rgb.get_column("n_seeds").max(), "n_seeds")
+    n_rows = stats.step_rows * max(1, seeds)
     curves = seed_curves(ctx.lf, stats.metrics.grids, a.by, n_rows)
     cells = {m: hover_table(stats.rgb[m], stats.per_seed, stats.best_steps[m], a.by) for m in stats.metrics.grids}
     painter = GridPainter(page.dpi)  # one figure per layout, drawn once; each grid paints its cells on it

@@ -9,7 +9,6 @@ summaries are :mod:`analysis.report.summary`.
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import polars as pl
 
@@ -107,7 +106,7 @@ def _per_x_table(page: Page, ctx: ReportContext, stats: TrainingStats) -> list[s
 
 
 @section("importance", applies=trained)
-def importance_section(page: Any, ctx: ReportContext) -> list[str]:
+def importance_section(page: Page, ctx: ReportContext) -> list[str]:
     """Which hyperparameter matters, per panel value (PED-ANOVA over the study's configurations)."""
     stats = ctx.training
     if stats.empty:

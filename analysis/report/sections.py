@@ -29,7 +29,9 @@ from analysis.data.location import Location
 from analysis.data.meta import parse_meta
 from analysis.data.published_cells import is_cells
 from analysis.data.rows import TrialScan, open_trials
+from analysis.render.page import Page
 from analysis.stats.coverage import Coverage, model_status, study_coverage
+from analysis.stats.findings import Verdict
 from analysis.stats.published import PublishedGrid, published_grid
 from analysis.stats.training_stats import TrainingStats, training_stats
 from core.registry import Registry
@@ -47,7 +49,7 @@ class ReportContext:
     location: Location  # the study directory: a local path or a URI, read in place
     scan: TrialScan
     #: Filled by the findings section: the verdicts the CLI turns into an exit status.
-    verdicts: list[Any] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
 
     @classmethod
     def open(cls, study_dir: Path | str | Location, meta: StudyRecord) -> ReportContext:
@@ -113,7 +115,7 @@ class ReportContext:
         return study_coverage(self.location, self.meta, self.scan.readable, self.scan.unreadable, self.counts)
 
 
-Section = Callable[[Any, ReportContext], list[str]]
+Section = Callable[[Page, ReportContext], list[str]]
 Applies = Callable[[ReportContext], bool]
 
 

@@ -203,7 +203,7 @@ def sgd_step(model: StackedBilayer, optimizer: torch.optim.Optimizer, windows: t
     values = losses.detach().cpu()
     live = active & torch.isfinite(losses.detach())
     optimizer.zero_grad(set_to_none=False)
-    torch.where(live, losses, torch.zeros_like(losses)).sum().backward()
+    torch.autograd.backward(torch.where(live, losses, torch.zeros_like(losses)).sum())
     if not bool(live.all()):
         _zero_frozen(model, optimizer, live)
     optimizer.step()

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal, Protocol, overload, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -77,6 +78,14 @@ def _scale_linears(mixer: nn.Module, init_scale: float) -> nn.Module:
                         if p is not None:
                             p.mul_(init_scale)
     return mixer
+
+
+@runtime_checkable
+class _Weighing(Protocol):
+    """A mixer that also gives its attention weights (the paper's head, a registry mixer with ``weights``)."""
+
+    def attention_weights(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                          causal: bool = False) -> torch.Tensor: ...
 
 
 class StackedBilayer:
@@ -143,9 +152,17 @@ class StackedBilayer:
         ``weights_wanted`` is False: the mixer computes its weights a second time for them). Causal, whatever
         mixes: the paper's head or a registry mixer in its place."""
         weights = None
-        if weights_wanted and hasattr(self.mixer, "attention_weights"):
+        if weights_wanted and isinstance(self.mixer, _Weighing):  # has attention_weights
             weights = self.mixer.attention_weights(h, causal=True).mean(dim=2)  # (K, B, H, T, T) -> mean over heads
-        return self.mixer(h, causal=True), weights  # (K, B, T, d)
+        mixed: torch.Tensor = self.mixer(h, causal=True)  # (K, B, T, d)
+        return mixed, weights
+
+    @overload
+    def forward(self, tokens: torch.Tensor, *, return_attention: Literal[False] = False) -> torch.Tensor: ...
+
+    @overload
+    def forward(self, tokens: torch.Tensor, *, return_attention: Literal[True]
+                ) -> tuple[torch.Tensor, torch.Tensor | None]: ...
 
     def forward(self, tokens: torch.Tensor, *, return_attention: bool = False
                 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor | None]:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainables.mixers._files import mixer_names
 
+if TYPE_CHECKING:  # not imported at run time: importing this package does not import torch
+    from trainables.mixers.base import Mixer
+
 
 def build_mixer(name: str, d_model: int, n_heads: int, *, hidden_norm: bool, attention_gelu: bool,
-                dropout: float, options: Mapping[str, Any] | None = None) -> Any:
+                dropout: float, options: Mapping[str, Any] | None = None) -> Mixer:
     """The mixer ``name``; of ``options`` (e.g. ``seq_len``, ``conv_width``) it gets those its constructor takes.
 
     Mixer-specific settings (the bilinear projection's fixed length, the convolution's filter length) travel

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -138,6 +140,11 @@ class Mixer(nn.Module):
         super().__init__()
         self.d_model = d_model
         self.n_heads = n_heads
+
+    if TYPE_CHECKING:  # nn.Module's __call__ returns Any to a type checker; a mixer's call (its forward) a tensor
+
+        def __call__(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                     causal: bool = False) -> torch.Tensor: ...
 
     #: True for a MultiHeadMixer whose ``weights(q, k)`` predates masks (set by MultiHeadMixer.__init_subclass__).
     legacy_weights = False
@@ -252,7 +259,7 @@ class MultiHeadMixer(Mixer):
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Queries, keys, values per head, each (..., B, H, N, d_h) (views of one qkv projection)."""
-        qkv = dense(x, self.qkv).unflatten(-1, (3, self.n_heads, self.d_head))  # (..., B, N, 3, H, d_h)
+        qkv = torch.unflatten(dense(x, self.qkv), -1, (3, self.n_heads, self.d_head))  # (..., B, N, 3, H, d_h)
         q, k, v = qkv.movedim(-3, 0).transpose(-3, -2).unbind(0)  # 3 x (..., B, H, N, d_h)
         return q, k, v
 
@@ -291,7 +298,7 @@ class MultiHeadMixer(Mixer):
         return self.output(o)  # (..., B, N, d)
 
 
-def _allowed_parameter(weights: object) -> tuple[str, str | None]:
+def _allowed_parameter(weights: Callable[..., object]) -> tuple[str, str | None]:
     """(the signature of ``weights`` as written, how it takes ``allowed``: ``positional``, ``keyword`` or None).
 
     A parameter named ``allowed`` is passed by keyword unless it is the third after self (q, k, allowed), whatever
@@ -300,7 +307,7 @@ def _allowed_parameter(weights: object) -> tuple[str, str | None]:
     """
     import inspect
 
-    function = getattr(weights, "__func__", weights)  # a staticmethod's or classmethod's function
+    function: Callable[..., object] = getattr(weights, "__func__", weights)  # a static or class method: its function
     signature = inspect.signature(function)
     parameters = list(signature.parameters.values())
     positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

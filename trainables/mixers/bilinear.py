@@ -79,7 +79,7 @@ class BilinearProjection(Mixer):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         self.check_length(x.shape[-2])
-        w = self.seq_weight  # (N, N), or (K, N, N) stacked
+        w: torch.Tensor = self.seq_weight  # (N, N), or (K, N, N) stacked
         if self.training and self.dropout > 0:
             w = F.dropout(w, self.dropout)
         if causal:

@@ -47,7 +47,7 @@ def first_token(layer: Layer, x: torch.Tensor) -> torch.Tensor:
     n = x.shape[1]
     chunk = max(1, CHUNK_LOGITS // (n * n))
     with torch.no_grad():
-        return torch.cat([(part + layer.mixer_branch(part))[:, 0] for part in x.split(chunk)])
+        return torch.cat([(part + layer.mixer_branch(part))[:, 0] for part in torch.split(x, chunk)])
 
 
 def context_measures(config: PoolingScaleConfig, seed: int) -> dict[str, float]:

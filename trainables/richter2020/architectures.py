@@ -8,7 +8,7 @@ time on the walk BERT -> MTE: - warm-up, - clipping, + normalise (``ln_placement
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from core.registry import Registry
 
@@ -54,7 +54,16 @@ def _add(arch: Architecture) -> None:
     ARCHITECTURES.add(arch.name, arch, module=__name__)  # an instance names no module of its own
 
 
-_MTE_STYLE = dict(ln_placement="pre_residual", attention_gelu=True, warmup=False, grad_clip=False)
+class _Switches(TypedDict):
+    """The four switches of an architecture (:class:`Architecture`'s fields of the same names)."""
+
+    ln_placement: LnPlacement
+    attention_gelu: bool
+    warmup: bool
+    grad_clip: bool
+
+
+_MTE_STYLE = _Switches(ln_placement="pre_residual", attention_gelu=True, warmup=False, grad_clip=False)
 
 # BERT encoder as in google-research/bert (https://arxiv.org/abs/1810.04805).
 _add(Architecture(name="BERT", mixer="softmax", ln_placement="post", attention_gelu=False, warmup=True, grad_clip=True))

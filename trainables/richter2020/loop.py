@@ -86,7 +86,8 @@ class Members:
     def __call__(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits (K, B, ...) for tokens (K, B, N), in the module's current mode (``module.train(...)``: set outside
         compiled code, so a compiled graph never changes it)."""
-        return self.module(tokens) if self.k > 1 else self.module(tokens[0]).unsqueeze(0)
+        logits: torch.Tensor = self.module(tokens) if self.k > 1 else self.module(tokens[0]).unsqueeze(0)
+        return logits
 
 
 def check_packable(configs: Sequence[TrainConfig]) -> None:
@@ -190,7 +191,7 @@ class Pack:
     """
 
     def __init__(self, member_cfgs: Sequence[TrainConfig], member_seeds: Sequence[int], *, device: str = "cpu",
-                 on_eval: OnEval | None = None, compile: bool | str = False) -> None:
+                 on_eval: OnEval | None = None, compile: bool | str | None = False) -> None:
         start = time.perf_counter()
         self.model = Members(member_cfgs, member_seeds, device=device)
         self.cfg = cfg = member_cfgs[0]
@@ -309,7 +310,7 @@ class Pack:
         self.active = active
         for p in self.params:
             p.grad = None
-        total.backward()
+        torch.autograd.backward(total)
         self._apply_update(losses, correct)
         self.step_counter += 1
         self.seen_batches += 1

@@ -22,7 +22,7 @@ biases 0, LN gain 1 / bias 0, NAP gain 1 / bias 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -77,7 +77,7 @@ class Layer(nn.Module):
         self.ffn = FeedForward(d_model, ffn_hidden, hidden_norm=pre)
         self.norm1 = nn.LayerNorm(d_model, eps=LN_EPS)
         self.norm2 = nn.LayerNorm(d_model, eps=LN_EPS)
-        self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.drop: Callable[[torch.Tensor], torch.Tensor] = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
 
     def mixer_branch(self, x: torch.Tensor) -> torch.Tensor:
         """What the mixer sub-module adds to the residual x (before dropout): MTE style LN(mixer(x)), BERT style

@@ -21,6 +21,7 @@ on that case (see :meth:`CasesTask.sample_case`); the same sampler builds the eq
 from __future__ import annotations
 
 import functools
+from typing import ClassVar
 
 import torch
 
@@ -81,7 +82,7 @@ class CasesTask(Task):
     """argmin-first-argmax case distinction; one logit per token, cross-entropy over positions."""
 
     name = "cases"
-    head: Head = "per_token"
+    head: ClassVar[Head] = "per_token"
     positional = True
     default_vocab_size = 100
     has_cases = True
@@ -164,4 +165,4 @@ class CasesFirstTokenTask(CasesTask):
     """
 
     name = "cases_first_token"
-    head: Head = "first_token_positions"
+    head: ClassVar[Head] = "first_token_positions"

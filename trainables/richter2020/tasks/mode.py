@@ -11,6 +11,8 @@ Validation uses sequences of twice the training length by default (zero-shot len
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 
 from trainables.richter2020.tasks.base import TASKS, Head, Task
@@ -21,7 +23,7 @@ class ModeTask(Task):
     """Most frequent token of the sequence (ties -> smallest token)."""
 
     name = "mode"
-    head: Head = "first_token_classes"
+    head: ClassVar[Head] = "first_token_classes"
     positional = False
     default_vocab_size = 10
 
