@@ -31,9 +31,9 @@ from analysis.data.published_cells import is_cells
 from analysis.data.rows import TrialScan, open_trials
 from analysis.render.page import Page
 from analysis.stats.coverage import Coverage, model_status, study_coverage
-from analysis.stats.findings import Verdict
 from analysis.stats.published import PublishedGrid, published_grid
 from analysis.stats.training_stats import TrainingStats, training_stats
+from analysis.stats.verdicts.evaluate import Verdict
 from core.registry import Registry
 from search_spaces.record import StudyRecord
 
