@@ -15,7 +15,7 @@ import torch
 
 from tests.tiny import tiny_config
 from trainables.csordas2021.config import MODELS, CTLConfig
-from trainables.csordas2021.loop import build_model as build_ctl_model
+from trainables.csordas2021.members import build_model as build_ctl_model
 from trainables.gros2024.config import GrosConfig
 from trainables.gros2024.model import StackedBilayer
 from trainables.mixers import MIXERS
