@@ -102,7 +102,7 @@ class MemberNoise:
             return x
         if p == 1:
             return x * torch.zeros((), dtype=x.dtype, device=x.device)
-        noise = self._draw(x, along, lambda part, g: torch.empty_like(part).bernoulli_(1 - p, generator=g))
+        noise = self._draw(x.detach(), along, lambda part, g: torch.empty_like(part).bernoulli_(1 - p, generator=g))
         noise.div_(1 - p)
         return x * noise
 
