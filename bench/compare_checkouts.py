@@ -3,6 +3,9 @@
 ``--bench throughput`` (default): ``bench/throughput.py``, the training step (per (d, variant) trial-steps/s).
 ``--bench orchestration``: ``bench/orchestration.py``, the run path (``study.run`` planning, Ray Tune, a trial's
 entry and adapter, its Parquet file, the fold): milliseconds per trivial trial, and the wall time of the run.
+``--bench ctl``: ``bench/ctl_throughput.py``, the CTL models' training steps at the cpu scale. Its script is this
+checkout's own, run on each checkout's code (it needs only ``train_seed``, which checkouts older than the script
+have too).
 
 Each round runs the old checkout's benchmark, then the new one's (each with its checkout's ``.venv``, as a
 separate process), so drifting load on a shared machine hits both alike; the table gives the median of each
@@ -15,6 +18,7 @@ script checks where each side's ``trainables`` comes from and stops if it is not
     .venv/bin/python bench/compare_checkouts.py --old /path/to/old/checkout --new . --rounds 5 \\
         -- --d-model 16 128 --packs 5 --auto --runs 1 --threads 1
     .venv/bin/python bench/compare_checkouts.py --bench orchestration --old OLD --new . --rounds 5 -- --trials 300
+    .venv/bin/python bench/compare_checkouts.py --bench ctl --old OLD --new . --rounds 5 -- --steps 10
 """
 
 from __future__ import annotations
@@ -45,9 +49,10 @@ def check_imports(checkout: Path) -> Path:
     return where
 
 
-def run_once(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
-    """{(d, variant): median trial-steps/s} of one run of ``checkout``'s bench/throughput.py."""
-    out = _python(checkout, str(checkout / "bench/throughput.py"), *bench_args)
+def run_once(checkout: Path, bench_args: list[str], script: Path | None = None) -> dict[tuple[int, str], float]:
+    """{(d, variant): median trial-steps/s} of one run of ``checkout``'s bench/throughput.py (or of ``script`` on the
+    checkout's code)."""
+    out = _python(checkout, str(script or checkout / "bench/throughput.py"), *bench_args)
     rates = {}
     for line in out.splitlines():
         m = ROW.match(line)  # the main table's rows; the "% of peak" rows end in "%" and do not match
@@ -65,7 +70,13 @@ def run_orchestration(checkout: Path, bench_args: list[str]) -> dict[tuple[int, 
     return {(result["trials"], "ms per trial"): result["ms_per_trial"], (result["trials"], "wall s"): result["wall_s"]}
 
 
-BENCHES = {"throughput": (run_once, "d", "steps/s"), "orchestration": (run_orchestration, "trials", "")}
+def run_ctl(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
+    """{(d, variant): median steps/s} of one run of this checkout's bench/ctl_throughput.py on ``checkout``'s code."""
+    return run_once(checkout, bench_args, Path(__file__).resolve().with_name("ctl_throughput.py"))
+
+
+BENCHES = {"throughput": (run_once, "d", "steps/s"), "orchestration": (run_orchestration, "trials", ""),
+           "ctl": (run_ctl, "d", "steps/s")}
 
 
 def main() -> None:

@@ -16,7 +16,9 @@
 #               bench/): bench/throughput.py of both (bf16 d = 16, 128; K = 50 compiled and eager, the largest K <= 512),
 #               the CUDA tests of the counter draws and the compiled step, bench/profile_step.py at d = 128 K = 50,
 #               bench/trainer_slice.py (evaluation share at the paper's cadence), fp32 of both at d = 128; each part
-#               under its own time limit, in order of value
+#               under its own time limit, in order of value; last, the CTL family's packed seeds (issue 56, not yet
+#               measured on a GPU): bench/ctl_throughput.py at the paper's scale, NDR and the Transformer one at a
+#               time vs packed K = 5
 #   paper       paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
 #               csordas2021.table1, richter2020.fig7) in results-gpu/paper
 #
@@ -163,6 +165,9 @@ step)
     part slice 90 python3 bench/trainer_slice.py --device cuda --bf16 --d-model 64 --k 5 50 --steps 200
     part new-fp32 50 python3 bench/throughput.py "${bench[@]}" --d-model 128
     part base-fp32 30 env PYTHONPATH="$PWD/$base" python3 "$base/bench/throughput.py" "${bench[@]}" --d-model 128
+    # Issue 56, NOT YET MEASURED on a GPU: does packing the CTL family's seeds pay at the paper's scale?
+    part ctl 60 python3 bench/ctl_throughput.py --device cuda --threads 4 --scale paper --steps 20 --packs 5 \
+        --models NDR Transformer
     kill "$gpu"
     ;;
 paper)

@@ -86,15 +86,17 @@ def test_packing_is_on_for_gpu_trials_unless_chosen() -> None:
     from trainables.catalog import families
     from trainables.families import packs
 
-    richter, gros, ctl = (families().get(n) for n in ("richter2020", "gros2024", "csordas2021"))
+    richter, gros, ctl, measure = (families().get(n) for n in ("richter2020", "gros2024", "csordas2021",
+                                                               "pooling_scale"))
     assert packing_device(0.25, "cpu") == "cuda" and packing_device(0.25, "cuda:0") == "cuda:0"
     assert packing_device(0.0, "cpu") == "cpu"
     from trainables.families import PackingWarning
 
     assert packs(richter, "auto", packing_device(0.25, "cpu")) and not packs(richter, "auto", "cpu")
     assert packs(gros, "auto", "cpu") and not packs(gros, "off", "cuda:0")
+    assert packs(ctl, "auto", packing_device(0.25, "cpu")) and not packs(ctl, "auto", "cpu")
     with pytest.warns(PackingWarning, match="--packing on cannot be honoured"):
-        assert not packs(ctl, "on", "cuda:0")  # its seeds cannot stack: said, never silently ignored
+        assert not packs(measure, "on", "cuda:0")  # a measurement's seeds do not stack: said, never silently ignored
     assert not packs(richter, "off", "cuda:0") and packs(richter, "on", "cpu")
     with pytest.warns(PackingWarning, match="--packing off cannot be honoured"):
         assert packs(richter, "off", "cpu", n_configs=2)  # packed learning rates: one model

@@ -12,8 +12,10 @@ from tests.tiny import DEVICES
 from trainables.catalog import family_for_task
 from trainables.csordas2021.config import MODELS, VARIANTS, CTLConfig
 from trainables.csordas2021.family import train
-from trainables.csordas2021.loop import build_model, train_seed
-from trainables.csordas2021.models import GatedLayer, RelativeAttention, sinusoid
+from trainables.csordas2021.loop import train_seed
+from trainables.csordas2021.members import build_model
+from trainables.csordas2021.models import GatedLayer
+from trainables.csordas2021.relative import RelativeAttention, sinusoid
 from trainables.mixers import MIXERS
 
 TINY = {"d_model": 8, "d_ff": 16, "n_heads": 2, "n_layers": 3, "n_steps": 4, "eval_every": 2, "eval_samples": 32,

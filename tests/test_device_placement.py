@@ -4,8 +4,9 @@ A tensor a forward pass creates without ``device=`` lands on the CPU; mixed with
 on a CPU machine and fails only on a GPU (it did: the relative positions of NDR's "+ rel" models). On the
 meta device (shapes, no data) that mixing fails the same way, so these tests find it on the CPU-only
 machines this project is built on. Forward and backward of every registered mixer (solo and packed), Yun's
-hybrid stacks, every Richter architecture, every NDR model, the Gros bilayer (both attentions, both weight
-layouts, a registry mixer in its place), and the training step's loss, clipping and Adam (one seed and stacked).
+hybrid stacks, every Richter architecture, every NDR model (and the CTL loop's step, one seed and stacked), the Gros
+bilayer (both attentions, both weight layouts, a registry mixer in its place), and the training step's loss,
+clipping and Adam (one seed and stacked).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 
 from tests.tiny import tiny_config
 from trainables.csordas2021.config import MODELS, CTLConfig
-from trainables.csordas2021.loop import build_model as build_ctl_model
+from trainables.csordas2021.members import build_model as build_ctl_model
 from trainables.gros2024.config import GrosConfig
 from trainables.gros2024.model import StackedBilayer
 from trainables.mixers import MIXERS
@@ -74,6 +75,20 @@ def test_every_ndr_model_stays_on_its_device(model: str) -> None:
     out = net(_tokens(3, 7), torch.empty(3, dtype=torch.long, device=META))
     out.sum().backward()
     assert out.device.type == META
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("model", MODELS)
+def test_every_ndr_models_training_step_stays_on_its_device(model: str, k: int) -> None:
+    """The CTL loop's whole step, one seed and stacked: each member's batch padded to the widest, its own dropout
+    and gate-dropout draws, the losses, the divergence check, backward, per-member clipping and AdamW, the sums."""
+    from trainables.csordas2021.loop import Stack
+
+    cfg = CTLConfig(model=model, d_model=16, n_heads=2, n_layers=2, batch_size=4, n_steps=1, eval_every=1)
+    stack = Stack([cfg] * k, list(range(k)), device=META)
+    stack.step()
+    tensors = (stack.loss_sum, stack.active, stack.diverged_at, stack.step_counter, *stack.members.params)
+    assert {t.device.type for t in tensors} == {META}
 
 
 @pytest.mark.parametrize("variant", [

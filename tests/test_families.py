@@ -79,16 +79,17 @@ def test_packing_is_one_request_decided_in_one_place_and_said_when_it_cannot_be_
     do is ``packs_when``; ``packs`` decides, and warns where it cannot do what was asked."""
     from trainables.families import PackingWarning, packing_request, packs
 
-    ctl, gros, richter = (family_for_task(t) for t in ("ctl", "nt", "mode"))
-    assert (ctl.packs_when, gros.packs_when, richter.packs_when) == ("never", "always", "gpu")
+    ctl, gros, richter, measure = (family_for_task(t) for t in ("ctl", "nt", "mode", "pooling_scale"))
+    assert [f.packs_when for f in (ctl, gros, richter, measure)] == ["gpu", "always", "gpu", "never"]
     assert [packing_request(v) for v in (None, True, False, "auto", "on", "off")] == ["auto", "on", "off"] * 2
     with pytest.raises(ValueError, match="invalid packing='yes'; allowed: auto, on, off"):
         packing_request("yes")
     assert packs(richter, "auto", "cuda") and not packs(richter, "auto", "cpu") and packs(richter, "on", "cpu")
     assert packs(gros, "auto", "cpu") and not packs(gros, "off", "cpu")
-    with pytest.warns(PackingWarning, match="--packing on cannot be honoured for model family 'csordas2021': its "
+    assert packs(ctl, "auto", "cuda") and not packs(ctl, "auto", "cpu") and packs(ctl, "on", "cpu")
+    with pytest.warns(PackingWarning, match="--packing on cannot be honoured for model family 'pooling_scale': its "
                                             "seeds never train as one stacked model"):
-        assert not packs(ctl, "on", "cuda")
+        assert not packs(measure, "on", "cuda")
     with pytest.warns(PackingWarning, match="--packing off cannot be honoured for 3 packed learning rates"):
         assert packs(richter, "off", "cpu", n_configs=3)
 

@@ -89,10 +89,11 @@ def stack_modules(models: Sequence[M]) -> M:
 
 
 class StackedAdam:
-    """Adam over K members' parameters, each member at its own learning rate.
+    """Adam (with ``weight_decay``: AdamW) over K members' parameters, each member at its own learning rate.
 
-    The arithmetic is ``torch.optim.Adam``'s single-tensor path operation for operation (foreach-batched), so one
-    member (K = 1, a model's own parameters, no member axis) steps bit for bit as torch's Adam does. torch's
+    The arithmetic is ``torch.optim.Adam``'s (``AdamW``'s) single-tensor path operation for operation
+    (foreach-batched), so one member (K = 1, a model's own parameters, no member axis) steps bit for bit as torch's
+    Adam (AdamW) does on the CPU. torch's
     optimisers take one learning rate per parameter group and a stacked tensor holds every member, hence this
     class: the step size is a per-member vector. One step count serves every parameter (each gets a gradient
     every step; a parameter without one steps with a zero gradient, which leaves zero moments where they are).
@@ -101,11 +102,11 @@ class StackedAdam:
     """
 
     def __init__(self, params: Sequence[torch.Tensor], *, eps: float,
-                 betas: tuple[float, float] = (0.9, 0.999)) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0) -> None:
         self.params = list(params)
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
-        self.eps, self.betas = eps, betas
+        self.eps, self.betas, self.weight_decay = eps, betas, weight_decay
         self.steps = torch.zeros((), dtype=torch.float64, device=self.params[0].device)
 
     @torch.no_grad()
@@ -116,6 +117,10 @@ class StackedAdam:
         beta1, beta2 = self.betas
         dtype = self.params[0].dtype
         self.steps += 1
+        if self.weight_decay:  # AdamW's decoupled decay first: p * (1 - lr * wd), the factor rounded once, as torch's
+            decay = (1 - lr * self.weight_decay).to(dtype)  # (K,)
+            for p in self.params:
+                p.mul_(member_view(decay, p.dim()))
         if grads is None:
             grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in self.params]
         grads = list(grads)
@@ -131,6 +136,21 @@ class StackedAdam:
         # p + (step * m) / denom: the order of torch's addcdiv(m, denom, value=step)
         scaled = [m * member_view(neg_step, m.dim()) for m in self.exp_avg]
         torch._foreach_addcdiv_(self.params, scaled, denom)
+
+
+@torch.no_grad()
+def clip_grad_norm_members_(params: Sequence[torch.Tensor], max_norm: float, *, stacked: bool) -> None:
+    """``torch.nn.utils.clip_grad_norm_`` for each member alone: member k's gradients (its slices of every ``.grad``)
+    scaled by min(1, max_norm / (their global 2-norm + 1e-6)). One model (not ``stacked``): torch's own call."""
+    if not stacked:
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        return
+    grads = [p.grad for p in params if p.grad is not None]
+    k = grads[0].shape[0]
+    norms = torch.stack([torch.linalg.vector_norm(g.reshape(k, -1), dim=1) for g in grads])  # (P, K)
+    scale = torch.clamp(max_norm / (torch.linalg.vector_norm(norms, dim=0) + 1e-6), max=1.0)  # (K,)
+    for g in grads:
+        g.mul_(member_view(scale, g.dim()))
 
 
 def count_parameters(model: nn.Module) -> int:

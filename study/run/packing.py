@@ -1,9 +1,10 @@
 """`study run --packing auto|on|off` against what the study's trials can do, said before launch.
 
 A request that no trial of the run can honour is refused in one line (exit status 2): ``--packing on`` where every
-family's seeds never stack (``Family.packs_when='never'``, the CTL family), ``--packing off`` where the study packs
-learning rates into one trial (``learning_rates_per_trial`` > 1: those always train as one model). Where only some
-trials cannot (``--packing on`` for the atlas, whose CTL column never packs), a warning line names the family, why,
+family's seeds never stack (``Family.packs_when='never'``: the pooling_scale measurements, a plugin family such as the
+worked example's MQAR), ``--packing off`` where the study packs learning rates into one trial
+(``learning_rates_per_trial`` > 1: those always train as one model). Where only some trials cannot (``--packing on``
+for a study whose tasks span a family that packs and one that never does), a warning line names the family, why,
 and how many trials train otherwise, and the others run as asked. Trials on the CPU that a family's cap
 (``Family.members_per_pack``: the Richter family's CPU packing budget) turns into one member at a time are counted in
 a warning line too. In a trial, :func:`trainables.families.packs` and the family say the same with a

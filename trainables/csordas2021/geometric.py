@@ -19,8 +19,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from trainables.csordas2021.noise import MemberNoise, dropout
+from trainables.csordas2021.relative import heads, member_scalar, per_head_bias
 from trainables.dtypes import at_least_fp32
 from trainables.mixers.base import Mixer, allowed_keys
+from trainables.stacked import dense
 
 
 def _scan_indices(n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,8 +102,9 @@ class GeometricAttention(Mixer):
         d_model: width d. n_heads: heads H. dropout: attention dropout on the keys.
         normalize: row-L1 renormalisation (on for "+ geom. att.", off for NDR).
 
-    The mixer interface (``forward(x, mask, causal=...)``) for one model (B, N, d): the CTL family trains its
-    seeds one at a time, so its own attentions are not written for stacked members.
+    The mixer interface, ``forward(x, mask, causal=..., noise=...)``, over leading dimensions: one model on
+    x (B, N, d) or K stacked members on x (K, B, N, d) (``trainables.stacked``); ``noise``: the members' own dropout
+    (:mod:`trainables.csordas2021.noise`; None: torch's default generator).
     """
 
     supports_mask = True
@@ -125,20 +129,22 @@ class GeometricAttention(Mixer):
         self.last_weights: torch.Tensor | None = None
         self.record = False
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
-        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
-        b, n, d = x.shape
-        q = self.q(x).view(b, n, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, N, d_h)
-        k, v = self.kv(x).view(b, n, 2, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4).unbind(0)
-        k = F.dropout(k, self.dropout, self.training)  # (B, H, N, d_h), dropout on the keys
-        content = (q + self.u) @ k.transpose(-2, -1)  # (B, H, N, N)
-        s = self.direction(x).view(b, n, self.n_heads, 2).permute(0, 2, 1, 3)  # (B, H, N, 2)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
+                noise: MemberNoise | None = None) -> torch.Tensor:
+        """x (..., B, N, d), mask (..., B, N) True at real tokens -> (..., B, N, d)."""
+        *lead, b, n, d = x.shape
+        (q,) = heads(x, self.q, 1, self.n_heads)  # (..., B, H, N, d_h)
+        k, v = heads(x, self.kv, 2, self.n_heads)
+        k = dropout(k, self.dropout, self.training, noise)  # dropout on the keys
+        content = (q + per_head_bias(self.u)) @ k.transpose(-2, -1)  # (..., B, H, N, N)
+        s = dense(x, self.direction).view(*lead, b, n, self.n_heads, 2).transpose(-3, -2)  # (..., B, H, N, 2)
         right = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # j > i
-        directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (B, H, N, N); diagonal masked anyway
-        logits = self.alpha * content + self.beta * directional + self.gamma
-        allowed = allowed_keys(mask, causal, n, x.device)  # (B, 1, 1, N), (N, N), (B, 1, N, N) or None
-        a = geometric_weights(logits, allowed, self.normalize).to(v.dtype)  # (B, H, N, N)
+        directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (..., B, H, N, N); diagonal masked anyway
+        logits = (member_scalar(self.alpha, content) * content + member_scalar(self.beta, content) * directional
+                  + member_scalar(self.gamma, content))
+        allowed = allowed_keys(mask, causal, n, x.device)  # (..., B, 1, 1, N), (N, N), (..., B, 1, N, N) or None
+        a = geometric_weights(logits, allowed, self.normalize).to(v.dtype)  # (..., B, H, N, N)
         if self.record:
             self.last_weights = a.detach()
-        o = (a @ v).transpose(1, 2).reshape(b, n, d)  # (B, N, d), heads concatenated
-        return self.out(o)
+        o = (a @ v).transpose(-3, -2).reshape(*lead, b, n, d)  # (..., B, N, d), heads concatenated
+        return dense(o, self.out)

@@ -1,201 +1,181 @@
-"""Training loop of the CTL family (docs/csordas2021.md): AdamW, clipping, constant LR, evaluation every eval_every.
+"""Training loop of the CTL family (docs/csordas2021.md): K seeds of a configuration as one stacked model; one seed is
+K = 1 of the same loop.
+
+AdamW (the LSTM: Adam), gradient-norm clipping, a constant learning rate, evaluation every ``eval_every`` steps.
+Each member keeps what it would have alone (:mod:`trainables.csordas2021.members`): its initialisation, its dropout
+draws (:mod:`trainables.csordas2021.noise`), its batches (its own data stream: uniform or length-bucketed, so the
+members' batches differ in width and are padded to the widest, which no real token attends to), its Adam state
+(:class:`trainables.stacked.StackedAdam`, with AdamW's decoupled decay), its clipping (its own global gradient norm)
+and its loss. So member k's rows equal seed k's trained alone up to float rounding (tests/test_csordas2021_packed.py);
+one seed is its own model, and its rows are what the one-seed loop gave before the loops were one.
 
 Rows (one per seed and evaluation): ``train_loss``/``train_accuracy`` (means over the batches since the
 previous evaluation), ``iid_accuracy``/``iid_loss`` (valid/iid, depth 2-5), ``depth_val_accuracy``/
 ``depth_val_loss`` (valid/deeper_val, depth 6-8), ``test_accuracy``/``test_loss`` (test/deeper, depth 9-10,
 the "longer" columns) and ``val_accuracy`` (= iid_accuracy, for the generic report). Table 1's statistic
 (IID at the end, longer at the best depth-valid step) is computed from these rows in ``analysis.papers.csordas2021``.
-
-Artifacts (the probe figures): the final model of every seed runs on one fixed probe input, the first
-depth-test sample (depth 9) in the trial's direction; ``attention`` holds every step's attention map
-(step, head, query, key, weight) and ``gates`` every step's mean gate activation per column.
+A member whose training loss is not finite is frozen (its gradients zeroed, its learning rate 0) and its rows are
+completed by the row writer; the others train on. Nothing in a step waits for the device: divergence, losses and
+accuracies are kept there and read once per evaluation. Artifacts: :func:`trainables.csordas2021.evaluation.probe`.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from trainables.csordas2021.config import CTLConfig
-from trainables.csordas2021.ctl import TABLE_NAMES, Encoded, encoded_splits, length_bucketed_batches, uniform_batches
-from trainables.csordas2021.geometric import GeometricAttention
-from trainables.csordas2021.models import (
-    GatedLayer,
-    LSTMClassifier,
-    PostLNLayer,
-    RegistryMixer,
-    RelativeAttention,
-    SharedLayerClassifier,
-)
-from trainables.dtypes import at_least_fp32
+from trainables.csordas2021.ctl import encoded_splits, length_bucketed_batches, uniform_batches
+from trainables.csordas2021.evaluation import EVAL_SETS, evaluate_all, probe
+from trainables.csordas2021.members import Members
 from trainables.rows import OnEval, Row, SeedRows, stream_seed
-from trainables.stacked import count_parameters
+from trainables.stacked import StackedAdam, clip_grad_norm_members_, member_view
 
-EVAL_SETS = {"iid": "iid_valid", "depth_val": "depth_valid", "test": "depth_test"}
-EVAL_BATCH = 1024
 STREAM_SALT = 17  # the batch order's stream (changing it changes every result)
+ADAM_EPS = 1e-8  # torch's Adam / AdamW default, the release's
 #: The metrics of an evaluation point a diverged seed did not reach.
 EMPTY_METRICS: dict[str, Any] = {"train_loss": math.nan, "train_accuracy": 0.0,
                                  **{f"{p}_{m}": (0.0 if m == "accuracy" else math.nan)
                                     for p in (*EVAL_SETS, "val") for m in ("accuracy", "loss")}}
 
 
-def build_model(cfg: CTLConfig) -> nn.Module:
-    """The model of ``cfg.model`` with the resolved hyperparameters."""
-    r = cfg.resolved()
-    d, h = r["d_model"], r["n_heads"]
-    if r["layer"] == "lstm":
-        return LSTMClassifier(d, r["dropout"])
-    attention: nn.Module
-    if r["mixer"] is not None:
-        attention = RegistryMixer(r["mixer"], d, h, dropout=r["att_dropout"])
-    elif r["attention"] == "masked_softmax":
-        attention = RegistryMixer("softmax", d, h, dropout=r["att_dropout"], torch_mha_init=True)
-    elif r["attention"] in ("relative", "abs_relative"):
-        attention = RelativeAttention(d, h, dropout=r["att_dropout"], abs_gate=r["attention"] == "abs_relative")
-    elif r["attention"] in ("geometric", "geometric_normalized"):
-        attention = GeometricAttention(d, h, dropout=r["att_dropout"],
-                                       normalize=r["attention"] == "geometric_normalized")
-    else:
-        raise ValueError(f"invalid attention={r['attention']!r}; allowed: masked_softmax, relative, abs_relative, "
-                         "geometric, geometric_normalized")
-    layer: nn.Module
-    if r["layer"] == "post_ln":
-        layer = PostLNLayer(attention, d, r["d_ff"], r["dropout"])
-    else:
-        layer = GatedLayer(attention, d, r["d_ff"], r["dropout"], update="ln" if r["layer"] == "gate_ln" else "tanh",
-                           gate_dropout=r["gate_dropout"])
-    # Sinusoidal positions for the plain Transformer and the registry mixers (which have no positions).
-    absolute = r["attention"] not in ("relative", "abs_relative", "geometric", "geometric_normalized")
-    return SharedLayerClassifier(layer, d, r["n_layers"], absolute_positions=absolute,
-                                 embedding_init=r["embedding_init"])
+def member_losses(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy per member (K,) for logits (K, B, 8), labels (K, B); one member: torch's own mean, as the
+    one-seed loop computed it."""
+    k, b, c = logits.shape
+    if k == 1:
+        return F.cross_entropy(logits[0], labels[0]).unsqueeze(0)
+    return F.cross_entropy(logits.reshape(k * b, c), labels.reshape(k * b), reduction="none").view(k, b).mean(1)
 
 
-@torch.no_grad()
-def evaluate(model: nn.Module, data: Encoded, limit: int | None, device: str) -> tuple[float, float]:
-    """(accuracy, mean loss) over the first ``limit`` samples (all if None), in length-sorted batches."""
-    n = len(data) if limit is None else min(limit, len(data))
-    order = torch.sort(data.lengths[:n], descending=True, stable=True).indices
-    correct, loss = 0.0, 0.0
-    for start in range(0, n, EVAL_BATCH):
-        tokens, lengths, labels = data.batch(order[start:start + EVAL_BATCH])
-        logits = at_least_fp32(model(tokens.to(device), lengths.to(device)))
-        labels = labels.to(device)
-        correct += float((logits.argmax(-1) == labels).sum())
-        loss += float(F.cross_entropy(logits, labels, reduction="sum"))
-    return correct / n, loss / n
+class Stack:
+    """The members (configs x seeds) of one trial trained as one model; :meth:`train` runs it to the end.
+
+    Args:
+        configs: one config per member (they may differ only in the learning rate; the family passes one config
+            for every seed). seeds: one per member. device: where it trains. on_eval: gets every row as it is
+            produced (its answer is not read: a CTL model trains its whole budget).
+    """
+
+    def __init__(self, configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "cpu",
+                 on_eval: OnEval | None = None) -> None:
+        start = time.perf_counter()
+        self.cfg = cfg = configs[0]
+        r = cfg.resolved()
+        self.device = device
+        self.splits = encoded_splits(cfg.direction, cfg.holdout_seed)
+        self.members = Members(configs, seeds, device=device)
+        self.seeds = list(seeds)
+        self.rows = [SeedRows(seed, n_params=self.members.n_params, device=device, on_eval=on_eval, start=start)
+                     for seed in seeds]
+        self.optimizer = StackedAdam(self.members.params, eps=ADAM_EPS,
+                                     weight_decay=r["weight_decay"] if r["optimizer"] == "adamw" else 0.0)
+        self.lr = torch.tensor([c.resolved()["learning_rate"] for c in configs], dtype=torch.float64, device=device)
+        self.clip, self.n_steps = r["grad_clip_norm"], r["n_steps"]
+        train = self.splits["train"]
+        streams = [torch.Generator().manual_seed(stream_seed(seed, 0, STREAM_SALT)) for seed in seeds]
+        self.batches = [length_bucketed_batches(train.lengths, r["batch_size"], g) if r["length_bucketed"]
+                        else uniform_batches(len(train), r["batch_size"], g) for g in streams]
+        k = self.members.k
+        self.step_counter = torch.zeros((), dtype=torch.int64, device=device)
+        self.active = torch.ones(k, dtype=torch.bool, device=device)
+        self.diverged_at = torch.full((k,), -1, dtype=torch.int64, device=device)
+        self.loss_sum = torch.zeros(k, dtype=torch.float64, device=device)
+        self.correct_sum = torch.zeros(k, dtype=torch.float64, device=device)
+        self.seen = 0
+
+    def _batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
+        """Every member's next batch from its own stream: tokens (K, B, N) padded with 0 to the widest member's
+        width N, lengths (K, B), labels (K, B), and each member's own width."""
+        parts = [self.splits["train"].batch(next(batches)) for batches in self.batches]
+        widths = [int(tokens.shape[1]) for tokens, _, _ in parts]
+        n = max(widths)
+        tokens = torch.stack([F.pad(t, (0, n - t.shape[1])) for t, _, _ in parts])
+        lengths = torch.stack([length for _, length, _ in parts])
+        labels = torch.stack([label for _, _, label in parts])
+        return tokens.to(self.device), lengths.to(self.device), labels.to(self.device), widths
+
+    def step(self) -> None:
+        """One training step of every member still training (a frozen member keeps its parameters)."""
+        tokens, lengths, labels, widths = self._batch()
+        logits = self.members(tokens, lengths, widths)  # (K, B, 8)
+        losses = member_losses(logits, labels)
+        active = self.active & torch.isfinite(losses.detach())
+        self.diverged_at = torch.where(self.active & ~active, self.step_counter, self.diverged_at)
+        self.active = active
+        for p in self.members.params:
+            p.grad = None
+        torch.autograd.backward(torch.where(active, losses, torch.zeros_like(losses)).sum())
+        correct = (logits.detach().argmax(-1) == labels).float().mean(-1)  # (K,)
+        self._update(losses.detach(), correct)
+        self.step_counter += 1
+        self.seen += 1
+
+    @torch.no_grad()
+    def _update(self, losses: torch.Tensor, correct: torch.Tensor) -> None:
+        """Frozen members' gradients zeroed (theirs may be NaN) and their learning rate 0, each member's gradients
+        clipped to its own global norm, one AdamW step, the training sums."""
+        active, params = self.active, self.members.params
+        grads = [torch.zeros_like(p) if p.grad is None else
+                 torch.where(member_view(active, p.dim()), p.grad, torch.zeros_like(p)) for p in params]
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g
+        clip_grad_norm_members_(params, self.clip, stacked=self.members.k > 1)  # scales each p.grad in place
+        self.optimizer.step(torch.where(active, self.lr, torch.zeros_like(self.lr)), grads)
+        self.loss_sum += torch.where(active, losses.double(), torch.zeros_like(self.loss_sum))
+        self.correct_sum += torch.where(active, correct.double(), torch.zeros_like(self.correct_sum))
+
+    def _stop_diverged(self, diverged_at: Sequence[int]) -> None:
+        """Members that diverged since the last read stop at the step whose loss was not finite."""
+        for rows, at in zip(self.rows, diverged_at, strict=True):
+            if at >= 0 and not rows.diverged:
+                rows.stop(at, self.cfg.eval_every, self.n_steps, EMPTY_METRICS)
+
+    def _emit(self, step: int) -> None:
+        """The rows of evaluation ``step``: training means since the last one, then every evaluation set."""
+        columns = torch.stack([self.diverged_at.double(), self.loss_sum, self.correct_sum], dim=1)
+        values = columns.cpu().tolist()  # one read: where each member diverged, its training sums
+        self._stop_diverged([int(v[0]) for v in values])
+        if not all(rows.diverged for rows in self.rows):
+            metrics = evaluate_all(self.members, self.splits, self.cfg, self.device)
+            for rows, v, m in zip(self.rows, values, metrics, strict=True):
+                if not rows.diverged:
+                    rows.emit(step, step // self.cfg.eval_every,
+                              {"train_loss": v[1] / self.seen, "train_accuracy": v[2] / self.seen, **m})
+        self.seen = 0
+        self.loss_sum.zero_()
+        self.correct_sum.zero_()
+
+    def train(self) -> tuple[list[Row], list[Row], list[Row]]:
+        """Train to ``n_steps``: (rows member by member, attention probe rows, gate probe rows)."""
+        self.members.module.train()
+        for step in range(1, self.n_steps + 1):
+            self.step()
+            if step % self.cfg.eval_every == 0:
+                self._emit(step)
+                if all(rows.diverged for rows in self.rows):
+                    break
+        alive = [not rows.diverged for rows in self.rows]
+        attention, gates = probe(self.members, self.splits["depth_test"], self.seeds, alive, self.device)
+        return [row for rows in self.rows for row in rows.finish()], attention, gates
 
 
-@torch.no_grad()
-def probe(model: nn.Module, data: Encoded, seed: int, device: str) -> tuple[list[Row], list[Row]]:
-    """Attention maps and gate activations of every step on the probe input (the first depth-test sample)."""
-    if not hasattr(model, "layer"):
-        return [], []
-    tokens, lengths, labels = data.batch(torch.tensor([0]))
-    words = [_word(int(t)) for t in tokens[0]]
-    model.eval()
-    model.set_record(True)
-    try:
-        prediction = int(model(tokens.to(device), lengths.to(device)).argmax(-1)[0])
-        trace = model.trace or []
-    finally:
-        model.set_record(False)
-    attention_rows: list[Row] = []
-    gate_rows: list[Row] = []
-    n = len(words)
-    for step, entry in enumerate(trace, start=1):
-        weights = entry["attention"]
-        if weights is not None:
-            w = weights[0].float().cpu()  # (H, N, N)
-            for head in range(w.shape[0]):
-                for q in range(n):
-                    for k in range(n):
-                        attention_rows.append({"seed": seed, "layer_step": step, "head": head, "query": q, "key": k,
-                                               "query_token": words[q], "key_token": words[k],
-                                               "weight": float(w[head, q, k])})
-        gates = entry["gates"]
-        if gates is not None:
-            g = gates[0].float().mean(-1).cpu()  # (N,), mean over channels
-            for col in range(n):
-                gate_rows.append({"seed": seed, "layer_step": step, "column": col, "token": words[col],
-                                  "gate": float(g[col]), "label": int(labels[0]), "prediction": prediction})
-    return attention_rows, gate_rows
-
-
-def _word(token: int) -> str:
-    if token < 8:
-        return f"{token:03b}"
-    if token < 19:
-        return TABLE_NAMES[token - 8]
-    return "EOS" if token == 19 else "SOS"
+def train_members(configs: Sequence[CTLConfig], seeds: Sequence[int], *, device: str = "cpu",
+                  on_eval: OnEval | None = None) -> tuple[list[Row], list[Row], list[Row]]:
+    """Every (config, seed) member (config-major) as one stacked model: (rows, attention rows, gate rows)."""
+    member_cfgs = [c for c in configs for _ in seeds]
+    member_seeds = [s for _ in configs for s in seeds]
+    return Stack(member_cfgs, member_seeds, device=device, on_eval=on_eval).train()
 
 
 def train_seed(cfg: CTLConfig, seed: int, *, device: str = "cpu", on_eval: OnEval | None = None
                ) -> tuple[list[Row], list[Row], list[Row]]:
-    """Train one seed; returns (rows, attention probe rows, gate probe rows).
-
-    A non-finite training loss stops the seed: the row writer fills its remaining evaluation points (accuracy 0,
-    NaN losses) and marks it ``diverged``; a diverged seed has no probe rows.
-    """
-    start = time.perf_counter()
-    r = cfg.resolved()
-    splits = encoded_splits(cfg.direction, cfg.holdout_seed)
-    train = splits["train"]
-    torch.manual_seed(seed)
-    model = build_model(cfg).to(device)
-    writer = SeedRows(seed, n_params=count_parameters(model), device=device, on_eval=on_eval, start=start)
-    optimizer = _optimizer(model, r)
-    generator = torch.Generator().manual_seed(stream_seed(seed, 0, STREAM_SALT))
-    batches = (length_bucketed_batches(train.lengths, r["batch_size"], generator) if r["length_bucketed"]
-               else uniform_batches(len(train), r["batch_size"], generator))
-    loss_sum, correct_sum, seen = 0.0, 0.0, 0
-    model.train()
-    step = 0
-    while step < r["n_steps"]:
-        tokens, lengths, labels = (t.to(device) for t in train.batch(next(batches)))
-        logits = model(tokens, lengths)
-        loss = F.cross_entropy(logits, labels)
-        loss_value = float(loss.detach())
-        if not math.isfinite(loss_value):
-            writer.stop(step, cfg.eval_every, r["n_steps"], EMPTY_METRICS)
-            return writer.finish(), [], []
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), r["grad_clip_norm"])
-        optimizer.step()
-        step += 1
-        loss_sum += loss_value
-        correct_sum += float((logits.detach().argmax(-1) == labels).float().mean())
-        seen += 1
-        if step % cfg.eval_every == 0:
-            writer.emit(step, step // cfg.eval_every, _evaluate_all(model, splits, cfg, device,
-                                                                    loss_sum / seen, correct_sum / seen))
-            loss_sum, correct_sum, seen = 0.0, 0.0, 0
-    attention_rows, gate_rows = probe(model, splits["depth_test"], seed, device)
-    return writer.finish(), attention_rows, gate_rows
-
-
-def _optimizer(model: nn.Module, r: dict[str, Any]) -> torch.optim.Optimizer:
-    """Adam for the LSTM, AdamW (the model's weight decay) for every Transformer variant."""
-    if r["optimizer"] == "adam":
-        return torch.optim.Adam(model.parameters(), lr=r["learning_rate"])
-    return torch.optim.AdamW(model.parameters(), lr=r["learning_rate"], betas=(0.9, 0.999), eps=1e-8,
-                             weight_decay=r["weight_decay"])
-
-
-def _evaluate_all(model: nn.Module, splits: dict[str, Encoded], cfg: CTLConfig, device: str, train_loss: float,
-                  train_accuracy: float) -> dict[str, Any]:
-    """The metrics of one evaluation: training means since the last one, then every evaluation set."""
-    model.eval()
-    metrics: dict[str, Any] = {"train_loss": train_loss, "train_accuracy": train_accuracy}
-    for prefix, split in EVAL_SETS.items():
-        acc, lss = evaluate(model, splits[split], cfg.eval_samples, device)
-        metrics[f"{prefix}_accuracy"], metrics[f"{prefix}_loss"] = acc, lss
-    metrics["val_accuracy"], metrics["val_loss"] = metrics["iid_accuracy"], metrics["iid_loss"]
-    model.train()
-    return metrics
+    """One seed: the loop at K = 1; returns (rows, attention probe rows, gate probe rows). A non-finite training
+    loss stops the seed: the row writer fills its remaining evaluation points (accuracy 0, NaN losses) and marks it
+    ``diverged``; a diverged seed has no probe rows."""
+    return Stack([cfg], [seed], device=device, on_eval=on_eval).train()

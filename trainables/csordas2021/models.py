@@ -2,7 +2,7 @@
 
 * ``Transformer``: the registry's softmax attention (``RegistryMixer``, initialised as the release's
   ``nn.MultiheadAttention``), absolute sinusoidal positions (+ dropout 0.1), post-LN layer;
-* ``+ rel``: Transformer-XL-style relative attention, post-LN layer;
+* ``+ rel``: Transformer-XL-style relative attention (:mod:`~trainables.csordas2021.relative`), post-LN layer;
 * ``+ rel + gate`` / ``+ abs/rel + gate``: the copy-gated layer with a tanh update (``NDRResidual``),
   relative attention, the latter with the per-head abs/rel switch;
 * ``+ geom. att.``: row-normalised geometric attention in a post-LN layer;
@@ -13,31 +13,29 @@ Every Transformer variant reads out the EOS column (``length - 1``) through Line
 called through the mixer interface of ``trainables.mixers.base``, ``attention(x, mask)`` with the key-padding
 mask (True = real token), so no real token attends to padding. Layers record their attention weights / gate
 activations when ``record`` is set (the probe figures).
+
+**One definition, one model or K stacked.** Every model is written over leading dimensions like the mixers
+(``trainables.stacked``: ``dense``, ``norm``, ``embed``): one model on tokens (B, N), or K members stacked by
+:func:`stack_members` on tokens (K, B, N), each parameter (K, ...). Their dropout draws come from ``noise``
+(:class:`~trainables.csordas2021.noise.MemberNoise`: each member its own generator, in its own batch's shape; None:
+torch's default generator, as ``F.dropout``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from trainables.csordas2021.ctl import MAX_INPUT_LEN, N_SYMBOLS, VOCAB_SIZE
-from trainables.mixers.base import Mixer, allowed_keys
-from trainables.mixers.softmax import softmax_weights
-
-
-def sinusoid(positions: torch.Tensor, d_model: int) -> torch.Tensor:
-    """Sinusoidal encodings (P, d) of (possibly negative) positions: sin on even dims, cos on odd, base 1e4."""
-    device = positions.device  # the relative offsets live on the model's device (a CPU `inv` would not mix)
-    dtype = torch.get_default_dtype()  # float32, or float64 in an fp64 run
-    inv = torch.exp(torch.arange(0, d_model, 2, dtype=dtype, device=device) * (-math.log(10000.0) / d_model))
-    angles = positions.to(dtype).view(-1, 1) * inv.view(1, -1)  # (P, d/2)
-    pe = torch.zeros(positions.numel(), d_model, device=device)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
-    return pe
+from trainables.csordas2021.geometric import GeometricAttention
+from trainables.csordas2021.noise import WHOLE, MemberNoise, dropout, gate_keep
+from trainables.csordas2021.relative import RelativeAttention, sinusoid
+from trainables.mixers.base import Mixer, MultiHeadMixer
+from trainables.stacked import dense, embed, norm, stack_modules
 
 
 class RegistryMixer(nn.Module):
@@ -58,37 +56,41 @@ class RegistryMixer(nn.Module):
         cls = MIXERS.get(name)
         cls.require(mask=True)
         self.seq_len = MAX_INPUT_LEN if getattr(cls, "fixed_length", False) else None
-        self.mixer = (mha_initialised_softmax(d_model, n_heads, dropout) if torch_mha_init else
-                      build_registry_mixer(name, d_model, n_heads, dropout))
+        self.mixer: Mixer = (mha_initialised_softmax(d_model, n_heads, dropout) if torch_mha_init else
+                             build_registry_mixer(name, d_model, n_heads, dropout))
         self.token_major = torch_mha_init
         self.record = False
         self.last_weights: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
-        n = x.shape[1]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, noise: MemberNoise | None = None) -> torch.Tensor:
+        """x (..., B, N, d), mask (..., B, N) True at real tokens -> (..., B, N, d). ``noise`` is not used: a registry
+        mixer's own attention dropout (``att_dropout``, 0 in every CTL row) draws from torch's default generator."""
+        n = x.shape[-2]
         if self.seq_len is not None:
-            x = F.pad(x, (0, 0, 0, self.seq_len - n))  # (B, seq_len, d)
-            mask = F.pad(mask, (0, self.seq_len - n), value=False)  # (B, seq_len)
-        if self.record and hasattr(self.mixer, "attention_weights"):
-            self.last_weights = self.mixer.attention_weights(x, mask).detach()[..., :n, :n]
-        out = self.mixer(x, mask)[:, :n]  # (B, N, d)
+            x = F.pad(x, (0, 0, 0, self.seq_len - n))  # (..., B, seq_len, d)
+            mask = F.pad(mask, (0, self.seq_len - n), value=False)  # (..., B, seq_len)
+        weights_of = getattr(self.mixer, "attention_weights", None)  # MultiHeadMixer's, or a plugin mixer's own
+        if self.record and callable(weights_of):
+            weights: torch.Tensor = weights_of(x, mask)
+            self.last_weights = weights.detach()[..., :n, :n]
+        out: torch.Tensor = self.mixer(x, mask)[..., :n, :]  # (..., B, N, d)
         if self.token_major:
             # nn.MultiheadAttention returns (N, B, d) in memory, and the layer's dropout draws its mask in memory
             # order: the same layout keeps the release Transformer's dropout masks, so its results, bit for bit.
-            out = out.transpose(0, 1).contiguous().transpose(0, 1)
+            out = out.transpose(-3, -2).contiguous().transpose(-3, -2)
         return out
 
 
-def build_registry_mixer(name: str, d_model: int, n_heads: int, dropout: float) -> nn.Module:
+def build_registry_mixer(name: str, d_model: int, n_heads: int, dropout: float) -> Mixer:
     """The registry mixer ``name`` as the CTL layer uses it (no MTE switches; bilinear at the longest input)."""
     from trainables.mixers import build_mixer
 
-    return build_mixer(name, d_model, n_heads, hidden_norm=False, attention_gelu=False, dropout=dropout,
-                       options={"seq_len": MAX_INPUT_LEN})
+    mixer: Mixer = build_mixer(name, d_model, n_heads, hidden_norm=False, attention_gelu=False, dropout=dropout,
+                               options={"seq_len": MAX_INPUT_LEN})
+    return mixer
 
 
-def mha_initialised_softmax(d_model: int, n_heads: int, dropout: float) -> nn.Module:
+def mha_initialised_softmax(d_model: int, n_heads: int, dropout: float) -> MultiHeadMixer:
     """The registry's ``softmax`` mixer with the weights torch's ``nn.MultiheadAttention`` starts with.
 
     The release's plain Transformer uses that module; building the mixer on the meta device draws nothing, and
@@ -97,6 +99,7 @@ def mha_initialised_softmax(d_model: int, n_heads: int, dropout: float) -> nn.Mo
     """
     with torch.device("meta"):
         mixer = build_registry_mixer("softmax", d_model, n_heads, dropout)
+    assert isinstance(mixer, MultiHeadMixer)  # the registry's softmax attention
     mixer.to_empty(device="cpu")
     reference = nn.MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)
     with torch.no_grad():
@@ -107,67 +110,14 @@ def mha_initialised_softmax(d_model: int, n_heads: int, dropout: float) -> nn.Mo
     return mixer
 
 
-class RelativeAttention(Mixer):
-    """Transformer-XL-style relative attention (docs/csordas2021.md), optionally with the per-head abs/rel switch.
-
-    logits_ij = s * [(q_i + u)^T Drop(k_j) + (q_i + v)^T Drop(W_r PE(j - i))], s learned (init 1/sqrt(d_h)),
-    weighted by the registry's masked softmax. With ``abs_gate`` the position term is
-    r_i * rel + (1 - r_i) * (q_i + v)^T W_r PE(j) with r_i = sigmoid(w_r^T x_i + b_r) per head.
-
-    The mixer interface (``forward(x, mask, causal=...)``) for one model (B, N, d): the CTL family trains its
-    seeds one at a time, so its own attentions are not written for stacked members.
-    """
-
-    supports_mask = True
-    supports_causal = True
-
-    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, abs_gate: bool = False) -> None:
-        super().__init__(d_model, n_heads)
-        self.split_into_heads()
-        self.q = nn.Linear(d_model, d_model, bias=False)
-        self.kv = nn.Linear(d_model, 2 * d_model, bias=False)
-        self.r = nn.Linear(d_model, d_model, bias=False)
-        self.out = nn.Linear(d_model, d_model)
-        for w in (self.q.weight, self.kv.weight, self.r.weight):
-            nn.init.xavier_uniform_(w)
-        self.u = nn.Parameter(torch.zeros(n_heads, 1, self.d_head))
-        self.v = nn.Parameter(torch.zeros(n_heads, 1, self.d_head))
-        self.scale = nn.Parameter(torch.tensor([1.0 / math.sqrt(self.d_head)]))
-        self.abs_switch = nn.Linear(d_model, n_heads) if abs_gate else None
-        self.dropout = dropout
-        self.record = False
-        self.last_weights: torch.Tensor | None = None
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
-        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
-        b, n, d = x.shape
-        h, dh = self.n_heads, self.d_head
-        q = self.q(x).view(b, n, h, dh).transpose(1, 2)  # (B, H, N, d_h)
-        k, v = self.kv(x).view(b, n, 2, h, dh).permute(2, 0, 3, 1, 4).unbind(0)  # 2 x (B, H, N, d_h)
-        k = F.dropout(k, self.dropout, self.training)
-        offsets = torch.arange(-(n - 1), n, device=x.device)  # relative offsets j - i
-        pe = sinusoid(offsets, d).to(x.device, x.dtype)  # (2N-1, d)
-        r = F.dropout(self.r(pe), self.dropout, self.training).view(2 * n - 1, h, dh).transpose(0, 1)  # (H, 2N-1, d_h)
-        content = (q + self.u) @ k.transpose(-2, -1)  # (B, H, N, N)
-        position = (q + self.v) @ r.transpose(-2, -1)  # (B, H, N, 2N-1)
-        i = torch.arange(n, device=x.device).view(n, 1)
-        j = torch.arange(n, device=x.device).view(1, n)
-        rel = position.gather(-1, (j - i + n - 1).expand(b, h, n, n))  # (B, H, N, N), offset j - i
-        if self.abs_switch is not None:
-            absolute = position.gather(-1, (j + n - 1).expand(b, h, n, n))  # (B, H, N, N), position j
-            gate = torch.sigmoid(self.abs_switch(x)).transpose(1, 2).unsqueeze(-1)  # (B, H, N, 1)
-            rel = gate * rel + (1 - gate) * absolute
-        logits = self.scale * (content + rel)
-        a = softmax_weights(logits, allowed_keys(mask, causal, n, x.device))  # (B, H, N, N)
-        if self.record:
-            self.last_weights = a.detach()
-        return self.out((a @ v).transpose(1, 2).reshape(b, n, d))
+#: The attention a CTL layer runs (each takes ``(x, mask, noise=...)``).
+Attention = RegistryMixer | RelativeAttention | GeometricAttention
 
 
 class PostLNLayer(nn.Module):
     """attention -> +residual -> LN -> ReLU FFN -> +residual -> LN (dropout on sublayer outputs and FFN hidden)."""
 
-    def __init__(self, attention: nn.Module, d_model: int, d_ff: int, dropout: float) -> None:
+    def __init__(self, attention: Attention, d_model: int, d_ff: int, dropout: float) -> None:
         super().__init__()
         self.attention = attention
         self.ff1, self.ff2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
@@ -176,12 +126,13 @@ class PostLNLayer(nn.Module):
         self.record = False
         self.last_gates: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """x (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, noise: MemberNoise | None = None) -> torch.Tensor:
+        """x (..., B, N, d), mask (..., B, N) True at real tokens -> (..., B, N, d)."""
         drop = self.dropout if self.training else 0.0
-        x = self.ln1(x + F.dropout(self.attention(x, mask), drop))
-        hidden = F.dropout(F.relu(self.ff1(x)), drop)
-        return self.ln2(x + F.dropout(self.ff2(hidden), drop))
+        a: torch.Tensor = self.attention(x, mask, noise=noise)
+        x = norm(x + dropout(a, drop, True, noise), self.ln1)
+        hidden = dropout(F.relu(dense(x, self.ff1)), drop, True, noise)
+        return norm(x + dropout(dense(hidden, self.ff2), drop, True, noise), self.ln2)
 
 
 class GatedLayer(nn.Module):
@@ -192,7 +143,7 @@ class GatedLayer(nn.Module):
     sets the whole gate vector of a (sample, position) to 0 with probability ``gate_dropout`` while training.
     """
 
-    def __init__(self, attention: nn.Module, d_model: int, d_ff: int, dropout: float, *, update: str,
+    def __init__(self, attention: Attention, d_model: int, d_ff: int, dropout: float, *, update: str,
                  gate_dropout: float = 0.0) -> None:
         super().__init__()
         if update not in ("ln", "tanh"):
@@ -212,25 +163,31 @@ class GatedLayer(nn.Module):
         self.record = False
         self.last_gates: torch.Tensor | None = None
 
-    def forward(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """h (B, N, d), mask (B, N) True at real tokens -> (B, N, d)."""
+    def forward(self, h: torch.Tensor, mask: torch.Tensor, noise: MemberNoise | None = None) -> torch.Tensor:
+        """h (..., B, N, d), mask (..., B, N) True at real tokens -> (..., B, N, d)."""
         drop = self.dropout if self.training else 0.0
-        z = self.ln1(h + F.dropout(self.attention(h, mask), drop))
-        u = self.ff2(F.dropout(F.relu(self.ff1(z)), drop))
-        u = self.ln2(u) if self.ln2 is not None else torch.tanh(u)
-        g = torch.sigmoid(self.gate2(F.dropout(F.relu(self.gate1(z)), drop)))  # (B, N, d)
+        a: torch.Tensor = self.attention(h, mask, noise=noise)
+        z = norm(h + dropout(a, drop, True, noise), self.ln1)
+        u = dense(dropout(F.relu(dense(z, self.ff1)), drop, True, noise), self.ff2)
+        u = norm(u, self.ln2) if self.ln2 is not None else torch.tanh(u)
+        g = torch.sigmoid(dense(dropout(F.relu(dense(z, self.gate1)), drop, True, noise), self.gate2))  # (..., B, N, d)
         if self.training and self.gate_dropout > 0:
-            keep = torch.rand(g.shape[:-1] + (1,), device=g.device) >= self.gate_dropout  # (B, N, 1)
-            g = g * keep
+            g = g * gate_keep(g.shape[:-1] + (1,), self.gate_dropout, g.device, noise)  # (..., B, N, 1)
         if self.record:
             self.last_gates = g.detach()
         return g * u + (1 - g) * h
 
 
+def at_last_token(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """x (..., B, N, d) at each sequence's last column (``length - 1``, EOS): (..., B, d)."""
+    index = (lengths - 1)[..., None, None].expand(*lengths.shape, 1, x.shape[-1])  # (..., B, 1, d)
+    return x.gather(-2, index).squeeze(-2)
+
+
 class SharedLayerClassifier(nn.Module):
     """Embedding [+ sinusoidal PE + dropout 0.1] -> one layer applied n_layers times -> Linear at EOS."""
 
-    def __init__(self, layer: nn.Module, d_model: int, n_layers: int, *, absolute_positions: bool,
+    def __init__(self, layer: PostLNLayer | GatedLayer, d_model: int, n_layers: int, *, absolute_positions: bool,
                  embedding_init: str) -> None:
         super().__init__()
         self.embedding = nn.Embedding(VOCAB_SIZE, d_model)
@@ -241,22 +198,21 @@ class SharedLayerClassifier(nn.Module):
         self.absolute_positions = absolute_positions
         self.d_model = d_model
         self.readout = nn.Linear(d_model, N_SYMBOLS)
-        self.trace: list[dict[str, torch.Tensor]] | None = None
+        self.trace: list[dict[str, torch.Tensor | None]] | None = None
 
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """tokens (B, N), lengths (B,) -> logits (B, 8) read out at the EOS column."""
-        b, n = tokens.shape
-        mask = torch.arange(n, device=tokens.device).view(1, n) < lengths.view(b, 1)  # (B, N), True = real token
-        x = self.embedding(tokens)  # (B, N, d)
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, noise: MemberNoise | None = None) -> torch.Tensor:
+        """tokens (..., B, N), lengths (..., B) -> logits (..., B, 8) read out at the EOS column."""
+        n = tokens.shape[-1]
+        mask = torch.arange(n, device=tokens.device) < lengths.unsqueeze(-1)  # (..., B, N), True = real token
+        x = embed(tokens, self.embedding)  # (..., B, N, d)
         if self.absolute_positions:
             pe = sinusoid(torch.arange(n), self.d_model).to(x.device, x.dtype)
-            x = F.dropout(x + pe, 0.1, self.training)
+            x = dropout(x + pe, 0.1, self.training, noise)
         for _ in range(self.n_layers):
-            x = self.layer(x, mask)
+            x = self.layer(x, mask, noise)
             if self.trace is not None:
-                attention = self.layer.attention
-                self.trace.append({"attention": attention.last_weights, "gates": self.layer.last_gates})
-        return self.readout(x[torch.arange(b, device=x.device), lengths - 1])
+                self.trace.append({"attention": self.layer.attention.last_weights, "gates": self.layer.last_gates})
+        return dense(at_last_token(x, lengths), self.readout)
 
     def set_record(self, on: bool) -> None:
         """Keep each step's attention weights and gates in ``self.trace`` (a list, one dict per step)."""
@@ -265,24 +221,72 @@ class SharedLayerClassifier(nn.Module):
         self.layer.attention.record = on
 
 
+class LSTMWeights(nn.Module):
+    """An ``nn.LSTM`` layer's four parameters, stacked over K members (:func:`stack_members` puts it in place of the
+    ``nn.LSTM``, whose cuDNN weight flattening would not take stacked weights)."""
+
+    def __init__(self, lstm: nn.LSTM) -> None:
+        super().__init__()
+        self.weight_ih_l0 = lstm.get_parameter("weight_ih_l0")  # (K, 4H, E)
+        self.weight_hh_l0 = lstm.get_parameter("weight_hh_l0")  # (K, 4H, H)
+        self.bias_ih_l0 = lstm.get_parameter("bias_ih_l0")  # (K, 4H)
+        self.bias_hh_l0 = lstm.get_parameter("bias_hh_l0")  # (K, 4H)
+
+
+def recur(x: torch.Tensor, lstm: nn.LSTM | LSTMWeights) -> torch.Tensor:
+    """The LSTM's hidden states (..., B, N, H) for x (..., B, N, E), from zero states.
+
+    One model: ``nn.LSTM``'s own call. K members: the same equations (torch's gate order i, f, g, o) step by step,
+    each member's matmuls batched: c' = s(f) c + s(i) tanh(g), h' = s(o) tanh(c')."""
+    if isinstance(lstm, nn.LSTM):
+        out: torch.Tensor = lstm(x)[0]
+        return out
+    k, b, n, e = x.shape
+    w_hh = lstm.weight_hh_l0.transpose(1, 2)  # (K, H, 4H)
+    gates_in = torch.baddbmm(lstm.bias_ih_l0.unsqueeze(1), x.reshape(k, b * n, e), lstm.weight_ih_l0.transpose(1, 2))
+    gates_in = gates_in.view(k, b, n, -1)  # (K, B, N, 4H)
+    h = x.new_zeros(k, b, w_hh.shape[1])
+    c = torch.zeros_like(h)
+    states = []
+    for t in range(n):
+        i, f, g, o = (gates_in[:, :, t] + torch.baddbmm(lstm.bias_hh_l0.unsqueeze(1), h, w_hh)).chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        states.append(h)
+    return torch.stack(states, dim=-2)  # (K, B, N, H)
+
+
 class LSTMClassifier(nn.Module):
     """Embedding 16 -> Drop -> one LSTM layer -> Drop -> Linear(hidden, 8) at the EOS column."""
 
     def __init__(self, hidden: int, dropout: float, embedding: int = 16) -> None:
         super().__init__()
         self.embedding = nn.Embedding(VOCAB_SIZE, embedding)
-        self.lstm = nn.LSTM(embedding, hidden, batch_first=True)
+        self.lstm: nn.LSTM | LSTMWeights = nn.LSTM(embedding, hidden, batch_first=True)
         self.dropout = dropout
         self.readout = nn.Linear(hidden, N_SYMBOLS)
-        self.trace: list[dict[str, torch.Tensor]] | None = None
+        self.trace: list[dict[str, torch.Tensor | None]] | None = None
 
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """tokens (B, N), lengths (B,) -> logits (B, 8); unidirectional, so padding after EOS is never read."""
-        x = F.dropout(self.embedding(tokens), self.dropout, self.training)
-        y, _ = self.lstm(x)  # (B, N, hidden)
-        y = F.dropout(y[torch.arange(tokens.shape[0], device=y.device), lengths - 1], self.dropout, self.training)
-        return self.readout(y)
+    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, noise: MemberNoise | None = None) -> torch.Tensor:
+        """tokens (..., B, N), lengths (..., B) -> logits (..., B, 8); unidirectional, so padding after EOS is never
+        read."""
+        x = dropout(embed(tokens, self.embedding), self.dropout, self.training, noise)
+        y = dropout(at_last_token(recur(x, self.lstm), lengths), self.dropout, self.training, noise, WHOLE)
+        return dense(y, self.readout)
 
     def set_record(self, on: bool) -> None:
         """No attention or gates to record."""
         self.trace = [] if on else None
+
+
+#: A CTL model (:func:`trainables.csordas2021.members.build_model`).
+CTLModel = SharedLayerClassifier | LSTMClassifier
+
+
+def stack_members(models: Sequence[CTLModel]) -> CTLModel:
+    """K models of one configuration as one module of stacked parameters (:func:`trainables.stacked.stack_modules`);
+    the LSTM's layer becomes :class:`LSTMWeights`."""
+    stacked = stack_modules(models)
+    if isinstance(stacked, LSTMClassifier) and isinstance(stacked.lstm, nn.LSTM):
+        stacked.lstm = LSTMWeights(stacked.lstm)
+    return stacked
