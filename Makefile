@@ -33,7 +33,8 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
-## Lint: ruff, then mypy (strict on study/ and search_spaces/; [tool.mypy] in pyproject.toml).
+## Lint: ruff, then mypy (strict on every package: core/, study/, search_spaces/, trainables/, analysis/; [tool.mypy] in
+## pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

@@ -14,6 +14,7 @@ closer). :func:`geometric_weights` computes this in log space with one cumulativ
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -128,6 +129,11 @@ class GeometricAttention(Mixer):
         _my_init(self.kv.weight, d_model, self.d_head)
         self.last_weights: torch.Tensor | None = None
         self.record = False
+
+    if TYPE_CHECKING:  # its call is its forward: the mixer's, with the members' own dropout
+
+        def __call__(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
+                     noise: MemberNoise | None = None) -> torch.Tensor: ...
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
                 noise: MemberNoise | None = None) -> torch.Tensor:

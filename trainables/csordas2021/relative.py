@@ -7,6 +7,7 @@ members stacked by :func:`trainables.stacked.stack_modules` on x (K, B, N, d) wi
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -86,6 +87,11 @@ class RelativeAttention(Mixer):
         r = dropout(dense(pe.expand(*lead, 2 * n - 1, d), self.r), self.dropout, self.training, noise, OFFSETS)
         r = r.view(*lead, 2 * n - 1, self.n_heads, self.d_head).transpose(-3, -2)  # (..., H, 2N-1, d_h)
         return r if not lead else r.unsqueeze(1)
+
+    if TYPE_CHECKING:  # its call is its forward: the mixer's, with the members' own dropout
+
+        def __call__(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
+                     noise: MemberNoise | None = None) -> torch.Tensor: ...
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
                 noise: MemberNoise | None = None) -> torch.Tensor:
