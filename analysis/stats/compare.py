@@ -18,9 +18,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis.stats.order import order_panels
+from analysis.stats.region import approx_in
 from analysis.stats.rgb import best_config, epochwise_rgb
 from search_spaces.axes import show_value
-from search_spaces.cells import REL_TOL, same_value
+from search_spaces.cells import same_value
 
 #: Default threshold of the robustness share: G (mean accuracy over seeds) of at least 50%.
 DEFAULT_THRESHOLD: float = 0.5
@@ -38,15 +39,6 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "a_n_configs",
     "b_n_configs",
 )
-
-
-def approx_in(column: str, values: Sequence[object]) -> pl.Expr:
-    """``column`` is one of ``values``; floats compared to a relative 1e-6 (0.3**k is inexact)."""
-    floats = [float(v) for v in values if isinstance(v, float)]
-    if not floats:
-        return pl.col(column).is_in(list(values))
-    col = pl.col(column).cast(pl.Float64)
-    return pl.any_horizontal([(col - v).abs() <= REL_TOL * abs(v) for v in floats])
 
 
 def without_failed(lf: pl.LazyFrame) -> pl.LazyFrame:

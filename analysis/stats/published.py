@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analysis.data.reference import open_reference
-from analysis.stats.compare import approx_in
 from analysis.stats.order import in_paper_order
+from analysis.stats.region import approx_in
 from analysis.stats.rgb import best_config, rgb_from_step_stats, step_stats
 from analysis.stats.training_stats import Axes, describe
 

@@ -54,7 +54,7 @@ def published_rows(study: Study, data: str) -> tuple[str, pl.LazyFrame, StudyRec
     """The published rows of ``data`` on the study's grid at its scale, the study's record over them (its seeds the
     data's, in their order) and their statistics; InputError when they cannot be read or share no cell."""
     from analysis.data.reference import open_reference
-    from analysis.stats.compare import approx_in
+    from analysis.stats.region import approx_in
     from analysis.stats.training_stats import training_stats
 
     name = published_name(study, data)
