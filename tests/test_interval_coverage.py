@@ -55,9 +55,10 @@ def test_k_seeds_cover_all_seeds_and_the_other_seeds_at_the_stated_rate(found: l
 @pytest.mark.parametrize("stratum", ["split", "cliff"])
 def test_cells_whose_seeds_split_and_cells_at_a_cliff_are_covered_at_the_stated_rate(found: list, k: int,
                                                                                      stratum: str) -> None:
-    """Measured (2026-11-28, fig3/5/7, k = 2): split cells 3.7% of all seeds' G outside the interval (6.0% of the
-    other seeds', a prediction whose own spread in such a cell is bimodal: reported, not held), cliff cells 0.0%; the
-    prior halved gives 6.6% on split cells, PRIOR_DF very large 4.9% with 10.6% of panel values missed."""
+    """Measured (2026-11-28, bench/coverage.py): split cells 3.4%, 1.7%, 0.6% of all seeds' G outside the interval at
+    k = 2, 3, 4 (5.1%, 4.6%, 4.5% of the other seeds', a prediction whose own spread in such a cell is bimodal:
+    reported, not held), cliff cells 0.0%; the noise prior of before issue 48 10.1% on split cells at k = 2. Which of
+    these checks catches each change of issue 57: bench/README.md section 13."""
     cells = sum(m.stratum(stratum)[0] for m in found if m.k == k)
     misses = sum(m.stratum(stratum)[1] for m in found if m.k == k)
     assert cells >= (500 if stratum == "split" else 1000)  # the strata hold enough cells to bind
