@@ -43,3 +43,12 @@ def test_an_adaptive_budget_packs_a_configurations_rates_and_its_looks_seeds(tmp
     assert rows(study_dir).get_column("trial_key").n_unique() == trials
     status = run_cli("status", ADAPTIVE, "--storage", str(tmp_path)).stdout
     assert f"done {trials} | running 0 | failed 0 | unreadable 0 | pending 0 | total {trials}" in status
+
+
+@pytest.mark.slow
+def test_order_by_takes_a_numeric_axis_of_the_grid(tmp_path: Path) -> None:
+    done = run_cli("run", "richter2020.fig7", "--scale", "smoke", "--storage", str(tmp_path), "--order-by", "task")
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "Error: invalid --order-by 'task' for study richter2020.fig7; allowed: an axis of numbers of its grid "
+        "(d_model)"]
+    assert not (tmp_path / "richter2020.fig7.smoke" / "trials").exists()  # refused before anything trained

@@ -182,8 +182,9 @@ class _Launcher:
 
     def grid(self, todo: list[Trial], stage: str) -> bool:
         """Listed trials through Ray Tune's grid (every one exactly once); False when interrupted."""
-        if self.order_by is not None:  # stable: the grid's order within a value
-            todo = sorted(todo, key=lambda trial: float(trial.point[self.order_by]))
+        axis = self.order_by
+        if axis is not None:  # stable: the grid's order within a value
+            todo = sorted(todo, key=lambda trial: float(trial.point[axis]))
         progress = self._progress(len(todo), 0)
         progress.stage = stage
         recorder = [JournalRecorder(self.study, self.storage)] if self.journal is not None else []
