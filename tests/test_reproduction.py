@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.reproduction import cell_test, format_cell_test
+from analysis.report.reproduction import cell_test, format_cell_test
 from tests.cli import run_cli
 
 

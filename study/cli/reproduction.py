@@ -5,7 +5,7 @@ Three parts, each from code other commands use too:
 
 1. per architecture the best G and the robustness share beside the authors' (`study compare NAME@SCALE published`);
 2. per architecture the share of cells whose interval over this run's seeds excludes the authors' mean over theirs
-   (analysis.reproduction);
+   (analysis.report.reproduction);
 3. every finding's verdict on this run beside its verdict on the authors' data (`study findings NAME` and
    `study findings NAME --data published`), with the numbers of both where they disagree.
 
@@ -50,7 +50,7 @@ def reproduction_text(name: str, scale: str, storage: str, metric: str = "val_ac
     """The three parts of the module docstring, as text."""
     from analysis.data.reference import open_reference
     from analysis.data.rows import open_trials
-    from analysis.reproduction import cell_test, format_cell_test
+    from analysis.report.reproduction import cell_test, format_cell_test
     from analysis.stats.training_stats import plot_axes
     from study.cli.common import current_meta
     from study.cli.compare import comparison_text

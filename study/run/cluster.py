@@ -70,15 +70,15 @@ def start_ray(address: str | None, echo: Echo) -> None:
 
 
 def _init_local(env: dict[str, Any], echo: Echo) -> None:
-    """A fresh local Ray; once more if its raylet did not register within Ray's fixed 30 s (seen on a 2-core machine
-    under a load average of 10: the second start found the machine's caches warm)."""
-    for attempt in (1, 2):
+    """A fresh local Ray; up to twice more if its raylet did not register within Ray's fixed 30 s (seen on this 2-core
+    machine at a load average of 10-18)."""
+    for attempt in (1, 2, 3):
         try:
             ray.init(address="local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
                      runtime_env=env)
             return
         except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this timeout
-            if attempt == 2 or "timed out during startup" not in str(error):
+            if attempt == 3 or "timed out during startup" not in str(error):
                 raise
             ray.shutdown()
             echo("ray: the local node did not register within Ray's 30 s (a loaded machine?): starting it again")
