@@ -58,7 +58,7 @@ def test_the_command_puts_a_smoke_run_beside_the_release(tmp_path: Path) -> None
     mte = next(line for line in out.splitlines() if line.startswith("val_accuracy  MTE"))
     assert "63.2  d_model=16, learning_rate=0.027" in mte and mte.rstrip().endswith("4/4")
     # part 2: 2 architectures x 2 sizes x 2 rates, 2 seeds each: every cell has an interval
-    shares = [line for line in out.splitlines() if line.strip().startswith(("MTE:", "max:", "all:"))]
+    shares = [line for line in out.splitlines() if line.endswith("%)") and " cells (" in line]
     assert [line.split(":")[0].strip() for line in shares] == ["MTE", "max", "all"]
     assert all(" of   4 cells" in line for line in shares[:2]) and " of   8 cells" in shares[2]
     # part 3: every finding beside the authors' verdict (not checked at smoke scale, on either side)
