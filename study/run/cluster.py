@@ -69,7 +69,7 @@ def start_ray(address: str | None, echo: Echo) -> None:
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
 
 
-def _init_local(env: dict[str, Any], echo: Echo) -> None:
+def _init_local(env: dict[str, Any] | None, echo: Echo) -> None:
     """A fresh local Ray; up to twice more if its raylet did not register within Ray's fixed 30 s (seen on this 2-core
     machine at a load average of 10-18)."""
     for attempt in (1, 2, 3):
