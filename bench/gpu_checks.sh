@@ -21,6 +21,13 @@
 #               time vs packed K = 5
 #   paper       paper-scale runs in the issue's order of value (gros2024.fig5, gros2024.fig7,
 #               csordas2021.table1, richter2020.fig7) in results-gpu/paper
+#   figure      a bare node to richter2020.fig7 in one command: installs the bundle (BUNDLE, default .bundle: the
+#               parts tools/offline_bundle.py built; skipped when BUNDLE holds none), then `study run` with every
+#               learning rate and seed of a configuration in one trial, the adaptive budget and the smallest d first,
+#               in FIGURE_STORAGE (default results-gpu/figure; a later call, or a new node given the rows of an
+#               earlier OUT there, resumes without losing or repeating a trial). FIGURE_SCALE (default paper; smoke
+#               and cpu for tests), FIGURE_DEVICE (default cuda; cpu runs without nvidia-smi, the slow test's way),
+#               FIGURE_GPUS (GPUs per trial, default 0.25), FIGURE_PRECISION (default bf16 on cuda, fp32 on cpu)
 #
 # Studies run as `python3 -m study.cli` (the python3 that holds torch; no PATH assumptions).
 # Each stage leaves ONE file, OUT/STAGE.tar.gz: its logs, nvidia-smi samples and the Parquet results of its
@@ -28,13 +35,13 @@
 # resumes on the next call from results-gpu/ (while the machine keeps it) without losing or repeating a
 # trial. Exit status: 0 when every step finished, else the first failing step's (124: cut off by the budget).
 set -uo pipefail
-stage=${1:?STAGE: tests, device-tests, bench-fp32, bench-bf16, fractions or paper}
+stage=${1:?STAGE: tests, device-tests, bench-fp32, bench-bf16, fractions, paper, step or figure}
 out=${2:?OUT: a directory for the stage file}
 budget=${3:-540}
 case $stage in
-tests | device-tests | bench-fp32 | bench-bf16 | fractions | paper | step) ;;
+tests | device-tests | bench-fp32 | bench-bf16 | fractions | paper | step | figure) ;;
 *)
-    echo "unknown STAGE '$stage'; allowed: tests, device-tests, bench-fp32, bench-bf16, fractions, paper" >&2
+    echo "unknown STAGE '$stage'; allowed: tests, device-tests, bench-fp32, bench-bf16, fractions, paper, step, figure" >&2
     exit 2
     ;;
 esac
@@ -42,7 +49,16 @@ if ! [[ $budget =~ ^[0-9]+$ ]] || ((budget < 60)); then
     echo "invalid SECONDS '$budget'; allowed: a whole number of seconds, at least 60" >&2
     exit 2
 fi
-command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: the $stage stage needs a CUDA machine" >&2; exit 1; }
+device=cuda
+if [[ $stage == figure ]]; then
+    device=${FIGURE_DEVICE:-cuda}
+    [[ $device == cuda || $device == cpu ]] || { echo "invalid FIGURE_DEVICE '$device'; allowed: cuda, cpu" >&2; exit 2; }
+fi
+if [[ $device == cuda ]]; then
+    hint=$([[ $stage == figure ]] && echo " (FIGURE_DEVICE=cpu runs it on a CPU)")
+    command -v nvidia-smi >/dev/null || { echo "nvidia-smi not found: the $stage stage needs a CUDA machine$hint" >&2
+        exit 1; }
+fi
 mkdir -p "$out" && out=$(cd "$out" && pwd)  # absolute: the script works from the repository root
 cd "$(dirname "$0")/.." || exit 1
 work=$out/$stage
@@ -60,14 +76,17 @@ note() {  # note STEP STATUS: remember the first failure, say what happened to e
     fi
 }
 
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$work/gpu.txt" || exit 1
-# The bench stages need torch and this checkout alone (PYTHONPATH: before the bundle has installed it), so a short
-# lease can time them while the bundle's first part is all the node holds; the others need every dependency.
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-needs=$([[ $stage == bench-* || $stage == step ]] && echo "" || echo ", ray, optuna, polars, deltalake")
-python3 -c "import torch$needs; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
-import sys; print(*(f'{m} {sys.modules[m].__version__}' for m in 'torch$needs'.split(', ')))" \
-    || { echo "not ready: install the dependencies first, every part of the bundle (docs/gpu.md)"; exit 1; }
+if [[ $stage != figure ]]; then  # the figure stage installs its dependencies first (bench/figure_stage.sh)
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$work/gpu.txt" || exit 1
+    # The bench stages need torch and this checkout alone (PYTHONPATH: before the bundle has installed it), so a short
+    # lease can time them while the bundle's first part is all the node holds; the others need every dependency.
+    export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+    # deltalake only for the suite: a study runs without it (its trial files wait for `study compact`: docs/gpu.md)
+    case $stage in bench-* | step) needs="" ;; tests) needs=", ray, optuna, polars, deltalake" ;; *) needs=", ray, optuna, polars" ;; esac
+    python3 -c "import torch$needs; assert torch.cuda.is_available(), 'torch sees no CUDA device'; \
+    import sys; print(*(f'{m} {sys.modules[m].__version__}' for m in 'torch$needs'.split(', ')))" \
+        || { echo "not ready: install the dependencies first, every part of the bundle (docs/gpu.md)"; exit 1; }
+fi
 
 run_until() {  # run_until SECONDS COMMAND...: COMMAND in a process group of its own, stopped (SIGTERM, then
     # SIGKILL 10 s later) with everything it started, Ray's processes included, if it outlives SECONDS; 124 then.
@@ -100,6 +119,11 @@ keep_results() {  # keep_results NAME DIR: DIR's studies (trials, study.json; no
     mkdir -p "$work/results/$1"
     tar cf - --exclude=report -C "$2" . | tar xf - -C "$work/results/$1"
 }
+
+if [[ $stage == figure ]]; then
+    # shellcheck source=bench/figure_stage.sh
+    source bench/figure_stage.sh  # installs the bundle, runs the figure, packs OUT/figure.tar.gz, exits
+fi
 
 case $stage in
 tests)

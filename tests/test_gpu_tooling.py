@@ -226,10 +226,14 @@ def test_the_gpu_checks_refuse_bad_input_and_a_machine_without_cuda(tmp_path: Pa
         return done.returncode, done.stderr
 
     out = str(tmp_path / "out")
-    allowed = "tests, device-tests, bench-fp32, bench-bf16, fractions, paper"
+    allowed = "tests, device-tests, bench-fp32, bench-bf16, fractions, paper, step, figure"
     assert run("warmup", out) == (2, f"unknown STAGE 'warmup'; allowed: {allowed}\n")
     assert run("paper", out, "30") == (2, "invalid SECONDS '30'; allowed: a whole number of seconds, at least 60\n")
     assert run("bench-bf16", out) == (1, "nvidia-smi not found: the bench-bf16 stage needs a CUDA machine\n")
+    assert run("figure", out) == (1, "nvidia-smi not found: the figure stage needs a CUDA machine "
+                                     "(FIGURE_DEVICE=cpu runs it on a CPU)\n")
+    assert run("figure", out, "60") == (1, "nvidia-smi not found: the figure stage needs a CUDA machine "
+                                           "(FIGURE_DEVICE=cpu runs it on a CPU)\n")
     assert not (tmp_path / "out").exists()
 
 

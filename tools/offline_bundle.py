@@ -35,13 +35,16 @@ import sysconfig
 import tarfile
 import tempfile
 import tomllib
-import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
-from packaging.version import InvalidVersion, Version
+if TYPE_CHECKING:  # imported where used: `install` runs on a node whose python3 may lack packaging
+    from packaging.requirements import Requirement
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling module
+from bundle_sources import SCRIPTS, compress, installed_tree, wheel_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "attention-studies"
@@ -73,14 +76,18 @@ def _environment(python: str, extra: str) -> dict[str, str]:
             "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": extra}
 
 
-def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str, Requirement | None, bool]]:
+def _walk(extras: list[str], python: str, root: str,
+          skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, Requirement | None, bool]]:
     """(name, installed version, one of its requirements on `python` or None once per package, whether that
     requirement comes with one of the extras asked of the package) over everything `root` (with `extras`)
-    needs, following requirements' extras."""
+    needs, following requirements' extras; the packages named in `skip` (normalised) and what only they need are
+    left out."""
+    from packaging.requirements import Requirement
+
     wanted, seen = [(root, frozenset(extras))], set()
     while wanted:
         name, with_extras = wanted.pop()
-        if (normalise(name), with_extras) in seen:
+        if (normalise(name), with_extras) in seen or normalise(name) in skip:
             continue
         seen.add((normalise(name), with_extras))
         try:
@@ -102,15 +109,17 @@ def _walk(extras: list[str], python: str, root: str) -> Iterator[tuple[str, str,
             wanted.append((req.name, frozenset(req.extras)))
 
 
-def closure(extras: list[str], python: str, root: str = PROJECT) -> dict[str, str]:
+def closure(extras: list[str], python: str, root: str = PROJECT, skip: frozenset[str] = frozenset()) -> dict[str, str]:
     """name -> installed version of everything `root` (the project, with `extras`) needs on `python`, as
-    pinned here; `root` itself is left out."""
-    found = {name: version for name, version, _, _ in _walk(extras, python, root)}
+    pinned here; `root` itself is left out, and so are `skip` and what only they need."""
+    found = {name: version for name, version, _, _ in _walk(extras, python, root, skip)}
     del found[normalise(root)]
     return found
 
 
 def _requirement_key(text: str, extra: str | None) -> tuple[str, str, frozenset[str], str | None]:
+    from packaging.requirements import Requirement
+
     req = Requirement(text)
     return normalise(req.name), str(req.specifier), frozenset(req.extras), extra
 
@@ -141,6 +150,8 @@ def node_conflicts(present: dict[str, str | None], extras: list[str], python: st
     The base requirements of the node's own packages are the node's business and not checked; what an extra
     asked of one of them brings (``ray[tune]`` on a node with Ray) is. Versions that are not PEP 440 are
     skipped."""
+    from packaging.version import InvalidVersion, Version
+
     lines = []
     for name, version, req, from_extra in _walk(extras, python, root):
         if req is None or (name in present and name != normalise(root) and not from_extra):
@@ -165,68 +176,40 @@ def download(pins: dict[str, str], python: str, into: Path) -> list[Path]:
     return sorted(into.glob("*.whl"))
 
 
-SCRIPTS = "_scripts"  # in the bundle: the wheels' .data/scripts, written beside python3 by `install`
-
-
-def _unpack(wheel: Path, tree: Path) -> list[str]:
-    """Unzip a wheel as pip would place it, keeping file modes (zipfile drops them: Ray's raylet and GCS server
-    must stay executable). Of a ``.data`` directory, ``purelib`` and ``platlib`` join the tree and ``scripts``
-    go to SCRIPTS (ruff's binary); ``data`` and ``headers`` (man pages, C headers, kernel specs) are left out,
-    and their names returned so that the build can say so."""
-    left_out = []
-    with zipfile.ZipFile(wheel) as archive:
-        for info in archive.infolist():
-            top, _, rest = info.filename.partition("/")
-            target = info.filename
-            if top.endswith(".data"):
-                kind, _, inside = rest.partition("/")
-                if kind in ("purelib", "platlib"):
-                    target = inside
-                elif kind == "scripts":
-                    target = f"{SCRIPTS}/{inside}"
-                else:
-                    left_out.append(info.filename)
-                    continue
-            if not target or info.is_dir():
-                continue
-            path = tree / target
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(archive.read(info))
-            mode = (info.external_attr >> 16) & 0o777
-            if mode:
-                path.chmod(mode)
-    return left_out
+_unpack = wheel_tree  # the name the tests use
 
 
 def _strip(tree: Path) -> None:
-    """Drop the symbol tables of native libraries and programs (a third of Ray's size; behaviour unchanged)."""
+    """Drop the symbol tables of native libraries (``*.so``, ``*.so.N``). Programs are left whole: Ray's raylet
+    stripped of its symbols died at start ("Check failed" in node_manager.cc) in 4 of 4 local Ray starts on
+    Python 3.12 and in most starts of the figure stage's test, the same binary unstripped started."""
     if shutil.which("strip") is None:  # `build` says so, once
         return
     for path in tree.rglob("*"):
-        if path.is_file() and not path.is_symlink() and path.read_bytes()[:4] == b"\x7fELF":
+        library = path.suffix == ".so" or ".so." in path.name
+        if library and path.is_file() and not path.is_symlink() and path.read_bytes()[:4] == b"\x7fELF":
             subprocess.run(["strip", "--strip-unneeded", str(path)], check=True, capture_output=True)
 
 
 PART = re.compile(r"part-(\d+)-of-(\d+)\.tar$")
 
 
-def _pack_wheel(wheel: Path, work: Path) -> tuple[Path, int, list[str]]:
-    """One wheel unpacked, pruned, stripped and compressed on its own (xz -9): its archive, its unpacked size and
-    the files pip would put outside site-packages (left out). One archive per wheel lets the bundle be cut into
-    parts of a known size."""
-    tree = work / "trees" / wheel.name
-    left_out = _unpack(wheel, tree)
+def _pack(source: Path | str, work: Path, preset: int) -> tuple[Path, int, list[str]]:
+    """One package (a downloaded wheel, or the name of a distribution installed here) placed as pip would, pruned,
+    stripped and compressed on its own (bundle_sources.compress): its archive, its unpacked size and the files pip
+    would put outside site-packages (left out). One archive per package lets the bundle be cut into parts of a known
+    size."""
+    name = source.name.split("-", 1)[0] if isinstance(source, Path) else normalise(source).replace("-", "_")
+    tree = work / "trees" / name
+    left_out = wheel_tree(source, tree) if isinstance(source, Path) else installed_tree(source, tree)
     for part in PRUNED:
         shutil.rmtree(tree / part, ignore_errors=True)
     for cache in list(tree.rglob("__pycache__")):
         shutil.rmtree(cache)
     _strip(tree)
     size = sum(f.stat().st_size for f in tree.rglob("*") if f.is_file())
-    archive = work / "archives" / (wheel.name.split("-", 1)[0] + ".tar.xz")
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(archive, "w:xz", preset=9) as tar:
-        for top in sorted(p.name for p in tree.iterdir()):
-            tar.add(tree / top, arcname=top)
+    archive = work / "archives" / (name + ".tar.xz")
+    compress(tree, archive, preset)
     shutil.rmtree(tree)
     return archive, size, left_out
 
@@ -268,23 +251,38 @@ def _refuse_bad_input(args: argparse.Namespace, present: dict[str, str | None]) 
                  + "; allowed: versions within those ranges (upgrade the node, or pin the project here)")
 
 
+def _sources(args: argparse.Namespace, pins: dict[str, str], work: Path) -> list[Path | str]:
+    """The wheels downloaded for the node's Python, or (``--from-installed``) the names of the distributions
+    installed here, which only a node with this Python can use."""
+    if not args.from_installed:
+        return list(download(pins, args.python, work / "wheels"))
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if args.python != here:
+        sys.exit(f"invalid --python {args.python} with --from-installed: the installed packages are for Python "
+                 f"{here}; allowed: --python {here}, or a build without --from-installed (it downloads wheels)")
+    return sorted(pins)
+
+
 def build(args: argparse.Namespace) -> None:
     present = present_packages(args.present)
     _refuse_bad_input(args, present)
-    pins = {n: v for n, v in closure(args.extras, args.python).items() if n not in present}
+    skip = frozenset(normalise(n) for n in args.leave_out)
+    pins = {n: v for n, v in closure(args.extras, args.python, skip=skip).items() if n not in present}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        wheels = download(pins, args.python, work / "wheels")
+        sources = _sources(args, pins, work)
         if shutil.which("strip") is None:
             print("strip not found: native libraries are bundled unstripped")
-        # lzma releases the GIL while it compresses: one thread per core packs the wheels side by side
+        # lzma releases the GIL while it compresses: one thread per core packs the packages side by side
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            packed = list(pool.map(lambda wheel: _pack_wheel(wheel, work), wheels))
+            packed = list(pool.map(lambda source: _pack(source, work, args.xz_preset), sources))
         left_out = [name for _, _, names in packed for name in names]
         if left_out:
             tops = sorted({n.split("/", 2)[0] + "/" + n.split("/", 2)[1] for n in left_out})
             print(f"left out {len(left_out)} files pip would put outside site-packages: {', '.join(tops)}")
-        print(f"{len(wheels)} wheels for Python {args.python}; unpacked (pruned and stripped) -> xz:")
+        if skip:
+            print(f"left out on purpose (--leave-out): {', '.join(sorted(skip))} and what only they need")
+        print(f"{len(sources)} packages for Python {args.python}; unpacked (pruned and stripped) -> xz:")
         for archive, size, _ in sorted(packed, key=lambda p: -p[1]):
             if size > 1_000_000:
                 print(f"  {archive.name.removesuffix('.tar.xz'):30s} {size / 1e6:6.1f} MB -> "
@@ -305,7 +303,7 @@ def build(args: argparse.Namespace) -> None:
                 tar.addfile(stamp, io.BytesIO(identity))
                 for name in sorted(names):
                     tar.add(archives[name], arcname=name)
-            print(f"{path}: {path.stat().st_size / 1e6:.1f} MB: "
+            print(f"{path}: {path.stat().st_size:,} bytes ({path.stat().st_size / 1e6:.1f} MB): "
                   + ", ".join(n.removesuffix(".tar.xz") for n in sorted(names)))
     print(f"{len(parts)} part(s), {len(pins)} packages: " + ", ".join(f"{n}=={v}" for n, v in sorted(pins.items())))
 
@@ -349,8 +347,11 @@ def _console_scripts(site: Path, bin_dir: Path) -> list[str]:
 BUILD = "BUILD"  # in every part: the build's identity (a hash of the Python and the pinned packages)
 
 
+FORMAT = 2  # how packages are placed, pruned and stripped: 2 leaves programs unstripped (the raylet)
+
+
 def build_id(python: str, pins: dict[str, str]) -> str:
-    text = python + "|" + ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+    text = f"{FORMAT}|{python}|" + ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -433,6 +434,13 @@ def main() -> None:
     b.add_argument("--python", default="3.12", help="the node's Python, major.minor")
     b.add_argument("--extras", nargs="*", default=[], help="project extras to include too (e.g. test)")
     b.add_argument("--out", type=Path, required=True, help="a directory for the parts (part-I-of-N.tar)")
+    b.add_argument("--leave-out", nargs="*", default=["deltalake"],
+                   help="packages (and what only they need) a node runs `study run` without (default: deltalake, "
+                        "whose rows-table fold waits for a machine that has it; docs/gpu.md)")
+    b.add_argument("--from-installed", action="store_true",
+                   help="pack the packages installed here instead of downloading wheels (a node with this Python)")
+    b.add_argument("--xz-preset", type=int, default=9, choices=range(10), metavar="0-9",
+                   help="xz level (default 9; 0 packs fast, for tests)")
     b.add_argument("--part-mb", type=float, default=56.0,
                    help="the most megabytes one part may hold (default 56: a 64 MiB transfer cap minus the checkout)")
     i = verbs.add_parser("install", help="unpack a bundle on the node and install this checkout (offline)")

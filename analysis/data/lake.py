@@ -9,17 +9,24 @@ and in the files of finished trials that the driver has not folded into it yet (
 * any other file is pending: read beside the table.
 
 The Delta log is the truth about what the table holds; the keys in it come from its ``trial_key`` column.
+
+``deltalake`` is imported only where a table exists: a study whose rows are all trial files (a GPU node that runs
+without deltalake folds nothing, study.run.tuner) reads with polars alone.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
-from deltalake import DeltaTable
-from deltalake.exceptions import TableNotFoundError
 
 from analysis.data.location import Location, key_of
+from core.errors import OneLineError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
 
 TRIALS = "trials"  # trials/<trial_key>.parquet: one file per finished trial, until folded
 TABLE = "table"  # the study's Delta table
@@ -28,8 +35,30 @@ ARTIFACT_TABLES = "artifacts_table"  # artifacts_table/<name>/: one Delta table 
 FAILED = "failed"  # failed/<trial_key>.json: trials that failed for good
 
 
+class NoDeltalake(OneLineError, RuntimeError):
+    """A study that has a Delta table, read where ``deltalake`` is not installed."""
+
+    exit_code = 1  # not the input's fault
+
+
+def has_deltalake() -> bool:
+    """Whether ``deltalake`` can be imported here (a GPU node's offline bundle leaves it out: docs/gpu.md)."""
+    try:
+        return importlib.util.find_spec("deltalake") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def open_table(location: Location, relative: str) -> DeltaTable | None:
     """The Delta table at ``<study>/<relative>`` (its latest version), or None when there is none yet."""
+    if not has_deltalake():
+        if location.exists(f"{relative}/_delta_log"):
+            raise NoDeltalake(f"{location.join(relative)} is a Delta table and deltalake is not installed here; "
+                              "allowed: a machine with deltalake (pip install deltalake), or a study of trial files")
+        return None
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
     try:
         return DeltaTable(location.join(relative), storage_options=location.options() or None)
     except TableNotFoundError:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "report": "report:report",
     "findings": "findings:findings",
     "compare": "compare:compare",
+    "reproduction": "reproduction:reproduction",
     "importance": "importance:importance",
     "verify": "verify:verify",
     "compact": "compact:compact",

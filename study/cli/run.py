@@ -143,9 +143,13 @@ def resource_options(command: Callable[..., None]) -> Callable[..., None]:
               help="Learning rates one trial trains as one stacked model (auto: the grouping of the trials on disk; "
                    "for a new study on GPUs all of a configuration's where its families can, else the study's own); "
                    "kept for the study's life (docs/gpu.md).")
+@click.option("--order-by", "order_by", default=None, metavar="AXIS",
+              help="Start each round's trials in ascending order of AXIS, a grid axis of numbers (e.g. d_model: the "
+                   "smallest models first, so a run cut short has finished whole sizes).")
 @resource_options
 def run(name: str, scale: str | None, storage: str, address: str | None, report: bool, track: tuple[str, ...],
-        budget: str | None, where: tuple[str, ...], rates_per_trial: str, resources: Resources) -> None:
+        budget: str | None, where: tuple[str, ...], rates_per_trial: str, order_by: str | None,
+        resources: Resources) -> None:
     """Run (or resume) a study: trials already on disk are not run again.
 
     Ends with the study's verdicts (its findings checked on the results). Exits 1 when trials failed or did not
@@ -163,7 +167,7 @@ def run(name: str, scale: str | None, storage: str, address: str | None, report:
     from study.run.packing import check_packing
     from study.run.points import parse_where
     from study.run.rate_grouping import group_rates, parse_rates_per_trial
-    from study.run.runner import prepare, run_study
+    from study.run.runner import check_order_by, prepare, run_study
     from study.tracking import TrackError, parse_track, resolve
 
     target = study_storage(study, storage, must_exist=False)
@@ -174,6 +178,7 @@ def run(name: str, scale: str | None, storage: str, address: str | None, report:
         study = group_rates(study, parse_rates_per_trial(rates_per_trial), resources, target, click.echo, subset)
         # Before the lock creates the study's directory: a rejected study leaves nothing behind.
         strategy = prepare(study, subset, click.echo)
+        check_order_by(study, order_by)
         check_packing(study, resources.packing, gpus_per_trial=resources.gpus_per_trial,
                       simulated_gpus=resources.simulated_gpus, where=subset, echo=click.echo)
         with StudyLock(target):
@@ -181,7 +186,7 @@ def run(name: str, scale: str | None, storage: str, address: str | None, report:
             for spec in specs:
                 click.echo(f"tracking every trial in {spec.kind}: {spec.target} (docs/tracking.md)")
             counts = run_study(study, target, resources, address=address, echo=click.echo, track=tuple(specs),
-                               where=subset, strategy=strategy)
+                               where=subset, strategy=strategy, order_by=order_by)
     except (ClusterError, StudyLocked) as error:  # not the input's fault: exit status 1
         raise click.ClickException(str(error)) from None
     except (StudyError, TrackError) as error:  # a bad study, value, resource request or tracker target

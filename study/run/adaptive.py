@@ -10,12 +10,12 @@ again. Completing the study to the full grid later (``--budget fixed``) trains o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from search_spaces.cells import CellKey, cell_key
+from search_spaces.cells import CellKey, cell_key, key_value
 from search_spaces.record import StudyRecord
 from search_spaces.study import Study
 from study.results.storage import StudyStorage
@@ -61,10 +61,10 @@ class AdaptiveStrategy:
         finished (:func:`analysis.stats.budget.adaptive.finished`)."""
         from analysis.stats.budget.adaptive import Budget, finished, next_look
 
-        budget = Budget.resumed(pl.DataFrame(list(study.points()), strict=False), record)
+        budget = Budget.resumed(pl.DataFrame(list(_cells(study)), strict=False), record)
         stage = _stage(record)
         while True:
-            if not _train(study, storage, launcher, budget, stage):
+            if not _train(study, storage, launcher, budget, stage, record):
                 launcher.echo("the round did not finish (interrupted or trials lost): `study run` again resumes it")
                 return
             if finished(record):
@@ -96,10 +96,20 @@ def _stage(record: StudyRecord) -> str:
     return f"look {len(record.looks_taken) + 1} of {record.looks}: {here} finding(s) to decide{elsewhere}"
 
 
-def _train(study: Study, storage: StudyStorage, launcher: Launcher, budget: Budget, stage: str) -> bool:
+def _cells(study: Study) -> Iterator[dict[str, Any]]:
+    """The cells the budget gives seeds to: the grid's points, one learning rate each (also where trials pack
+    several)."""
+    return (study if study.learning_rates_per_trial == 1 else study.replace(learning_rates_per_trial=1)).points()
+
+
+def _train(study: Study, storage: StudyStorage, launcher: Launcher, budget: Budget, stage: str,
+           record: StudyRecord) -> bool:
     """The trials of the seeds ``budget`` has given that are not on disk; False when the round did not finish."""
-    trials = [t for row in budget.cells.iter_rows(named=True)
-              for t in cell_trials(study, {k: v for k, v in row.items() if k != "n"}, row["n"])]
+    if study.learning_rates_per_trial > 1:
+        trials = [t for given in packed_budget_trials(study, record).values() for t in given.values()]
+    else:
+        trials = [t for row in budget.cells.iter_rows(named=True)
+                  for t in cell_trials(study, {k: v for k, v in row.items() if k != "n"}, row["n"])]
     finished = storage.finished_keys()
     todo = [t for t in trials if t.key(study) not in finished]
     return not todo or launcher.grid(todo, stage)
@@ -108,6 +118,8 @@ def _train(study: Study, storage: StudyStorage, launcher: Launcher, budget: Budg
 def budget_trials(study: Study, record: StudyRecord | None) -> dict[CellKey, dict[str, Trial]]:
     """Per cell (its point's values) the trials an adaptive budget gave it, by key: its first seeds, and one trial per
     seed a look of ``record`` asked for."""
+    if study.learning_rates_per_trial > 1:
+        return packed_budget_trials(study, record)
     given: dict[CellKey, int] = {}
     for look in record.looks_taken if record is not None else ():
         for r in look.requests:
@@ -116,6 +128,31 @@ def budget_trials(study: Study, record: StudyRecord | None) -> dict[CellKey, dic
     for point in study.points():
         n = len(study.starting_seeds) + given.get(cell_key(point), 0)
         out[cell_key(point)] = {t.key(study): t for t in cell_trials(study, point, n)}
+    return out
+
+
+def packed_budget_trials(study: Study, record: StudyRecord | None) -> dict[CellKey, dict[str, Trial]]:
+    """:func:`budget_trials` of a study whose trials pack learning rates, per trial point (its rates): the first
+    seeds of every rate in one trial, then per look one trial per seed it gave to rates of that point, packing those
+    rates (a look asks one more seed for some cells; those of one configuration train together, as one model)."""
+    out: dict[CellKey, dict[str, Trial]] = {}
+    home: dict[CellKey, dict[str, Any]] = {}  # a cell (one rate) -> the trial point holding its rate
+    for point in study.points():
+        first = Trial(point, study.starting_seeds)
+        out[cell_key(point)] = {first.key(study): first}
+        for rate in point["learning_rate"]:
+            home[cell_key({**point, "learning_rate": rate})] = point
+    for look in record.looks_taken if record is not None else ():
+        groups: dict[tuple[CellKey, int], list[float]] = {}
+        for request in look.requests:
+            point = home[cell_key(request.cell)]
+            groups.setdefault((cell_key(point), request.seed), []).append(request.cell["learning_rate"])
+        for (where, seed), rates in groups.items():
+            point = next(p for p in study.points() if cell_key(p) == where)
+            asked = {key_value(r) for r in rates}
+            trial = Trial({**point, "learning_rate": [r for r in point["learning_rate"] if key_value(r) in asked]},
+                          (seed,))
+            out[where][trial.key(study)] = trial
     return out
 
 

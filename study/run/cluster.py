@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ray
 
@@ -57,8 +57,7 @@ def start_ray(address: str | None, echo: Echo) -> None:
         else:
             # "local": always a fresh Ray of our own; a bare init() would join any cluster that `ray start`
             # left recorded in /tmp/ray (even a dead one) and hang.
-            ray.init(address="local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
-                     runtime_env=env)
+            _init_local(env, echo)
     except ConnectionError as error:  # `auto` with no cluster recorded on this machine, a refused connection
         why = one_line(error, typed=False)
         raise AddressError(f"invalid --address {address!r}: {why}; allowed: {_ADDRESSES}") from None
@@ -68,6 +67,21 @@ def start_ray(address: str | None, echo: Echo) -> None:
     resources = ray.cluster_resources()
     echo(f"ray: {int(resources.get('CPU', 0))} CPUs, {resources.get('GPU', 0):g} GPUs "
          f"({'cluster ' + address if address else 'local'}, {time.time() - started:.1f} s to start)")
+
+
+def _init_local(env: dict[str, Any] | None, echo: Echo) -> None:
+    """A fresh local Ray; up to twice more if its raylet did not register within Ray's fixed 30 s (seen on this 2-core
+    machine at a load average of 10-18)."""
+    for attempt in (1, 2, 3):
+        try:
+            ray.init(address="local", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False,
+                     runtime_env=env)
+            return
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this timeout
+            if attempt == 3 or "timed out during startup" not in str(error):
+                raise
+            ray.shutdown()
+            echo("ray: the local node did not register within Ray's 30 s (a loaded machine?): starting it again")
 
 
 _ADDRESSES = ("the HOST:PORT of a running Ray head (as `ray start --head` prints it), auto (the cluster started on "

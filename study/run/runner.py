@@ -80,7 +80,8 @@ def prepare(study: Study, where: Mapping[str, tuple[Any, ...]] | None = None, ec
 
 def run_study(study: Study, storage: StudyStorage, resources: Resources, *, address: str | None = None,
               echo: Echo = print, chunk_size: int = CHUNK_SIZE, track: tuple[Any, ...] = (),
-              where: Mapping[str, tuple[Any, ...]] | None = None, strategy: Strategy | None = None) -> dict[str, int]:
+              where: Mapping[str, tuple[Any, ...]] | None = None, strategy: Strategy | None = None,
+              order_by: str | None = None) -> dict[str, int]:
     """Run every trial of `study` not yet on disk; returns counts of finished / failed / total trials.
 
     The study's strategy (study.run.strategies: a grid, an adaptive budget, a sampler) says which trials; a grid runs
@@ -88,9 +89,10 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     does the time of each save). `track`: trackers each trial logs its curves to (study.tracking.TrackSpec). `where`
     (grid studies; axis -> values, study.run.points): only the grid points it selects run and are counted.
     `strategy`: what :func:`prepare` returned (`study run` prepares before taking the study's lock); None: prepared
-    here.
+    here. `order_by`: an axis whose ascending values order each round's trials (the smallest models first).
     """
     strategy = strategy if strategy is not None else prepare(study, where, echo)
+    check_order_by(study, order_by)
     record = read_record(storage)
     plan = _plan(study, storage, strategy, record, echo)
     written = _write_record(study, storage, resources, record)
@@ -99,6 +101,7 @@ def run_study(study: Study, storage: StudyStorage, resources: Resources, *, addr
     if plan.remaining <= 0 and not strategy.adaptive:
         return {"finished": plan.done, "failed": 0, "total": plan.total}
     launcher = _Launcher(study, storage, resources, address, echo, track, chunk_size, strategy.records_journal)
+    launcher.order_by = order_by
     strategy.run(study, storage, launcher, plan, written)
     return strategy.counts(study, storage, plan)
 
@@ -138,8 +141,21 @@ def _budget_words(study: Study) -> str:
             f"looks at {100 * study.confidence:g}% confidence)")
 
 
+def check_order_by(study: Study, axis: str | None) -> None:
+    """``--order-by``: an axis of the study's grid whose values are numbers; else a StudyError (one line)."""
+    if axis is None:
+        return
+    numeric = [name for name, a in study.axes.items() if a.on_grid and name != "learning_rate"
+               and all(isinstance(v, int | float) for v in a.grid_values())]
+    if axis not in numeric:
+        raise StudyError(f"invalid --order-by {axis!r} for study {study.name}; allowed: an axis of numbers of its grid "
+                         f"({', '.join(numeric) or 'it has none'})")
+
+
 class _Launcher:
     """Ray started, the trial entry and its resources, the callbacks: what every Tuner run of this study shares."""
+
+    order_by: str | None = None  # an axis whose ascending values order the trials of each Tuner run
 
     def __init__(self, study: Study, storage: StudyStorage, resources: Resources, address: str | None, echo: Echo,
                  track: tuple[Any, ...], chunk_size: int, records_journal: bool) -> None:
@@ -166,6 +182,9 @@ class _Launcher:
 
     def grid(self, todo: list[Trial], stage: str) -> bool:
         """Listed trials through Ray Tune's grid (every one exactly once); False when interrupted."""
+        axis = self.order_by
+        if axis is not None:  # stable: the grid's order within a value
+            todo = sorted(todo, key=lambda trial: float(trial.point[axis]))
         progress = self._progress(len(todo), 0)
         progress.stage = stage
         recorder = [JournalRecorder(self.study, self.storage)] if self.journal is not None else []

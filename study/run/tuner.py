@@ -49,6 +49,8 @@ class Folder(tune.Callback):
     """Folds finished trial files into the study's table (study.results.table) every ``every`` finished trials or
     ``every_s`` seconds, whichever comes first; run_study also folds at the end of every Tuner run."""
 
+    said = False  # the line about a missing deltalake, once per process
+
     def __init__(self, storage: StudyStorage, echo: Echo, every: int = FOLD_EVERY, every_s: float = FOLD_EVERY_S):
         self.storage, self.echo, self.every, self.every_s = storage, echo, every, every_s
         self.since, self.last = 0, time.time()
@@ -59,6 +61,15 @@ class Folder(tune.Callback):
             self.fold(quiet=True)
 
     def fold(self, *, quiet: bool = False) -> None:
+        from analysis.data.lake import has_deltalake
+
+        self.since, self.last = 0, time.time()
+        if not has_deltalake():  # a GPU node's bundle leaves deltalake out (docs/gpu.md): the files are the rows
+            if not Folder.said:
+                self.echo("deltalake is not installed: trial files stay in trials/ (readers take them as they are; "
+                          "`study compact` folds them where deltalake is)")
+                Folder.said = True
+            return
         from study.results.table import fold_step
 
         fold_step(self.storage.location, self.echo, quiet=quiet)
