@@ -1,6 +1,6 @@
-"""`study reproduction NAME`: a run against the authors' released seeds (docs/richter2020.md). The cell test's numbers
-are checked on rows whose answer is worked out by hand; the command on a real smoke study of richter2020.fig7 against
-the shipped release."""
+"""`study reproduction NAME`: a run against the authors' released seeds (docs/richter2020.md). The cell test is checked
+against the one interval function on cells of known numbers; the command on a real smoke study of richter2020.fig7
+against the shipped release."""
 
 from __future__ import annotations
 
@@ -9,41 +9,47 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.report.reproduction import cell_test, format_cell_test
+from analysis.stats.intervals.reproduction import cell_test, format_cell_test
 from tests.cli import run_cli
 
 
-def _rows(cells: dict[tuple[str, int, float], list[float]], steps: int = 2) -> pl.LazyFrame:
-    """Rows of several evaluations per seed: each seed's best is the value given, reached at its last step."""
-    out = []
-    for (arch, d, rate), bests in cells.items():
-        for seed, best in enumerate(bests):
-            for step in range(1, steps + 1):
-                out.append({"architecture": arch, "d_model": d, "learning_rate": rate, "seed": seed, "step": step,
-                            "val_accuracy": best * step / steps})
-    return pl.LazyFrame(out)
+def _cells(cells: dict[tuple[str, int, float], tuple[float, float, int]]) -> dict[str, pl.DataFrame]:
+    """A side's cells of val_accuracy: per (architecture, d_model, learning rate) its G, seed sd and seeds."""
+    return {"val_accuracy": pl.DataFrame([{"architecture": a, "d_model": d, "learning_rate": lr, "g": g, "sd": sd,
+                                           "n_seeds": n} for (a, d, lr), (g, sd, n) in cells.items()])}
 
 
-def test_a_cell_excludes_the_authors_mean_outside_its_t_interval() -> None:
-    ours = _rows({("NAP", 8, 0.027): [0.5, 0.6, 0.7],  # mean 0.6, sd 0.1, t(0.975, 2) = 4.303: [0.3516, 0.8484]
-                  ("NAP", 16, 0.027): [0.8, 0.8, 0.8],  # no spread: an interval of one point
-                  ("max", 8, 0.027): [0.1],  # one seed: no interval, left out of the shares
-                  ("max", 16, 0.0081): [0.12, 0.14]})
-    authors = _rows({("NAP", 8, 0.027): [0.9] * 5, ("NAP", 16, 0.027000000001): [0.8] * 5,
-                     ("max", 8, 0.027): [0.2] * 5, ("max", 16, 0.0081): [0.13, 0.13, 0.13, 0.13, 0.13]}, steps=3)
-    test = cell_test(ours, authors, ["architecture", "d_model", "learning_rate"], "architecture", "val_accuracy")
+def test_a_cell_excludes_the_authors_g_outside_the_interval_a_verdict_reads() -> None:
+    """The cells both sides ran, each with the interval of G every verdict reads (the one interval function, the
+    noise model fitted on this run's cells, each end at 2.5%): a cell excludes when the authors' G lies outside it; a
+    cell with one seed has none and is left out of the shares; learning rates match to 6 digits."""
+    from analysis.stats.intervals.cell import g_interval
+    from analysis.stats.intervals.errors import Errors
+    from analysis.stats.noise import NoiseModel
+    from analysis.stats.table import cell_table
+
+    ours = _cells({("NAP", 8, 0.027): (0.6, 0.1, 3), ("NAP", 16, 0.027): (0.8, 0.01, 3),
+                   ("max", 8, 0.027): (0.1, 0.0, 1), ("max", 16, 0.0081): (0.13, 0.01, 2)})
+    authors = _cells({("NAP", 8, 0.027): (0.9, 0.01, 5), ("NAP", 16, 0.027000000001): (0.8, 0.01, 5),
+                      ("max", 8, 0.027): (0.2, 0.01, 5), ("max", 16, 0.0081): (0.13, 0.01, 5)})
+    test = cell_test(ours, authors, "val_accuracy", "architecture")
     cells = test.cells.sort("architecture", "d_model")
-    assert cells.get_column("n").to_list() == [3, 3, 1, 2]
-    nap8 = cells.row(0, named=True)
-    assert (nap8["n"], nap8["authors_n"]) == (3, 5)
-    assert nap8["lo"] == pytest.approx(0.6 - 4.302653 * 0.1 / 3 ** 0.5, abs=1e-5)
-    assert nap8["hi"] == pytest.approx(0.8484, abs=1e-4) and nap8["excludes"]
-    assert cells.get_column("excludes").to_list() == [True, False, False, False]  # 0.8 in [0.8, 0.8]; 0.13 inside
+    assert cells.get_column("n").to_list() == [3, 3, 1, 2] and cells.get_column("authors_n").to_list() == [5] * 4
+    table = cell_table(ours, "val_accuracy")
+    assert table is not None
+    noise = NoiseModel.fit(table)
+    annotated = noise.annotate(table)
+    low, high = g_interval(annotated, noise.standard_errors(annotated), Errors(0.025, 0.025), "val_accuracy")
+    expected = annotated.frame.with_columns(lo=pl.Series(low), hi=pl.Series(high)).sort("architecture", "d_model")
+    assert cells.get_column("lo").to_list() == pytest.approx(expected.get_column("lo").to_list())  # the one interval
+    assert cells.get_column("hi").to_list() == pytest.approx(expected.get_column("hi").to_list())
+    assert cells.get_column("excludes").to_list() == [True, False, False, False]  # 0.9 above NAP 8's; one seed: none
     shares = {r["architecture"]: (r["exclude"], r["cells"]) for r in test.shares().iter_rows(named=True)}
     assert shares == {"NAP": (1, 2), "max": (0, 1), "all": (1, 3)}
     text = format_cell_test(test, 0.95)
     assert "     NAP:   1 of   2 cells (50%)" in text and "     all:   1 of   3 cells (33%)" in text
-    assert "architecture=NAP, d_model=8, learning_rate=0.027: 0.600 [0.352, 0.848] (3 seeds) vs 0.900 (5 seeds)" in text
+    assert "architecture=NAP, d_model=8, learning_rate=0.027: 0.600 [" in text
+    assert "(3 seeds) vs 0.900 (5 seeds)" in text
 
 
 @pytest.mark.slow

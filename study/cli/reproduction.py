@@ -4,8 +4,8 @@
 Three parts, each from code other commands use too:
 
 1. per architecture the best G and the robustness share beside the authors' (`study compare NAME@SCALE published`);
-2. per architecture the share of cells whose interval over this run's seeds excludes the authors' mean over theirs
-   (analysis.report.reproduction);
+2. per architecture the share of cells whose interval of G over this run's seeds (the one a verdict reads) excludes
+   the authors' G over theirs (analysis.stats.intervals.reproduction);
 3. every finding's verdict on this run beside its verdict on the authors' data (`study findings NAME` and
    `study findings NAME --data published`), with the numbers of both where they disagree.
 
@@ -22,7 +22,7 @@ import polars as pl
 from study.cli.common import InputError, load_study, scale_option, storage_option, study_storage
 
 if TYPE_CHECKING:
-    from analysis.stats.findings import Verdict
+    from analysis.stats.verdicts.evaluate import Verdict
 
 
 def _findings_side_by_side(ours: list[Verdict], theirs: list[Verdict]) -> list[str]:
@@ -48,13 +48,12 @@ def _findings_side_by_side(ours: list[Verdict], theirs: list[Verdict]) -> list[s
 def reproduction_text(name: str, scale: str, storage: str, metric: str = "val_accuracy",
                       confidence: float = 0.95) -> str:
     """The three parts of the module docstring, as text."""
-    from analysis.data.reference import open_reference
     from analysis.data.rows import open_trials
-    from analysis.report.reproduction import cell_test, format_cell_test
-    from analysis.stats.training_stats import plot_axes
+    from analysis.stats.intervals.reproduction import cell_test, format_cell_test
+    from analysis.stats.training_stats import training_stats
     from study.cli.common import current_meta
     from study.cli.compare import comparison_text
-    from study.cli.findings import published_verdicts, run_verdicts
+    from study.cli.findings import published_rows, published_verdicts, run_verdicts
 
     study = load_study(name, scale)
     if not study.reference:
@@ -67,12 +66,16 @@ def reproduction_text(name: str, scale: str, storage: str, metric: str = "val_ac
              f"(published:{study.reference})", "",
              comparison_text(f"{name}@{scale}", "published", storage=storage, scale=scale, metrics=(metric,)), ""]
     ours = open_trials(target.location).lf
-    authors, _ = open_reference(study.reference)
     if ours is None:
         raise InputError(f"invalid NAME {name!r}: no readable results in {target.uri}; run `study run {name} "
                          f"--scale {scale}` first")
-    panel, x, y = plot_axes(current_meta(study, target), ours.collect_schema().names())
-    test = cell_test(ours, authors, [panel, x, y], panel, metric, confidence)
+    mine = training_stats(ours, current_meta(study, target))
+    _, _, _, authors = published_rows(study, "published")
+    try:
+        test = cell_test(mine.finding_cells(), authors.finding_cells(), metric, mine.axes.panel, confidence)
+    except ValueError as error:
+        raise InputError(f"invalid --metric {metric!r}: {error}; allowed: a metric both the run and the release "
+                         "have, e.g. val_accuracy") from None
     parts += [format_cell_test(test, confidence), ""]
     ours_head, ours_verdicts = run_verdicts(study, target)
     theirs_head, theirs_verdicts = published_verdicts(study, "published")
@@ -89,7 +92,7 @@ def reproduction_text(name: str, scale: str, storage: str, metric: str = "val_ac
               help="Level of each cell's interval over this run's seeds.")
 def reproduction(name: str, scale: str, storage: str, metric: str, confidence: float) -> None:
     """A study's results against the authors' released seeds: best G and robustness per architecture, the share of
-    cells whose interval excludes the authors' mean, every finding's verdict on both (docs/richter2020.md)."""
+    cells whose interval of G excludes the authors' G, every finding's verdict on both (docs/richter2020.md)."""
     try:
         click.echo(reproduction_text(name, scale, storage, metric, confidence))
     except pl.exceptions.ColumnNotFoundError as error:
