@@ -21,17 +21,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/study run demo --storage $(STORAGE) --report
 
-## The tests: fast unit tests and the slow ones that start a real local Ray.
+## The tests: fast unit tests and the slow ones that start a real local Ray, two at a time (pytest-xdist: each
+## module's slow tests stay on one worker, tests/conftest.py).
 ## tests/test_report_browser.py needs headless Chromium: Debian's package, installed here when missing.
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
 
 ## The fast loop (under 3 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long
 ## simulations: the `slow` marker in pyproject.toml).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 ## Lint: ruff, then mypy (strict on every package: core/, study/, search_spaces/, trainables/, analysis/; [tool.mypy] in
 ## pyproject.toml).

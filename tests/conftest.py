@@ -18,12 +18,16 @@ def _names_called(code: CodeType) -> set[str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark slow every test that uses a slow fixture or calls run_cli, so that a new one cannot forget the mark."""
+    """Mark slow every test that uses a slow fixture or calls run_cli, so that a new one cannot forget the mark; and
+    keep each module's slow tests together under pytest-xdist (`make test` runs ``pytest -n 2 --dist loadgroup``):
+    they share module-scoped fixtures (a cluster, a simulation), and at most two Rays run at once, one a worker."""
     for item in items:
         code = getattr(getattr(item, "function", None), "__code__", None)
         calls = _names_called(code) if code else set()
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or SLOW_CALLS & calls:
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
