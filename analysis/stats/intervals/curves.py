@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
 
 import polars as pl
 
@@ -36,6 +38,11 @@ class Curve:
         """The evaluations' times."""
         return self.points.frame.get_column(self.time).cast(pl.Float64).to_numpy()
 
+    @cached_property
+    def noise(self) -> tuple[Floats, Floats]:
+        """:func:`curve_noise`, fitted once per curve (every bound read on it shares the fit)."""
+        return curve_noise(self)
+
 
 def curve(rows: pl.DataFrame, metric: str, time: str) -> Curve:
     """One cell's learning curve from its rows: per value of ``time`` the seeds' mean of ``metric`` (``g``; a
@@ -50,12 +57,24 @@ def curve(rows: pl.DataFrame, metric: str, time: str) -> Curve:
     return Curve(CellTable.of(points), time)
 
 
-def cell_curve(cell: CellTable, evaluations: pl.DataFrame, keys: Sequence[str], metric: str, time: str) -> Curve:
-    """The learning curve of ``cell`` (one cell of a cell table) from its rows in ``evaluations`` (matched on
-    ``keys``); empty while it has not run."""
-    shared = [k for k in keys if k in evaluations.columns]
-    rows = evaluations.join(cell.frame.select(shared), on=shared, how="semi", nulls_equal=True)
-    return curve(rows, metric, time)
+@dataclass(frozen=True)
+class CellRows:
+    """A study's rows of every evaluation, split by cell once (its ``keys``: the cell table's keys the rows have), so
+    that each cell's curve reads its own rows without a join."""
+
+    keys: list[str]
+    parts: dict[tuple[Any, ...], pl.DataFrame]
+    empty: pl.DataFrame
+
+    @classmethod
+    def of(cls, evaluations: pl.DataFrame, keys: Sequence[str]) -> CellRows:
+        shared = [k for k in keys if k in evaluations.columns]
+        parts = evaluations.partition_by(shared, as_dict=True) if shared else {(): evaluations}
+        return cls(shared, parts, evaluations.head(0))
+
+    def curve(self, cell: CellTable, metric: str, time: str) -> Curve:
+        """The learning curve of ``cell`` (one cell of a cell table); empty while it has not run."""
+        return curve(self.parts.get(cell.frame.select(self.keys).row(0), self.empty), metric, time)
 
 
 def with_grid_noise(points: Curve, cell: CellTable, noise: NoiseModel) -> Curve:
@@ -90,10 +109,10 @@ def curve_bounds(points: Curve, metric: str, errors: Errors, union: bool,
     """Per evaluation of a curve the lower and upper end of its seed mean's interval (the one interval function,
     :func:`analysis.stats.intervals.cell.g_interval`), each at its end's error, shared over the evaluations when
     ``union`` (an end that any evaluation could make wrong: which evaluation is the first to reach a level is read
-    from the data), from the curve's standard errors (``noise``: :func:`curve_noise`'s, computed here when not
-    given); an evaluation of one seed spans the metric's range."""
+    from the data), from the curve's standard errors (``noise``: :attr:`Curve.noise` when not given); an
+    evaluation of one seed spans the metric's range."""
     m = points.points.height if union else 1
-    return g_interval(points.points, curve_noise(points) if noise is None else noise, errors, metric, (m, m))
+    return g_interval(points.points, points.noise if noise is None else noise, errors, metric, (m, m))
 
 
 def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> Estimate:
@@ -106,7 +125,7 @@ def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> E
         return Estimate(None, 0.0, math.inf)
     times = points.times()
     n, g = points.points.values(Column.N, 0.0), points.points.values(Column.G, 0.0)
-    noise = curve_noise(points)  # one fit for both kinds of end
+    noise = points.noise
     sure_low, sure_high = curve_bounds(points, metric, errors, union=True, noise=noise)
     maybe_low, maybe_high = curve_bounds(points, metric, errors, union=False, noise=noise)
     if lower_is_better(metric):  # a loss reaches a level by falling to it: the ends swap

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.stats.intervals.curves import Curve, cell_curve, curve, with_grid_noise
+from analysis.stats.intervals.curves import CellRows, Curve, curve, with_grid_noise
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.statistics import plausible_best
@@ -57,10 +57,19 @@ def best_curves(cells: CellTable, reading: Reading, errors: Errors) -> Curves:
 
 
 def curve_of(cell: CellTable, reading: Reading) -> Curve:
-    """The learning curve of one cell from the study's evaluations, its floor the cell's seed noise in the grid."""
+    """The learning curve of one cell from the study's evaluations, its floor the cell's seed noise in the grid; read
+    once per cell and time axis, shared by every finding of the metric (``reading.memo``: a curve's noise is fitted
+    once, :attr:`~analysis.stats.intervals.curves.Curve.noise`)."""
     assert reading.evaluations is not None
-    points = cell_curve(cell, reading.evaluations, reading.table.keys, reading.metric, reading.finding.time)
-    return with_grid_noise(points, cell, reading.noise)
+    if ("rows by cell",) not in reading.memo:
+        reading.memo[("rows by cell",)] = CellRows.of(reading.evaluations, reading.table.keys)
+    time = reading.finding.time
+    key = ("curve", time, cell.frame.select(reading.table.keys).row(0))
+    if key not in reading.memo:
+        points = reading.memo[("rows by cell",)].curve(cell, reading.metric, time)
+        reading.memo[key] = with_grid_noise(points, cell, reading.noise)
+    found: Curve = reading.memo[key]
+    return found
 
 
 def when(t: float, time: str) -> str:
