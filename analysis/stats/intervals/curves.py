@@ -104,15 +104,14 @@ def curve_noise(points: Curve) -> tuple[Floats, Floats]:
     return noise.standard_errors(annotated)
 
 
-def curve_bounds(points: Curve, metric: str, errors: Errors, union: bool,
-                 noise: tuple[Floats, Floats] | None = None) -> tuple[Floats, Floats]:
+def curve_bounds(points: Curve, metric: str, errors: Errors, union: bool) -> tuple[Floats, Floats]:
     """Per evaluation of a curve the lower and upper end of its seed mean's interval (the one interval function,
     :func:`analysis.stats.intervals.cell.g_interval`), each at its end's error, shared over the evaluations when
     ``union`` (an end that any evaluation could make wrong: which evaluation is the first to reach a level is read
-    from the data), from the curve's standard errors (``noise``: :attr:`Curve.noise` when not given); an
-    evaluation of one seed spans the metric's range."""
+    from the data), from the curve's standard errors (:attr:`Curve.noise`); an evaluation of one seed spans the
+    metric's range."""
     m = points.points.height if union else 1
-    return g_interval(points.points, points.noise if noise is None else noise, errors, metric, (m, m))
+    return g_interval(points.points, points.noise, errors, metric, (m, m))
 
 
 def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> Estimate:
@@ -125,9 +124,8 @@ def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> E
         return Estimate(None, 0.0, math.inf)
     times = points.times()
     n, g = points.points.values(Column.N, 0.0), points.points.values(Column.G, 0.0)
-    noise = points.noise
-    sure_low, sure_high = curve_bounds(points, metric, errors, union=True, noise=noise)
-    maybe_low, maybe_high = curve_bounds(points, metric, errors, union=False, noise=noise)
+    sure_low, sure_high = curve_bounds(points, metric, errors, union=True)  # one noise fit for both (Curve.noise)
+    maybe_low, maybe_high = curve_bounds(points, metric, errors, union=False)
     if lower_is_better(metric):  # a loss reaches a level by falling to it: the ends swap
         reached, surely, maybe = g <= level, sure_high <= level, maybe_low <= level
     else:
