@@ -22,12 +22,13 @@ demo: $(STAMP)
 	$(VENV)/bin/study run demo --storage $(STORAGE) --report
 
 ## The tests: fast unit tests and the slow ones that start a real local Ray, two at a time (pytest-xdist: each
-## module's slow tests stay on one worker, tests/conftest.py).
+## module's slow tests stay on one worker, tests/conftest.py), each worker on one torch and one polars thread (two
+## workers on two cores: more threads only fight; Ray's trial workers take one thread per CPU of theirs anyway).
 ## tests/test_report_browser.py needs headless Chromium: Debian's package, installed here when missing.
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
+	OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
 
 ## The fast loop (4 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long simulations:
 ## the `slow` marker in pyproject.toml), two workers of one torch and one polars thread each (measured 3 min 58 s,

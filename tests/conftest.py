@@ -1,13 +1,18 @@
 """Fixtures shared by the test modules."""
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from types import CodeType
 
 import pytest
 
 # What makes a test `slow` wherever it appears (pyproject.toml's marker says what slow is): these fixtures start a
 # local Ray cluster, a moto S3 server or a whole study run; run_cli runs the `study` command in a subprocess.
-SLOW_FIXTURES = {"cluster", "s3_env", "smoke_study"}
+SLOW_FIXTURES = {"cluster", "s3_env", "fig7_smoke"}
+#: Session fixtures of finished studies that tests of several modules read: their tests run on one xdist worker, so
+#: that the study runs once.
+SHARED_STUDIES = {"fig7_smoke"}
 SLOW_CALLS = {"run_cli"}
 
 
@@ -26,7 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         calls = _names_called(code) if code else set()
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or SLOW_CALLS & calls:
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("slow"):
+        shared = SHARED_STUDIES & set(getattr(item, "fixturenames", ()))
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(min(shared)))
+        elif item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
@@ -63,3 +71,20 @@ def float64(one_torch_thread: None) -> Iterator[None]:
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(before)
+
+
+@pytest.fixture(scope="session")
+def fig7_smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished ``study run richter2020.fig7 --scale smoke`` (its study directory), made once per session by the
+    real CLI; tests read it and write nothing into it. NOTEBOOK_STUDY_DIR: a study directory you already have."""
+    from tests.cli import ROOT, run_cli
+
+    given = os.environ.get("NOTEBOOK_STUDY_DIR")
+    if given:
+        return Path(given).resolve()
+    storage = tmp_path_factory.mktemp("fig7_smoke").resolve()
+    result = run_cli("run", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage), timeout=540, cwd=ROOT)
+    assert result.returncode == 0, "the shared fig7 smoke study failed:\n" + result.stdout + result.stderr
+    study_dir = storage / "richter2020.fig7.smoke"
+    assert (study_dir / "study.json").is_file()
+    return study_dir

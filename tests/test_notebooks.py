@@ -1,20 +1,20 @@
 """Every notebook in notebooks/ runs end to end on a real smoke-scale dataset.
 
-The dataset is made once per session by the real CLI (``study run richter2020.fig7 --scale smoke``,
-a local Ray, about 20 s); each notebook (a jupytext percent-format ``.py``) is converted to ipynb and
-executed with nbclient in a fresh kernel with ``STUDY_DIR`` pointing at it. A cell that raises fails
-the test; each notebook must also produce a figure, and the custom question must print its slopes.
+The dataset is made once per session by the real CLI (tests/conftest.py's ``fig7_smoke``: ``study run
+richter2020.fig7 --scale smoke``, a local Ray, about 20 s; NOTEBOOK_STUDY_DIR names one you already have); each
+notebook (a jupytext percent-format ``.py``) is converted to ipynb and executed with nbclient in a fresh kernel with
+``STUDY_DIR`` pointing at it. A cell that raises fails the test; each notebook must also produce a figure, and the
+custom question must print its slopes.
 """
 
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.cli import ROOT, run_cli
+from tests.cli import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 ALLOWED_IMPORTS = {"analysis", "polars", "numpy", "matplotlib", "seaborn", "os", "pathlib", "math", "json"}
@@ -35,19 +35,6 @@ def test_there_are_notebooks_and_they_import_only_analysis_and_plotting() -> Non
         assert "STUDY_DIR" in path.read_text()
 
 
-@pytest.fixture(scope="session")
-def smoke_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("NOTEBOOK_STUDY_DIR")  # a dataset you already have: skips the 20 s study run
-    if given:
-        return Path(given).resolve()
-    storage = tmp_path_factory.mktemp("notebook_data").resolve()
-    result = run_cli("run", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage), timeout=540, cwd=ROOT)
-    assert result.returncode == 0, "the smoke study for the notebooks failed:\n" + result.stdout + result.stderr
-    study_dir = storage / "richter2020.fig7.smoke"
-    assert (study_dir / "study.json").is_file()
-    return study_dir
-
-
 def _outputs(nb: object, kind: str) -> list[str]:
     """Every output of ``kind`` (``"image/png"`` or ``"text"``) of the executed notebook."""
     out = []
@@ -62,12 +49,12 @@ def _outputs(nb: object, kind: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_end_to_end(path: Path, smoke_study: Path, tmp_path: Path,
+def test_notebook_runs_end_to_end(path: Path, fig7_smoke: Path, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import jupytext  # the test extra: jupytext, nbclient, nbformat, ipykernel (missing = failure, not a skip)
     from nbclient import NotebookClient
 
-    monkeypatch.setenv("STUDY_DIR", str(smoke_study))
+    monkeypatch.setenv("STUDY_DIR", str(fig7_smoke))
     nb = jupytext.read(path)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}})
     try:

@@ -53,10 +53,9 @@ def test_a_cell_excludes_the_authors_g_outside_the_interval_a_verdict_reads() ->
 
 
 @pytest.mark.slow
-def test_the_command_puts_a_smoke_run_beside_the_release(tmp_path: Path) -> None:
-    ran = run_cli("run", "richter2020.fig7", "--scale", "smoke", "--storage", str(tmp_path))
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    done = run_cli("reproduction", "richter2020.fig7", "--scale", "smoke", "--storage", str(tmp_path))
+def test_the_command_puts_a_smoke_run_beside_the_release(fig7_smoke: Path) -> None:
+    storage = fig7_smoke.parent  # a finished smoke run (tests/conftest.py)
+    done = run_cli("reproduction", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage))
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "against the authors' seeds (published:richter2020/mode__var_dim)" in out
@@ -71,7 +70,7 @@ def test_the_command_puts_a_smoke_run_beside_the_release(tmp_path: Path) -> None
     assert "findings: this run | the authors' data" in out
     assert "  NOT CHECKED | NOT CHECKED agree: Fig. 7 (Sec. 5.3, obs. 1): sum pooling works well" in out
     assert "4 of 4 finding(s) reach the same verdict on both" in out
-    bad = run_cli("reproduction", "richter2020.fig7", "--scale", "smoke", "--storage", str(tmp_path),
+    bad = run_cli("reproduction", "richter2020.fig7", "--scale", "smoke", "--storage", str(storage),
                   "--confidence", "1.5")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "Error: invalid --confidence 1.5; allowed: a number between 0 and 1"]

@@ -1,5 +1,5 @@
 """``python -m study.cli``: the `study` command."""
 
-from study.cli import main
+from study.cli import command_line
 
-main()
+command_line()
