@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.cli import ROOT
 
 #: Tune's callback census: does counting one callback import the tracking integrations (and their libraries)?
@@ -29,6 +31,7 @@ def _census_imports(skip: bool) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow  # three Pythons that import Ray Tune
 def test_a_run_does_not_import_the_trackers_to_count_its_callbacks() -> None:
     # Ray's own census imports them (mlflow and wandb are installed with the [test] extra): what the skip saves
     assert _census_imports(skip=False) == "['mlflow', 'ray.air.integrations.mlflow', 'ray.air.integrations.wandb', " \
@@ -51,6 +54,7 @@ def test_a_local_ray_prestarts_no_idle_workers() -> None:
             os.environ["RAY_prestart_worker_first_driver"] = before
 
 
+@pytest.mark.slow  # three `study` processes
 def test_the_command_keeps_its_output_and_exit_status_through_its_quick_exit() -> None:
     """``study`` ends with os._exit after Python's exit steps (study.cli.command_line): every line printed arrives,
     and the status is the command's (0; 2 for a usage error; 1 for ``sys.exit("message")``)."""

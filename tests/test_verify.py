@@ -6,6 +6,9 @@ found and named; another machine's drift is told apart from a real change by the
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -34,15 +37,31 @@ STUDY = Study(name="test.verify", goal="trials trained twice", tasks=("mode",),
                      "d_model": 8}, seeds=(0, 1, 2))
 
 
-@pytest.fixture
-def finished(tmp_path, one_torch_thread) -> StudyStorage:
-    """The study, every trial run in-process, with the study.json `study run` writes."""
-    storage = StudyStorage(str(tmp_path / "results"), STUDY.directory)
-    for config in STUDY.grid():
-        run_trial(STUDY, storage, {n: config[n] for n in STUDY.axes})
+@pytest.fixture(scope="module")
+def trained_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study, every trial run in-process once for the module (one torch thread), with the study.json `study
+    run` writes: the storage root that each test gets a copy of."""
+    import torch
+
+    root = tmp_path_factory.mktemp("verify") / "results"
+    storage = StudyStorage(str(root), STUDY.directory)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for config in STUDY.grid():
+            run_trial(STUDY, storage, {n: config[n] for n in STUDY.axes})
+    finally:
+        torch.set_num_threads(threads)
     run = run_record(Resources()).replace(plugins=())  # as its rows: no plugin of yours made them
     storage.write_json("study.json", {**STUDY.to_json(), "run": run.model_dump(mode="json")})
-    return storage
+    return root
+
+
+@pytest.fixture
+def finished(trained_once: Path, tmp_path: Path, one_torch_thread: None) -> StudyStorage:
+    """A copy of the trained study of its own for each test (tests change its trial files)."""
+    shutil.copytree(trained_once, tmp_path / "results")
+    return StudyStorage(str(tmp_path / "results"), STUDY.directory)
 
 
 def _rewrite(storage: StudyStorage, key: str, change) -> None:
