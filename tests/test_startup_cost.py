@@ -41,17 +41,14 @@ def test_a_run_does_not_import_the_trackers_to_count_its_callbacks() -> None:
 
 def test_a_local_ray_prestarts_no_idle_workers() -> None:
     import os
+    from unittest import mock
 
     from study.run.ray_env import ray_environment
 
-    before = os.environ.pop("RAY_prestart_worker_first_driver", None)
-    try:
+    with mock.patch.dict(os.environ):  # every variable the call sets is undone after
+        os.environ.pop("RAY_prestart_worker_first_driver", None)
         ray_environment(None)
         assert os.environ["RAY_prestart_worker_first_driver"] == "0"
-    finally:
-        os.environ.pop("RAY_prestart_worker_first_driver", None)
-        if before is not None:
-            os.environ["RAY_prestart_worker_first_driver"] = before
 
 
 @pytest.mark.slow  # three `study` processes
