@@ -1,5 +1,6 @@
 """What every `study` command pays before and after its work: nothing it does not need (each of these costs seconds
-per command on a 2-core machine, measured in bench/README.md, section "The cost of one `study run`")."""
+per command on a 2-core machine, measured in bench/README.md, section (14), "what one `study` command costs around its
+work")."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def _census_imports(skip: bool) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.slow  # three Pythons that import Ray Tune
+@pytest.mark.slow  # two Pythons that import Ray Tune
 def test_a_run_does_not_import_the_trackers_to_count_its_callbacks() -> None:
     # Ray's own census imports them (mlflow and wandb are installed with the [test] extra): what the skip saves
     assert _census_imports(skip=False) == "['mlflow', 'ray.air.integrations.mlflow', 'ray.air.integrations.wandb', " \

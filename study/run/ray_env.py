@@ -14,7 +14,7 @@ def ray_environment(address: str | None) -> None:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     # A local Ray prestarts one idle worker per CPU for the first driver, without its runtime_env; a study's trials
     # always carry one (trainables.plugins.runtime_env), so Ray starts their workers afresh and the prestarted ones
-    # only cost CPU (1.7 s of CPU per `study run` on a 2-core machine). Read by the raylet this driver starts.
+    # only cost CPU (1.8 s of CPU per `study run` on a 2-core machine). Read by the raylet this driver starts.
     os.environ.setdefault("RAY_prestart_worker_first_driver", "0")
     # Clusters from `ray start` (Ray >= 2.60) require token authentication, but a client only sends the
     # token (~/.ray/auth_token or RAY_AUTH_TOKEN) when told to.
