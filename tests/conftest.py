@@ -36,6 +36,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
         elif item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    # Slow tests first: xdist's loadgroup queues groups by their test count, ties in collection order, so a slow
+    # module of one test among the fast ones would start last and run alone at the end; the fast tests fill the tail.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
