@@ -138,6 +138,11 @@ class Finding(Schema):
     #: the cell of ``where`` the time-axis bounds read: ``best`` (the cell with the best G) or ``any`` (some cell:
     #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.kinds.any_cell`)
     cell: str = "best"
+    #: None: the time-axis bounds read the seed mean's curve. m: a sentence about the seeds ("all 5 random seeds follow
+    #: this pattern": 5) - ``reached_by``, ``still_holds`` and ``learned_then_unlearned`` are read on each seed's own
+    #: curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
+    #: (:mod:`analysis.stats.kinds.per_seed`)
+    seeds_show: int | None = None
     #: Bounds of kinds beyond the fields above - a kind of yours, registered from your own module (docs/extending.md):
     #: the kind's registered name -> its argument, in the shape that kind reads; an unknown name is refused before
     #: anything trains.
@@ -231,6 +236,11 @@ class Finding(Schema):
         if self.cell != "best" and (not self.timed() or self.faster_than):
             raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
                                                       "(the cell those read), and with faster_than (two best cells)")
+        if self.seeds_show is not None and (isinstance(self.seeds_show, bool) or not isinstance(self.seeds_show, int)
+                                            or self.seeds_show < 1 or not self.timed() or self.faster_than):
+            raise fail(f"seeds_show of {named}", self.seeds_show,
+                       "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
+                       "(faster_than compares two mean curves: not per seed)")
         if not self.timed():
             return
         if self.statistic != "best":

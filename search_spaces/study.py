@@ -207,6 +207,10 @@ class Study(Schema):
             for value in finding.panel_values():
                 if panel_values is not None and value not in panel_values:
                     raise fail(f"{self.plot.panel} value of {named}", value, ", ".join(panel_values))
+            least = finding.seeds_show
+            if least is not None and finding.checked_at(self.scale) and least > len(self.seeds):
+                raise fail(f"seeds_show of {named}", finding.seeds_show,
+                           f"1 .. {len(self.seeds)} (the study's seeds at scale {self.scale})")
 
     def _panel_values(self) -> tuple[str, ...] | None:
         """The panel axis's values at every scale (as strings); None when there is nothing to check against (the

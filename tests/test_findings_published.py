@@ -28,8 +28,9 @@ EXPECTED = {
     # 7.1% [0.0, 16.3]; the opposite at 6.6e-5: argmin leads first by 20 points at epoch 4 [epoch 1, never]
     ("richter2020.fig3", "paper"): [Status.PARTIAL, Status.PASS, Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED,
      Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED,
-                                    Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED],
-    ("richter2020.fig3", "cpu"): [Status.NOT_CHECKED] * 11,
+                                    Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED,
+                                    Status.UNDECIDED],  # #12 per seed: 5 of 5, 1/32 above a cell of 8's 0.63%
+    ("richter2020.fig3", "cpu"): [Status.NOT_CHECKED] * 12,
     # Fig. 5/14 on the first-token release (issue 48: each cell's seed noise from its grid neighbours, so a cell next to
     # cells whose seeds split is not trusted at its own spread): obs. 1 - max's share of first-case cells is 97.5%
     # [88.8, 100.0] against 90%; obs. 3 - NAP's best all-cases cell (5 seeds at 93-96%) sits beside a cell whose seeds
@@ -59,7 +60,7 @@ EXPECTED = {
     # Table 5's bold (NAP's worst seed above every other's best seed: S = 64 and 256 training, 256 validation): on the
     # release the seeds separate in all three, but the lead of G over MTE and sum at S = 64 (+2.3 [-2.3, +22.8], +0.4
     # [-2.3, +3.3]) and over BERT at S = 256 (+10.2 [-7.1, +32.1]; validation +11.3 [-12.1, +38.8]) holds zero
-    ("richter2020.fig16", "paper"): [Status.PASS] * 11 + [Status.UNDECIDED] * 7,
+    ("richter2020.fig16", "paper"): [Status.PASS] * 11 + [Status.UNDECIDED] * 4 + [Status.PASS] * 3,
     ("richter2020.fig16", "cpu"): [Status.NOT_CHECKED, Status.PASS, Status.PASS,
      Status.PASS] + [Status.NOT_CHECKED] * 14,
     # App. E's "none of these improvements is significant" as equivalence (at most 2 points ahead, two one-sided
@@ -139,12 +140,16 @@ def _reversed(finding: Finding) -> Finding:
     upper bound, and a comparison's two regions (or two sides) swapped."""
     if finding.versus_where is not None:
         return finding.replace(where=finding.versus_where, versus_where=finding.where)
-    ahead: dict[str, tuple[str, ...]] = {}
-    for a, bs in finding.ahead.items():
-        for b in bs:
-            ahead[b] = (*ahead.get(b, ()), a)
+    def swapped(pairs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        turned: dict[str, tuple[str, ...]] = {}
+        for a, bs in pairs.items():
+            for b in bs:
+                turned[b] = (*turned.get(b, ()), a)
+        return turned
+
     return finding.replace(below={k: v - 1e-6 for k, v in finding.above.items() if k not in finding.below},
-                           above={k: v + 1e-6 for k, v in finding.below.items()}, ahead=ahead)
+                           above={k: v + 1e-6 for k, v in finding.below.items()}, ahead=swapped(finding.ahead),
+                           worst_beats_best=swapped(finding.worst_beats_best))
 
 
 @pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5", "richter2020.fig7", "richter2020.fig16",
@@ -406,20 +411,24 @@ def test_fig1_findings_pass_on_the_measurement_itself() -> None:
     assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [Status.FAIL, Status.FAIL]
 
 
-def test_table5_bold_on_the_release_seeds_separate_but_the_lead_is_not_beyond_noise() -> None:
+def test_table5_bold_on_the_release_seeds_separate_beyond_chance_with_the_lead_of_g_open() -> None:
     """Table 5's bold numbers (NAP's worst seed above every other's best: S = 64 and 256 training, 256 validation) as
     ``worst_beats_best``: on the authors' runs NAP's seeds are above every other architecture's in all 15 pairs, as the
-    paper prints; what leaves each UNDECIDED is the interval of the lead of G (MTE, sum at S = 64; BERT at 256)."""
+    paper prints, by more than relabeled seeds of no difference separate at their best learning rates (at most 1% a
+    pair): PASS by the paper's criterion alone, though the lead of G holds zero against MTE and sum at S = 64 and BERT
+    at 256."""
     study = get_study("richter2020.fig16")
     verdicts = [v for f, v in zip(study.findings, _verdicts(study), strict=True) if f.worst_beats_best]
     assert [v.finding.where for v in verdicts] == [{"vocab_size": (64,)}, {"vocab_size": (256,)},
                                                    {"vocab_size": (256,)}]
-    assert [v.status for v in verdicts] == [Status.UNDECIDED] * 3
+    assert [v.status for v in verdicts] == [Status.PASS] * 3
     checks = [c for v in verdicts for c in v.checks]
     assert len(checks) == 15 and all(re.search(r"separation \+\d", c.text()) for c in checks)
-    open_ = {(v.finding.metric, c.versus) for v in verdicts for c in v.checks if c.state == "undecided"}
-    assert open_ == {("train_accuracy", "MTE"), ("train_accuracy", "sum"), ("train_accuracy", "BERT"),
-                     ("val_accuracy", "BERT")}
+    chances = [float(re.search(r"without a difference ([\d.]+)%", c.text()).group(1)) for c in checks]  # type: ignore[union-attr]
+    assert max(chances) < 1.0 and "allowed 1%" in checks[0].text()
+    open_lead = {(v.finding.metric, c.versus) for v in verdicts for c in v.checks if c.estimate.low < 0}
+    assert open_lead == {("train_accuracy", "MTE"), ("train_accuracy", "sum"), ("train_accuracy", "BERT"),
+                         ("val_accuracy", "BERT")}
     s64_mte = next(c for c in verdicts[0].checks if c.versus == "MTE")
     assert "worst seed 99.6% (5 seeds) against the best seed of MTE (best at vocab_size in {64}) 98.0%" in \
         s64_mte.text()

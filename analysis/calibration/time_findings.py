@@ -15,12 +15,13 @@ that reaches the level and one or two evaluations either side; a last value, a d
 and one or two evaluations either side.
 
 **worst_beats_best** is a claim about the seeds run ("A's worst seed beats B's best") and, at the finding's confidence,
-about the architectures ("A is better": the lead of A's G over B's above zero). Only the second is an inference, so
-its truth is the sign of the true lead (the truth gives every seed its cell's G): a PASS is wrong where A is not
-better, a FAIL where A is; but a FAIL on the seeds run overlapping with every seed the study runs is a fact of those
-seeds, not a claim of confidence (:class:`analysis.stats.kinds.worst_beats_best.WorstBeatsBest`): :func:`overlap_fact`
-counts it apart, never wrong. It has no margin, so its bounds are pairs of panel values at true leads near zero
-(both ways), at an exact tie, and far apart.
+about the architectures ("A is better": seeds of no difference would not separate as far at their best cells, the
+permutation chance of :func:`analysis.stats.kinds.worst_beats_best.separation_chance`). Only the second is an
+inference, so its truth is the sign of the true lead (the truth gives every seed its cell's G): a PASS is wrong where
+A is not better, a FAIL where A is; but a FAIL on the seeds run overlapping with every seed the study runs is a fact
+of those seeds, not a claim of confidence (:class:`analysis.stats.kinds.worst_beats_best.WorstBeatsBest`):
+:func:`overlap_fact` counts it apart, never wrong. It has no margin, so its bounds are pairs of panel values at true
+leads near zero (both ways), at an exact tie, and far apart.
 """
 
 from __future__ import annotations

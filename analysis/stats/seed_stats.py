@@ -34,16 +34,15 @@ def seed_at_best(seeds: pl.LazyFrame, picks: Sequence[tuple[pl.DataFrame, str, p
 
 
 def seed_columns(per_seed: pl.DataFrame, at_best: pl.DataFrame | None, by: Sequence[str]) -> dict[str, pl.DataFrame]:
-    """Per cell-table column (``sd``, ``lift``, ``gmd``, ``gmd_var``, ``worst_seed``, ``best_seed``) a frame of ``by``
+    """Per cell-table column (``sd``, ``lift``, ``gmd``, ``gmd_var``, ``seeds``) a frame of ``by``
     and one column per metric: the seed noise and lift from ``at_best`` (:func:`seed_at_best`; without it, the sd of
-    the seeds' bests), the mean difference and its jackknife, and the lowest and highest of the seeds' values, from
+    the seeds' bests), the mean difference and its jackknife, and every seed's value (a list, in seed order), from
     ``per_seed`` (each seed's best over training)."""
     out = dict(zip(("sd", "lift"), _noise(at_best, by), strict=True)) if at_best is not None else \
         {"sd": _per_cell(per_seed, by, lambda m: pl.col(m).std().fill_null(0.0))}
     return {**out, "gmd": _per_cell(per_seed, by, _mean_difference),
             "gmd_var": _per_cell(per_seed, by, _mean_difference_variance),
-            "worst_seed": _per_cell(per_seed, by, lambda m: pl.col(m).min()),
-            "best_seed": _per_cell(per_seed, by, lambda m: pl.col(m).max())}
+            "seeds": _per_cell(per_seed, by, lambda m: pl.col(m).sort_by("seed"))}
 
 
 def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[str], pl.Expr]) -> pl.DataFrame:

@@ -45,8 +45,7 @@ class Column(StrEnum):
     LIFT = "lift"
     GMD = "gmd"
     GMD_VAR = "gmd_var"
-    WORST_SEED = "worst_seed"
-    BEST_SEED = "best_seed"
+    SEEDS = "seeds"
     N = "n"
     PRIOR_VAR = "prior_var"
     PRIOR_DF = "prior_df"
@@ -62,16 +61,17 @@ MEANING: dict[Column, str] = {
     Column.LIFT: "how far G lies above the mean of the cell's best evaluations (what picking the best adds); >= 0",
     Column.GMD: "the mean absolute difference between two seeds' bests (Gini's; the spread statistic's)",
     Column.GMD_VAR: "the jackknife variance of gmd (three seeds or more)",
-    Column.WORST_SEED: "the lowest of the seeds' bests over training",
-    Column.BEST_SEED: "the highest of the seeds' bests over training",
+    Column.SEEDS: "each seed's best over training (a loss: its lowest; a seed without a finite value: the metric's "
+                  "worst), in seed order: a list",
     Column.N: "the seeds the cell has (0: not run yet)",
     Column.PRIOR_VAR: "the seed-noise model's prior variance for the cell (null until annotated)",
     Column.PRIOR_DF: "the degrees of freedom that prior counts for (null until annotated)",
 }
 VALUES: tuple[str, ...] = tuple(Column)
 #: The per-seed statistics a combination of columns does not have (null in its table).
-SEED_VALUES = (Column.LIFT, Column.GMD, Column.GMD_VAR, Column.WORST_SEED, Column.BEST_SEED)
-_FLOATS = [c for c in Column if c is not Column.N]
+SEED_VALUES = (Column.LIFT, Column.GMD, Column.GMD_VAR, Column.SEEDS)
+_FLOATS = [c for c in Column if c not in (Column.N, Column.SEEDS)]
+_SEEDS_TYPE = pl.List(pl.Float64)
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,8 @@ class CellTable:
         values = [(pl.col(c).cast(pl.Float64) if c in have else pl.lit(fills.get(c), pl.Float64)).alias(c)
                   for c in _FLOATS]
         n = (pl.col(Column.N) if Column.N in have else pl.lit(1)).cast(pl.Int64).alias(Column.N)
-        return cls(frame.select(*keys, *values, n).select(*keys, *VALUES), keys)
+        seeds = (pl.col(Column.SEEDS) if Column.SEEDS in have else pl.lit(None)).cast(_SEEDS_TYPE).alias(Column.SEEDS)
+        return cls(frame.select(*keys, *values, n, seeds).select(*keys, *VALUES), keys)
 
     @property
     def height(self) -> int:
@@ -110,6 +111,10 @@ class CellTable:
         read these columns thousands of times on small tables."""
         values = self.frame.get_column(column).to_numpy().astype(float)  # a null comes out NaN
         return values if math.isnan(fill) else np.where(np.isnan(values), fill, values)
+
+    def seed_values(self) -> list[Floats | None]:
+        """Per cell its seeds' values (:data:`MEANING` of ``seeds``), None where the data has none."""
+        return [None if v is None else np.asarray(v, dtype=float) for v in self.frame.get_column(Column.SEEDS)]
 
     def replace(self, frame: pl.DataFrame) -> CellTable:
         """The same keys over ``frame`` (these cells, some of them or with changed values; the same columns)."""
@@ -155,7 +160,8 @@ class CellTable:
             return self
         filler = missing.with_columns(*(pl.col(c).cast(table.schema[c]) for c in keys),
                                       **{c: pl.lit(0.0 if c in (Column.SD, Column.LIFT) else None, pl.Float64)
-                                         for c in _FLOATS}, n=pl.lit(0, pl.Int64))
+                                         for c in _FLOATS}, n=pl.lit(0, pl.Int64),
+                                      seeds=pl.lit(None, _SEEDS_TYPE))
         other = [c for c in table.columns if c not in filler.columns]
         filler = filler.with_columns(*(pl.lit(None).cast(table.schema[c]).alias(c) for c in other))
         return self.replace(pl.concat([table, filler.select(table.columns)]))
@@ -182,7 +188,8 @@ def cell_table(cells: Mapping[str, pl.DataFrame], metric: str) -> CellTable | No
     g = combine(metric, [pl.col(f"g{i}") for i in range(len(columns))])
     sd = combined_sd(metric, [pl.col(f"s{i}") for i in range(len(columns))])
     combined = joined.select(*keys, g.alias(Column.G), sd.alias(Column.SD), Column.N)
-    return CellTable.of(combined.with_columns(**{c: pl.lit(None, pl.Float64) for c in SEED_VALUES}))
+    return CellTable.of(combined.with_columns(**{c: pl.lit(None, _SEEDS_TYPE if c is Column.SEEDS else pl.Float64)
+                                                 for c in SEED_VALUES}))
 
 
 def _normalised(frame: pl.DataFrame, metric: str) -> CellTable:

@@ -72,9 +72,13 @@ class CellRows:
         parts = evaluations.partition_by(shared, as_dict=True) if shared else {(): evaluations}
         return cls(shared, parts, evaluations.head(0))
 
+    def rows(self, cell: CellTable) -> pl.DataFrame:
+        """The rows of ``cell`` (one cell of a cell table): every seed's evaluations; empty while it has not run."""
+        return self.parts.get(cell.frame.select(self.keys).row(0), self.empty)
+
     def curve(self, cell: CellTable, metric: str, time: str) -> Curve:
         """The learning curve of ``cell`` (one cell of a cell table); empty while it has not run."""
-        return curve(self.parts.get(cell.frame.select(self.keys).row(0), self.empty), metric, time)
+        return curve(self.rows(cell), metric, time)
 
 
 def with_grid_noise(points: Curve, cell: CellTable, noise: NoiseModel) -> Curve:

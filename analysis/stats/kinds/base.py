@@ -139,6 +139,8 @@ class Check:
     percent: bool = True  # an accuracy, shown in percent (a loss or an output scale: in its own unit)
     #: the number and what it is held against, in words, where the kind writes them itself
     detail: str = ""
+    #: what leaves the bound open when it is undecided, in words (a verdict's reason names it)
+    open_because: str = "an interval holds the bound"
 
     @property
     def relation(self) -> str:

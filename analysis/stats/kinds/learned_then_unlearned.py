@@ -10,10 +10,12 @@ from typing import ClassVar
 from analysis.stats.intervals.curves import first_reached, last_value
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation
+from analysis.stats.kinds.per_seed import ShownBy, first_at_or_past, is_loss
 from analysis.stats.kinds.text import percent_text, point_text, span_text, unit
 from analysis.stats.kinds.time_axis import CurvesOf, judged, reaching, read, span
 from analysis.stats.kinds.time_kind import TimeKind
 from analysis.stats.metric import lower_is_better
+from analysis.stats.table import Floats
 from search_spaces.finding import Finding
 
 
@@ -52,6 +54,15 @@ class LearnedThenUnlearned(TimeKind):
                             f"{percent_text(last.value, pct)} {span_text(last, percent=pct)}, required "
                             f"{'>=' if loss else '<='} {percent_text(target, pct)} (a drop of "
                             f"{point_text(self.drop, pct).lstrip('+')}{unit(pct)})")
+
+    def shown_by(self, reading: Reading) -> ShownBy:
+        level, loss = reading.finding.level, is_loss(reading)
+        target = level + self.drop if loss else level - self.drop
+
+        def shown(times: Floats, values: Floats) -> bool:
+            learned = math.isfinite(first_at_or_past(times, values, level, loss))
+            return learned and bool(values[-1] >= target if loss else values[-1] <= target)
+        return shown
 
     def points_to_failing(self, check: Check) -> bool:
         return True

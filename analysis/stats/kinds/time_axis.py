@@ -56,17 +56,28 @@ def best_curves(cells: CellTable, reading: Reading, errors: Errors) -> Curves:
     return [curve_of(plausible.cell(i), reading) for i in range(plausible.height)], errors.halved()
 
 
+def rows_by_cell(reading: Reading) -> CellRows:
+    """The study's evaluations split by cell, once per reading (``reading.memo``)."""
+    assert reading.evaluations is not None
+    if ("rows by cell",) not in reading.memo:
+        reading.memo[("rows by cell",)] = CellRows.of(reading.evaluations, reading.table.keys)
+    rows: CellRows = reading.memo[("rows by cell",)]
+    return rows
+
+
+def rows_of(cell: CellTable, reading: Reading) -> pl.DataFrame:
+    """The evaluations of one cell, every seed's (empty: not run yet)."""
+    return rows_by_cell(reading).rows(cell)
+
+
 def curve_of(cell: CellTable, reading: Reading) -> Curve:
     """The learning curve of one cell from the study's evaluations, its floor the cell's seed noise in the grid; read
     once per cell and time axis, shared by every finding of the metric (``reading.memo``: a curve's noise is fitted
     once, :attr:`~analysis.stats.intervals.curves.Curve.noise`)."""
-    assert reading.evaluations is not None
-    if ("rows by cell",) not in reading.memo:
-        reading.memo[("rows by cell",)] = CellRows.of(reading.evaluations, reading.table.keys)
     time = reading.finding.time
     key = ("curve", time, cell.frame.select(reading.table.keys).row(0))
     if key not in reading.memo:
-        points = reading.memo[("rows by cell",)].curve(cell, reading.metric, time)
+        points = rows_by_cell(reading).curve(cell, reading.metric, time)
         reading.memo[key] = with_grid_noise(points, cell, reading.noise)
     found: Curve = reading.memo[key]
     return found

@@ -210,7 +210,7 @@ def _verdict(finding: Finding, metric: str, checks: tuple[Check, ...], missing_n
         return Verdict(finding, metric, Status.FAIL, checks, note, basis)
     if State.UNDECIDED in states:
         not_run = any(c.estimate.not_run for c in checks if c.state == State.UNDECIDED)
-        why = "not decided: an interval holds the bound"
+        why = "not decided: " + ", ".join(dict.fromkeys(c.open_because for c in checks if c.state == State.UNDECIDED))
         if not_run:
             why += f"; cells not run yet could move it ({missing_note or 'the grid is incomplete'})"
         return Verdict(finding, metric, Status.UNDECIDED, checks, f"{why}; {note}" if note else why, basis)
