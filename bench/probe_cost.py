@@ -1,0 +1,97 @@
+"""What probes cost a trial (issue 58): one evaluation window of each family at its cpu scale, probes on and off.
+
+A window is ``eval_every`` training steps (epochs) and the evaluation after them, what a trial repeats: the probes run
+once per evaluation, so their share of a window is their share of the trial. Each family trains one seed through
+its own ``train`` at the settings of its cpu-scale study (the CTL rows of ``csordas2021.table1``: NDR and the
+Transformer at d = 32, 11 / 14 shared layers, batch 128, evaluation every 250 steps on 1,000 samples per set;
+Gros' ladder cell N = 4, tau = 2, N_con = 32: 100 epochs per evaluation on 100 series; Richter's fig7: MTE and NAP on
+mode, d = 32, evaluation every 100 steps on 8 batches), probes off and on alternately, ``--runs`` times; the table
+gives the medians and their ratio::
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/probe_cost.py --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from search_spaces.csordas2021 import CPU_EVAL_EVERY, CPU_SETTINGS
+from search_spaces.richter2020 import CPU_BUDGET
+
+
+def ctl(model: str) -> Callable[[bool], None]:
+    from trainables.csordas2021.config import CTLConfig
+    from trainables.csordas2021.family import train
+
+    settings = {k: v for k, v in CPU_SETTINGS[model].items() if k != "n_steps"}
+
+    def run(probes: bool) -> None:
+        cfg = CTLConfig(model=model, n_steps=CPU_EVAL_EVERY, eval_every=CPU_EVAL_EVERY, eval_samples=1000,
+                        probes=probes or None, **settings)  # type: ignore[arg-type]
+        train([cfg], [0], packed=False)
+    return run
+
+
+def gros(attention: str) -> Callable[[bool], None]:
+    from trainables.gros2024.config import GrosConfig
+    from trainables.gros2024.family import train
+
+    def run(probes: bool) -> None:
+        cfg = GrosConfig(task="nt", basis=4, delay=2, n_context=32, attention=attention, n_epochs=100, eval_every=100,
+                         final_eval_series=0, probes=probes or None)
+        train([cfg], [0], packed=True)
+    return run
+
+
+def richter(architecture: str) -> Callable[[bool], None]:
+    from trainables.richter2020.config import TrainConfig
+    from trainables.richter2020.loop import train_members
+
+    def run(probes: bool) -> None:
+        budget: dict[str, Any] = {**CPU_BUDGET, "n_steps": CPU_BUDGET["eval_every"]}
+        cfg = TrainConfig(architecture=architecture, task="mode", d_model=32, learning_rate=1e-3,
+                          probes=probes or None, **budget)
+        train_members([cfg], [0], pack=1)
+    return run
+
+
+CASES: dict[str, Callable[[bool], None]] = {
+    "csordas2021 NDR": ctl("NDR"), "csordas2021 Transformer": ctl("Transformer"),
+    "gros2024 EA": gros("ea"), "gros2024 DPA": gros("dpa"),
+    "richter2020 MTE": richter("MTE"), "richter2020 NAP": richter("NAP"),
+}
+
+
+def timed(run: Callable[[bool], None], probes: bool) -> float:
+    start = time.perf_counter()
+    run(probes)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print("| family, model | probes off (s) | probes on (s) | on / off |")
+    print("|---|---|---|---|")
+    for name in args.cases:
+        run = CASES[name]
+        run(False)  # one-time costs (the CTL data, first steps) outside the timing
+        off, on = [], []
+        for _ in range(args.runs):
+            off.append(timed(run, False))
+            on.append(timed(run, True))
+        a, b = statistics.median(off), statistics.median(on)
+        print(f"| {name} | {a:.2f} | {b:.2f} | {b / a:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
