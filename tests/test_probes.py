@@ -268,3 +268,27 @@ def test_the_column_names_follow_the_documented_scheme() -> None:
 
 def _never(*_args: object, **_kwargs: object) -> Any:
     raise AssertionError("a trial without probes ran a probe")
+
+
+def test_a_study_that_asks_writes_probe_columns_to_its_trial_file(tmp_path: Any) -> None:
+    """Through the Tune adapter (no Ray): the `probes` column and the probe columns reach the trial's Parquet file."""
+    from pathlib import Path
+
+    import polars as pl
+
+    from search_spaces import Study
+    from study.results.storage import StudyStorage
+    from study.trial.resources import Resources
+    from study.trial.trainable import run_trial
+
+    study = Study(name="probes.gros", goal="probe columns in the study's own rows", tasks=("nt",),
+                  scientific={"attention": ("ea",)}, fixed={**{k: v for k, v in GROS.items() if k != "task"},
+                                                            "probes": ["peak", "entropy"]}, seeds=(0, 1))
+    storage = StudyStorage(storage=str(tmp_path), directory="run")
+    for config in study.grid():
+        run_trial(study, storage, {n: config[n] for n in study.axes}, resources=Resources())
+    (path,) = Path(storage.root).glob("trials/*.parquet")  # one trial (artifacts beside it)
+    frame = pl.read_parquet(path)
+    assert frame["probes"].unique().to_list() == ["entropy,peak"]
+    assert sorted(c for c in frame.columns if c.startswith("probe_")) == ["probe_entropy_l1_h1", "probe_peak_l1_h1"]
+    assert frame["probe_peak_l1_h1"].dtype == pl.Float64 and frame["probe_peak_l1_h1"].is_between(1 / 8, 1).all()

@@ -48,32 +48,33 @@ def attention_statistics(w: torch.Tensor, queries: torch.Tensor | None, names: S
                          ) -> dict[str, torch.Tensor]:
     """The attention statistics ``names`` (of :data:`ATTENTION_PROBES`) of weights (K, B, H, N, N), each (K, H).
 
-    ``queries``: bool (K, B, N), True at the queries to read (None: all).
+    ``queries``: bool (K, B, N), True at the queries to read (None: all). Computed on the magnitudes |w| and each
+    row's total t_i (p_ij = |w_ij| / t_i is never formed: one pass over the weights less per statistic).
     """
     a = at_least_fp32(w.detach()).abs()
     total = a.sum(dim=-1)  # (K, B, H, N)
     valid = total > 0
     if queries is not None:
         valid = valid & queries[:, :, None, :]
-    p = a / torch.where(valid, total, torch.ones_like(total))[..., None]  # (K, B, H, N, N), rows sum to 1
+    t = torch.where(valid, total, torch.ones_like(total))
     n = w.shape[-1]
     pos = torch.arange(n, device=w.device)
     offset = pos[None, :] - pos[:, None]  # (N_q, N_k): j - i
     out: dict[str, torch.Tensor] = {}
     for name in names:
-        if name == "entropy":
-            value = -torch.special.xlogy(p, p).sum(dim=-1)  # 0 log 0 = 0
+        if name == "entropy":  # -sum p log p = log t - sum a log a / t
+            value = (t.log() - torch.special.xlogy(a, a).sum(dim=-1) / t).clamp_min(0.0)
         elif name == "peak":
-            value = p.amax(dim=-1)
+            value = a.amax(dim=-1) / t
         elif name == "distance":
-            value = (p * offset.abs().to(p.dtype)).sum(dim=-1)
+            value = (a * offset.abs().to(a.dtype)).sum(dim=-1) / t
         elif name == "nearest":
-            right = (p * (offset > 0).to(p.dtype)).sum(dim=-1)
-            left = (p * (offset < 0).to(p.dtype)).sum(dim=-1)
-            zero = p.new_zeros(*p.shape[:-2], 1)
-            after = torch.cat([p.diagonal(offset=1, dim1=-2, dim2=-1), zero], dim=-1)  # p_{i, i+1}, (K, B, H, N)
-            before = torch.cat([zero, p.diagonal(offset=-1, dim1=-2, dim2=-1)], dim=-1)  # p_{i, i-1}
-            value = torch.where(right >= left, after, before)
+            right = (a * (offset > 0).to(a.dtype)).sum(dim=-1)
+            left = total - right - a.diagonal(dim1=-2, dim2=-1)
+            zero = a.new_zeros(*a.shape[:-2], 1)
+            after = torch.cat([a.diagonal(offset=1, dim1=-2, dim2=-1), zero], dim=-1)  # a_{i, i+1}, (K, B, H, N)
+            before = torch.cat([zero, a.diagonal(offset=-1, dim1=-2, dim2=-1)], dim=-1)  # a_{i, i-1}
+            value = torch.where(right >= left, after, before) / t
         else:
             raise ValueError(f"invalid attention probe {name!r}; allowed: {', '.join(ATTENTION_PROBES)}")
         out[name] = _query_mean(value, valid)

@@ -1,7 +1,7 @@
 """The Richter family's probe columns (docs/richter2020.md, "Probes"): how each layer's mixer weighs the tokens.
 
 At every evaluation, when the trial asks for probes (``TrainConfig.probes``), the members run once more, in
-evaluation mode, on the first :data:`PROBE_EXAMPLES` sequences of their first validation batch (a function of the
+evaluation mode, on the first :data:`PROBE_EXAMPLES` (8) sequences of their first validation batch (a function of the
 member's seed, at ``val_seq_len``: the same sequences at every evaluation, and no random stream moves). A forward
 pre-hook on each layer's mixer, there for this one pass only, keeps its input; the mixer's own attention weights on
 it (:func:`trainables.probes.mixer_weights`: every multi-head mixer; uniform for average attention and mean
@@ -17,7 +17,8 @@ from trainables.probe_names import asked, column
 from trainables.probes import Columns, attention_statistics, inputs_of, member_values, mixer_weights
 from trainables.richter2020.model import Layer, Model
 
-PROBE_EXAMPLES = 32
+#: Sequences the probes read: at the cpu scale's val_seq_len of 256, 8 keep them under 5% of a trial (bench/README.md).
+PROBE_EXAMPLES = 8
 
 
 @torch.no_grad()
