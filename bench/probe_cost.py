@@ -6,7 +6,9 @@ its own ``train`` at the settings of its cpu-scale study (the CTL rows of ``csor
 Transformer at d = 32, 11 / 14 shared layers, batch 128, evaluation every 250 steps on 1,000 samples per set;
 Gros' ladder cell N = 4, tau = 2, N_con = 32: 100 epochs per evaluation on 100 series; Richter's fig7: MTE and NAP on
 mode, d = 32, evaluation every 100 steps on 8 batches), probes off and on alternately, ``--runs`` times; the table
-gives the medians and their ratio::
+gives the medians and their ratio. On a shared machine that ratio moves by several percent from run to run, more than
+the probes cost, so the probe call itself is timed as well (each family's ``inside.probe_columns``, wrapped where its
+loop calls it): its time per window over the median window without probes is the probes' share of the trial::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/probe_cost.py --runs 3
 """
@@ -68,10 +70,34 @@ CASES: dict[str, Callable[[bool], None]] = {
 }
 
 
-def timed(run: Callable[[bool], None], probes: bool) -> float:
+#: Seconds spent in the probe calls since the last reset (the wrapped ``probe_columns`` of each family's loop).
+SPENT = [0.0]
+
+
+def time_probe_calls() -> None:
+    """Wrap each family loop's ``probe_columns`` so that its time adds to :data:`SPENT`."""
+    import trainables.csordas2021.loop as ctl_loop
+    import trainables.gros2024.loop as gros_loop
+    import trainables.richter2020.loop as richter_loop
+
+    for module in (ctl_loop, gros_loop, richter_loop):
+        inner = module.probe_columns
+
+        def wrapped(*args: Any, _inner: Any = inner, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                SPENT[0] += time.perf_counter() - start
+        module.probe_columns = wrapped  # type: ignore[attr-defined]
+
+
+def timed(run: Callable[[bool], None], probes: bool) -> tuple[float, float]:
+    """(the window's wall time, the time of its probe calls)."""
+    SPENT[0] = 0.0
     start = time.perf_counter()
     run(probes)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, SPENT[0]
 
 
 def main() -> None:
@@ -80,17 +106,20 @@ def main() -> None:
     parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print("| family, model | probes off (s) | probes on (s) | on / off |")
-    print("|---|---|---|---|")
+    time_probe_calls()
+    print("| family, model | probes off (s) | probes on (s) | on / off | probe calls (s) | probe share |")
+    print("|---|---|---|---|---|---|")
     for name in args.cases:
         run = CASES[name]
         run(False)  # one-time costs (the CTL data, first steps) outside the timing
-        off, on = [], []
+        off, on, probe = [], [], []
         for _ in range(args.runs):
-            off.append(timed(run, False))
-            on.append(timed(run, True))
-        a, b = statistics.median(off), statistics.median(on)
-        print(f"| {name} | {a:.2f} | {b:.2f} | {b / a:.3f} |", flush=True)
+            off.append(timed(run, False)[0])
+            wall, spent = timed(run, True)
+            on.append(wall)
+            probe.append(spent)
+        a, b, p = statistics.median(off), statistics.median(on), statistics.median(probe)
+        print(f"| {name} | {a:.2f} | {b:.2f} | {b / a:.3f} | {p:.3f} | {100 * p / a:.1f}% |", flush=True)
 
 
 if __name__ == "__main__":
