@@ -5,10 +5,11 @@ once per evaluation, so their share of a window is their share of the trial. Eac
 its own ``train`` at the settings of its cpu-scale study (the CTL rows of ``csordas2021.table1``: NDR and the
 Transformer at d = 32, 11 / 14 shared layers, batch 128, evaluation every 250 steps on 1,000 samples per set;
 Gros' ladder cell N = 4, tau = 2, N_con = 32: 100 epochs per evaluation on 100 series; Richter's fig7: MTE and NAP on
-mode, d = 32, evaluation every 100 steps on 8 batches), probes off and on alternately, ``--runs`` times; the table
-gives the medians and their ratio. On a shared machine that ratio moves by several percent from run to run, more than
-the probes cost, so the probe call itself is timed as well (each family's ``inside.probe_columns``, wrapped where its
-loop calls it): its time per window over the median window without probes is the probes' share of the trial::
+mode, d = 32, evaluation every 100 steps on 8 batches), probes off and on ``--runs`` times (which goes first
+alternates); the table gives the medians and their ratio. On a shared machine that ratio moves by several percent
+from run to run, more than the probes cost, so the probe call itself is timed as well (each family's
+``inside.probe_columns``, wrapped where its loop calls it): its time per window over the median window without
+probes is the probes' share of the trial::
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/probe_cost.py --runs 3
 """
@@ -113,11 +114,12 @@ def main() -> None:
         run = CASES[name]
         run(False)  # one-time costs (the CTL data, first steps) outside the timing
         off, on, probe = [], [], []
-        for _ in range(args.runs):
-            off.append(timed(run, False)[0])
-            wall, spent = timed(run, True)
-            on.append(wall)
-            probe.append(spent)
+        for i in range(args.runs):
+            for probes in (False, True) if i % 2 == 0 else (True, False):  # alternate which goes first
+                wall, spent = timed(run, probes)
+                (on if probes else off).append(wall)
+                if probes:
+                    probe.append(spent)
         a, b, p = statistics.median(off), statistics.median(on), statistics.median(probe)
         print(f"| {name} | {a:.2f} | {b:.2f} | {b / a:.3f} | {p:.3f} | {100 * p / a:.1f}% |", flush=True)
 
