@@ -99,7 +99,8 @@ def test_resolved_takes_the_paper_values() -> None:
     t = CTLConfig(model="Transformer", d_model=64).resolved()
     assert (t["d_model"], t["n_layers"], t["weight_decay"], t["attention"]) == (64, 11, 0.0025, "masked_softmax")
     assert CTLConfig(model="LSTM").resolved()["optimizer"] == "adam"
-    assert set(CTLConfig.field_names()) <= set(r)
+    # every field but an unasked `probes`: a trial without probes writes the columns it wrote before they existed
+    assert set(CTLConfig.field_names()) - {"probes"} <= set(r)
     assert set(VARIANTS) == set(MODELS)
 
 

@@ -54,7 +54,8 @@ def test_resolved_fills_defaults_and_overrides() -> None:
     assert (r["vocab_size"], r["val_seq_len"]) == (10, 256)
     assert (r["warmup"], r["grad_clip"], r["ln_placement"], r["attention_gelu"]) == (True, False, "post", True)
     assert None not in r.values()
-    assert list(r) == TrainConfig.field_names()
+    # every field but an unasked `probes`: a trial without probes writes the columns it wrote before they existed
+    assert list(r) == [f for f in TrainConfig.field_names() if f != "probes"]
 
 
 def test_from_dict_roundtrip() -> None:

@@ -13,6 +13,8 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from trainables.probe_names import probe_request
+
 C = TypeVar("C", bound="ConfigFields")
 
 
@@ -104,3 +106,15 @@ class ConfigFields:
             if type(v).__name__ != "bool_":
                 raise self.invalid(name, allowed)
             self._set(name, bool(v))
+
+    def require_probes(self, allowed: Sequence[str], name: str = "probes") -> None:
+        """The field in its canonical form (:func:`trainables.probe_names.probe_request`: None, or the names asked of
+        ``allowed``, comma-separated); anything else is refused naming the field, the value and ``allowed``."""
+        self._set(name, probe_request(getattr(self, name), allowed, field=name))
+
+    def without_unasked_probes(self, columns: dict[str, Any]) -> dict[str, Any]:
+        """The hyperparameter columns without ``probes`` when none are asked: a trial without probes writes the
+        columns it wrote before probes existed."""
+        if columns.get("probes", "") is None:
+            del columns["probes"]
+        return columns

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainables.config_fields import ConfigFields
+from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES
 
 TASKS = ("ctl",)
 DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)
@@ -39,6 +40,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
             **{**_GATED, "d_ff": 512, "learning_rate": 1.5e-4, "gate_dropout": 0.1, "length_bucketed": True}},
 }
 MODELS = tuple(VARIANTS)
+#: What a CTL trial may probe (trainables.probes): its attention per step and head, its copy gate per step.
+CTL_PROBES = (*ATTENTION_PROBES, *GATE_PROBES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +70,9 @@ class CTLConfig(ConfigFields):
         length_bucketed: length-bucketed batches (NDR) instead of uniform sampling with replacement.
         grad_clip_norm: clip the global gradient norm (over all parameters) to this value.
         holdout_seed: seed of the IID valid/test hold-out (the release's is unseeded).
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, nearest,
+            gate, gate_open (comma-separated or a list): statistics of the attention and copy gate per step at
+            every evaluation, as ``probe_*`` columns (docs/csordas2021.md, "Probes").
     """
 
     REQUIRED = ("model",)
@@ -90,6 +96,7 @@ class CTLConfig(ConfigFields):
     length_bucketed: bool | None = None
     grad_clip_norm: float = 5.0
     holdout_seed: int = 0
+    probes: str | None = None
 
     def __post_init__(self) -> None:
         self.require_choice("model", MODELS)
@@ -108,6 +115,7 @@ class CTLConfig(ConfigFields):
             self.require_real(name, low=0, high=1, low_open=False, optional=True,
                               allowed="None (model default) or a number in [0, 1)")
         self.require_bools(["length_bucketed"], allowed="None (model default), True or False")
+        self.require_probes(CTL_PROBES)
         r = self.resolved()
         if r["layer"] != "lstm" and r["d_model"] % r["n_heads"]:
             raise self.invalid("d_model", f"a multiple of n_heads={r['n_heads']}")
@@ -142,4 +150,4 @@ class CTLConfig(ConfigFields):
             out["attention"] = None
         for name in ("learning_rate", "weight_decay", "dropout", "att_dropout", "gate_dropout", "grad_clip_norm"):
             out[name] = float(out[name])
-        return out
+        return self.without_unasked_probes(out)

@@ -15,8 +15,10 @@ previous evaluation), ``iid_accuracy``/``iid_loss`` (valid/iid, depth 2-5), ``de
 the "longer" columns) and ``val_accuracy`` (= iid_accuracy, for the generic report). Table 1's statistic
 (IID at the end, longer at the best depth-valid step) is computed from these rows in ``analysis.papers.csordas2021``.
 A member whose training loss is not finite is frozen (its gradients zeroed, its learning rate 0) and its rows are
-completed by the row writer; the others train on. Nothing in a step waits for the device: divergence, losses and
-accuracies are kept there and read once per evaluation. Artifacts: :func:`trainables.csordas2021.evaluation.probe`.
+completed by the row writer; the others train on. With ``probes`` asked, every evaluation row also holds the
+``probe_*`` columns of :mod:`trainables.csordas2021.inside`. Nothing in a step waits for the device: divergence,
+losses and accuracies are kept there and read once per evaluation. Artifacts:
+:func:`trainables.csordas2021.evaluation.probe`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import torch.nn.functional as F
 from trainables.csordas2021.config import CTLConfig
 from trainables.csordas2021.ctl import encoded_splits, length_bucketed_batches, uniform_batches
 from trainables.csordas2021.evaluation import EVAL_SETS, evaluate_all, probe
+from trainables.csordas2021.inside import PROBE_SPLIT, probe_columns
 from trainables.csordas2021.members import Members
 from trainables.rows import OnEval, Row, SeedRows, stream_seed
 from trainables.stacked import StackedAdam, clip_grad_norm_members_, member_view
@@ -143,6 +146,10 @@ class Stack:
         self._stop_diverged([int(v[0]) for v in values])
         if not all(rows.diverged for rows in self.rows):
             metrics = evaluate_all(self.members, self.splits, self.cfg, self.device)
+            if self.cfg.probes is not None:  # what the model does inside: extra columns (trainables.probes)
+                inside = probe_columns(self.members, self.splits[PROBE_SPLIT], self.cfg.probes, self.cfg.eval_samples,
+                                       self.device)
+                metrics = [{**m, **p} for m, p in zip(metrics, inside, strict=True)]
             for rows, v, m in zip(self.rows, values, metrics, strict=True):
                 if not rows.diverged:
                     rows.emit(step, step // self.cfg.eval_every,

@@ -7,11 +7,14 @@ from typing import Any
 
 from trainables.config_fields import ConfigFields
 from trainables.gros2024.tasks import GROS_TASKS
+from trainables.probe_names import WEIGHT_PROBES
 
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")
 LOSS_REDUCTIONS: tuple[str, ...] = ("mean", "sum_outputs")
 OPTIMIZER_STEPS: tuple[str, ...] = ("per_epoch", "per_prediction")
+#: What a Gros trial may probe (trainables.probes): the attention of its one layer, per head.
+GROS_PROBES = WEIGHT_PROBES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +61,9 @@ class GrosConfig(ConfigFields):
         lr_drop_epoch: None, or the epoch from which the learning rate is divided by ``lr_drop_factor`` (Fig. 6).
         lr_drop_factor: the divisor of that drop (paper: 4).
         snapshot_seeds: how many seeds (the first ones) save their final attention matrices on a probe series.
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance
+            (comma-separated or a list): statistics of the attention per head at every evaluation, as ``probe_*``
+            columns (docs/gros2024.md, "Probes").
     """
 
     REQUIRED = ("task",)
@@ -88,6 +94,7 @@ class GrosConfig(ConfigFields):
     lr_drop_epoch: int | None = None
     lr_drop_factor: float = 4.0
     snapshot_seeds: int = 2
+    probes: str | None = None
 
     def __post_init__(self) -> None:
         self.require_choice("task", GROS_TASKS)
@@ -105,6 +112,7 @@ class GrosConfig(ConfigFields):
                               ("optimizer_steps", OPTIMIZER_STEPS), ("weights", WEIGHTS)):
             self.require_choice(name, choices)
         self._check_mixer()
+        self.require_probes(GROS_PROBES)
         for name in ("learning_rate", "beta", "lr_drop_factor", "init_scale"):
             self.require_real(name, low=0)
         self.require_real("momentum", low=0, high=1, low_open=False)
@@ -140,7 +148,7 @@ class GrosConfig(ConfigFields):
         if self.mixer is not None:
             out["attention"] = None
         out["d_model"] = self.width
-        return out
+        return self.without_unasked_probes(out)
 
     @property
     def width(self) -> int:

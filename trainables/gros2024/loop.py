@@ -17,7 +17,8 @@ evaluation with ``final_eval_series`` (>= 10^4 in the paper) series gives ``fina
 
 All K seeds train as one stacked model (``StackedBilayer``); each has its own initialisation and its own data
 generators (training, evaluation, final evaluation), so results equal separate runs up to float rounding.
-A member whose loss is not finite is frozen (zero gradient and momentum) and reported ``diverged``.
+A member whose loss is not finite is frozen (zero gradient and momentum) and reported ``diverged``. With ``probes``
+asked, every evaluation row also holds the ``probe_*`` columns of :mod:`trainables.gros2024.inside`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from trainables.gros2024.config import GrosConfig
+from trainables.gros2024.inside import probe_columns, probe_contexts
 from trainables.gros2024.model import StackedBilayer
 from trainables.gros2024.tasks import COMPONENTS, RULES, continue_series, initial_symbols
 from trainables.rows import OnEval, Row, SeedRows, stream_seed
@@ -113,6 +115,7 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
                for seed in seeds]
     active = torch.ones(k, dtype=torch.bool, device=device)
     loss_sum, correct_sum, n_batches = torch.zeros(k), torch.zeros(k), 0
+    contexts = probe_contexts(model) if cfg.probes is not None else None
     for epoch in range(cfg.n_epochs):
         lr = cfg.learning_rate_at(epoch)
         for group in optimizer.param_groups:
@@ -125,11 +128,12 @@ def train_members(cfg: GrosConfig, seeds: Sequence[int], *, device: str = "cpu",
         ev = evaluate(model, gens[STREAM_VAL], cfg.eval_series)
         final = evaluate(model, gens[STREAM_FINAL], cfg.final_eval_series) \
             if done == cfg.n_epochs and cfg.final_eval_series else None
+        inside = probe_columns(model, contexts, cfg.probes) if contexts is not None else [{}] * k
         for i, writer in enumerate(writers):
             writer.emit(done, done, empty_metrics(cfg) if writer.diverged else {
                 "train_loss": float(loss_sum[i]) / n_batches,
                 "train_accuracy": float(correct_sum[i]) / n_batches,
-                **_evaluation_metrics(cfg, i, ev, final), "current_learning_rate": lr,
+                **_evaluation_metrics(cfg, i, ev, final), "current_learning_rate": lr, **inside[i],
             })
         loss_sum.zero_()
         correct_sum.zero_()

@@ -147,6 +147,11 @@ class StackedBilayer:
         g, b = self.params[f"{name}_gain"][:, None, None], self.params[f"{name}_bias"][:, None, None]
         return torch.addcmul(b, F.layer_norm(x, (x.shape[-1],)), g)
 
+    def mixer_input(self, tokens: torch.Tensor) -> torch.Tensor:
+        """What the mixer sees for tokens (K, B, T): LN1 of their one-hot embedding, (K, B, T, d) (the probes)."""
+        x = F.one_hot(tokens, self.cfg.width).to(self.params["w1"].dtype)
+        return self._layer_norm(x, "ln1")
+
     def mix(self, h: torch.Tensor, *, weights_wanted: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attention sub-layer output and weights (K, B, T, T) (None for a mixer without weights, or when
         ``weights_wanted`` is False: the mixer computes its weights a second time for them). Causal, whatever

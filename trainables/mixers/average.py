@@ -38,6 +38,8 @@ class AverageAttention(Mixer):
 
     supports_mask = True
     supports_causal = True
+    #: Its weights are 1/N over the keys it sees (what the probes read: trainables.probes.mixer_weights).
+    uniform_weights = True
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         # mean_j (W_V x_j + b) = W_V mean_j x_j + b: average first, then project one vector per sequence.

@@ -20,6 +20,8 @@ class MeanPooling(Mixer):
 
     supports_mask = True
     supports_causal = True
+    #: Its weights are 1/N over the keys it sees (what the probes read: trainables.probes.mixer_weights).
+    uniform_weights = True
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
         return token_mean(x, mask, causal).expand_as(x)  # (..., B, 1 or N, d) -> (..., B, N, d)

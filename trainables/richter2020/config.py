@@ -8,8 +8,12 @@ from typing import Any
 from trainables.config_fields import ConfigFields
 from trainables.mixers import MIXERS
 from trainables.mixers.sepconv import DEFAULT_CONV_WIDTH
+from trainables.probe_names import WEIGHT_PROBES
 from trainables.richter2020.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.richter2020.tasks import TASKS, parse_case_mix
+
+#: What a Richter trial may probe (trainables.probes): the attention of each layer, per head.
+RICHTER_PROBES = WEIGHT_PROBES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +47,9 @@ class TrainConfig(ConfigFields):
         mixer_stack: one mixer name per layer, bottom first, comma-separated ("sepconv,softmax" for L = 2);
             None = ``mixer`` in every layer. Set at most one of mixer / mixer_stack.
         conv_width: filter length k of the sepconv mixer (centred, non-causal; ignored by other mixers).
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance
+            (comma-separated or a list): statistics of each layer's attention per head at every evaluation, as
+            ``probe_*`` columns (docs/richter2020.md, "Probes").
     """
 
     REQUIRED = ("architecture", "task")
@@ -71,6 +78,7 @@ class TrainConfig(ConfigFields):
     mixer: str | None = None
     mixer_stack: str | None = None
     conv_width: int = DEFAULT_CONV_WIDTH
+    probes: str | None = None
 
     def __post_init__(self) -> None:
         self.require_choice("architecture", ARCHITECTURES.names())
@@ -94,6 +102,7 @@ class TrainConfig(ConfigFields):
                                 allowed="None (architecture default), " + ", ".join(LN_PLACEMENTS))
         self._check_task_options()
         self._check_mixers()
+        self.require_probes(RICHTER_PROBES)
 
     def _check_task_options(self) -> None:
         """vocab_size and case_mix suit the task."""
@@ -164,4 +173,4 @@ class TrainConfig(ConfigFields):
         for key, value in defaults.items():
             if out[key] is None:
                 out[key] = value
-        return out
+        return self.without_unasked_probes(out)

@@ -12,7 +12,8 @@ gradient is exactly its own). Each member keeps what it would have alone:
 * its own Adam state (:class:`trainables.stacked.StackedAdam`: stacked moments, a per-member step size),
 * per-tensor gradient clipping per member (each member's slice of a stacked gradient is clipped alone).
 
-One row per evaluation (``docs/results.md``). A member whose training loss is not finite is frozen (its
+One row per evaluation (``docs/results.md``); with ``probes`` asked it also holds the ``probe_*`` columns of
+:mod:`trainables.richter2020.inside`. A member whose training loss is not finite is frozen (its
 gradients are zeroed and its learning rate is 0 from then on) and its rows are completed by the row writer;
 the other members go on undisturbed. K members' rows equal K one-seed runs up to float rounding, except with
 dropout > 0: the dropout masks are drawn from the one global torch RNG for the whole stack, so they differ from
@@ -33,6 +34,7 @@ from trainables.families import PackingWarning
 from trainables.richter2020.architectures import ARCHITECTURES
 from trainables.richter2020.config import TrainConfig
 from trainables.richter2020.fit import gpu_budget, members_that_fit, peak_bytes
+from trainables.richter2020.inside import PROBE_EXAMPLES, probe_columns
 from trainables.richter2020.model import build_model
 from trainables.richter2020.recipe import (
     ADAM_EPS,
@@ -229,6 +231,9 @@ class Pack:
         self._apply_update = compiled(self._update, compile)
         self._validation_fn = compiled(self._validation_batch, compile)
         self._case_chunk_fn = compiled(self._case_chunk, compile)
+        # The probes' input (trainables.richter2020.inside): each member's first validation batch, drawn by counter.
+        self.probe_tokens = None if cfg.probes is None else self._sample(
+            self.val_keys, torch.zeros((), dtype=torch.int64, device=device), self.val_seq_len)[0][:, :PROBE_EXAMPLES]
 
     def _sample(self, keys: torch.Tensor, counter: torch.Tensor, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Every member's batch of ``counter`` in one call: tokens (K, B, N), labels (K, B)."""
@@ -348,7 +353,10 @@ class Pack:
         self._stop_diverged(diverged_at)
         seen, stop = self.seen_batches, False
         eval_batches = self.cfg.eval_batches
-        for rows, v in zip(self.rows, values, strict=True):
+        inside: list[dict[str, float]] = [{}] * self.model.k
+        if self.probe_tokens is not None:  # what the model does inside: extra columns (trainables.probes)
+            inside = probe_columns(self.model.module, self.probe_tokens, self.cfg.probes, self.model.k)
+        for rows, v, probed in zip(self.rows, values, inside, strict=True):
             if rows.diverged:
                 continue
             cases = None
@@ -357,7 +365,7 @@ class Pack:
             stop = rows.emit(step, step // self.cfg.eval_every, {
                 "train_loss": v[0] / seen, "train_accuracy": v[1] / seen,
                 "val_loss": v[2] / eval_batches, "val_accuracy": v[3] / eval_batches,
-                **case_columns(self.has_cases, cases),
+                **case_columns(self.has_cases, cases), **probed,
             })
         self.seen_batches = 0
         self.loss_sum.zero_()

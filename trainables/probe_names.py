@@ -1,0 +1,57 @@
+"""What a study may ask to probe, and the columns the probes write (torch-free: the configs import it).
+
+A trial asks for probes through its config's ``probes`` field (every family that has probes declares it):
+None (the default) computes nothing and writes no column; True or ``"all"`` every probe of the family; a
+comma-separated string or a list of probe names those only. :func:`probe_request` turns any of these into the
+canonical value (names in the family's order, comma-separated, or None) and refuses a name the family does not
+have with one line naming the field, the value and what is allowed.
+
+Probe values are extra float columns of the evaluation rows (docs/results.md, "Probe columns"), named
+``probe_<statistic>_l<layer>_h<head>`` (a stack of layers), ``probe_<statistic>_s<step>_h<head>`` (the CTL
+models, whose one layer is applied step after step) and ``probe_<statistic>_s<step>`` (a statistic of the whole
+step, the copy gate's). Layers, steps and heads count from 1. The statistics themselves: :mod:`trainables.probes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: Attention statistics (per layer or step, and head) and gate statistics (per step), in column order. ``nearest``
+#: (the adjacent key in the direction attended) is the CTL family's only: geometric attention's own question.
+WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance")
+ATTENTION_PROBES: tuple[str, ...] = (*WEIGHT_PROBES, "nearest")
+GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
+PREFIX = "probe_"
+
+
+def probe_request(value: object, allowed: Sequence[str], *, field: str = "probes") -> str | None:
+    """The canonical form of a ``probes`` value: None (no probes) or the names asked, in ``allowed``'s order,
+    comma-separated. ValueError naming the field, the value and the allowed names for anything else."""
+    if value is None or value is False:
+        return None
+    if value is True or value == "all":
+        return ",".join(allowed)
+    if isinstance(value, str):
+        names = [n.strip() for n in value.split(",") if n.strip()]
+    elif isinstance(value, list | tuple) and all(isinstance(n, str) for n in value):
+        names = [n.strip() for n in value]
+    else:
+        names = []
+    bad = [n for n in names if n not in allowed]
+    if not names or bad:
+        why = f" ({', '.join(map(repr, bad))}: no probe of this family)" if bad else ""
+        raise ValueError(f"invalid {field}={value!r}{why}; allowed: None (no probes), True or 'all' (every probe), "
+                         f"or some of {', '.join(allowed)} (comma-separated or a list)")
+    return ",".join(n for n in allowed if n in names)
+
+
+def asked(request: str | None) -> tuple[str, ...]:
+    """The probe names of a canonical request (empty for None)."""
+    return () if request is None else tuple(request.split(","))
+
+
+def column(statistic: str, *, layer: int | None = None, step: int | None = None, head: int | None = None) -> str:
+    """The column of ``statistic`` at a layer (``_l``) or step (``_s``) and, for an attention statistic, a head
+    (``_h``); each counted from 1."""
+    place = f"_l{layer}" if layer is not None else f"_s{step}"
+    return f"{PREFIX}{statistic}{place}" + ("" if head is None else f"_h{head}")

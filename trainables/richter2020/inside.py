@@ -1,0 +1,39 @@
+"""The Richter family's probe columns (docs/richter2020.md, "Probes"): how each layer's mixer weighs the tokens.
+
+At every evaluation, when the trial asks for probes (``TrainConfig.probes``), the members run once more, in
+evaluation mode, on the first :data:`PROBE_EXAMPLES` (8) sequences of their first validation batch (a function of the
+member's seed, at ``val_seq_len``: the same sequences at every evaluation, and no random stream moves). A forward
+pre-hook on each layer's mixer, there for this one pass only, keeps its input; the mixer's own attention weights on
+it (:func:`trainables.probes.mixer_weights`: every multi-head mixer; uniform for average attention and mean
+pooling; none for sum, max, convolution and bilinear layers) become ``probe_<statistic>_l<layer>_h<head>`` per
+member, layers bottom first. A trial without probes never gets here.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from trainables.probe_names import asked, column
+from trainables.probes import Columns, attention_statistics, inputs_of, member_values, mixer_weights
+from trainables.richter2020.model import Layer, Model
+
+#: Sequences the probes read: at the cpu scale's val_seq_len of 256, 8 keep them under 5% of a trial (bench/README.md).
+PROBE_EXAMPLES = 8
+
+
+@torch.no_grad()
+def probe_columns(module: Model, tokens: torch.Tensor, request: str | None, k: int) -> list[dict[str, float]]:
+    """Each member's probe columns on tokens (K, B, N); ``module``: the K members stacked (one model at K = 1)."""
+    names = asked(request)
+    mixers = [layer.mixer for layer in module.layers if isinstance(layer, Layer)]
+    with inputs_of(mixers) as seen:
+        module(tokens) if k > 1 else module(tokens[0])
+    columns: Columns = []
+    for layer, (mixer, x) in enumerate(zip(mixers, seen, strict=True), start=1):
+        w = None if x is None else mixer_weights(mixer, x)  # (K, B, H, N, N), or (B, H, N, N) at K = 1
+        if w is None or not names:
+            continue
+        stats = attention_statistics(w if k > 1 else w.unsqueeze(0), None, names)  # each (K, H)
+        columns += [(column(name, layer=layer, head=h + 1), stats[name][:, h])
+                    for h in range(w.shape[-3]) for name in names]
+    return member_values(columns, k)
