@@ -27,21 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import polars as pl
 from scipy import stats
 
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.statistics import plausible_best
-from analysis.stats.kinds.base import Check, Reading, State, check_state
+from analysis.stats.kinds.base import Check, Kind, Reading, State, check_state
 from analysis.stats.kinds.time_axis import rows_of
 from analysis.stats.metric import lower_is_better, per_row
 from analysis.stats.table import CellTable, Floats
 from search_spaces.axes import show_value
-
-if TYPE_CHECKING:
-    from analysis.stats.kinds.time_kind import TimeKind
 
 #: The rate a seed is held to: a sentence about every seed says its pattern is typical, more likely than not.
 TYPICAL = 0.5
@@ -73,8 +69,9 @@ class SeedCount:
                f"often than not)"
 
 
-def seeds_showing(kind: TimeKind, reading: Reading) -> Check:
-    """``kind``'s bound read per seed on its panel value's cells (module docstring)."""
+def seeds_showing(kind: Kind, shown_by: ShownBy, reading: Reading) -> Check:
+    """``kind``'s bound read per seed on its panel value's cells (module docstring): ``shown_by`` says whether one
+    seed's curve shows its pattern."""
     f, value = reading.finding, kind.panel_value
     least = f.seeds_show
     assert least is not None
@@ -83,7 +80,6 @@ def seeds_showing(kind: TimeKind, reading: Reading) -> Check:
         return _check(kind, reading, State.FAILS, f"no cell of {value}")
     if cells.run().height < cells.height and f.cell == "best":
         return _check(kind, reading, State.UNDECIDED, f"{cells.height - cells.run().height} cells not run yet")
-    shown_by = kind.shown_by(reading)
     errors = reading.errors.scaled(kind.ends())  # one test per cell: the bound's every end's share of the error
     if f.cell == "any":
         picked, error = cells, errors.low / cells.height
@@ -119,7 +115,7 @@ def _count(cell: CellTable, shown_by: ShownBy, reading: Reading) -> SeedCount:
     return SeedCount(int(showing), rows.get_column("seed").n_unique(), where)
 
 
-def _check(kind: TimeKind, reading: Reading, state: State, detail: str, count: SeedCount | None = None) -> Check:
+def _check(kind: Kind, reading: Reading, state: State, detail: str, count: SeedCount | None = None) -> Check:
     """The check: its number the share of the cell's seeds that show the pattern (None: no cell read); its words
     say how many of how many, and the chance."""
     share, seeds = (count.showing / count.run, (count.run, count.run)) if count and count.run else (None, (0, 0))

@@ -20,7 +20,7 @@ class TimeKind(Kind):
 
     def judge(self, reading: Reading) -> Check:
         if reading.finding.seeds_show is not None:
-            return seeds_showing(self, reading)
+            return seeds_showing(self, self.shown_by(reading), reading)
         if reading.finding.cell == "any":
             return some_cell(self.panel_value, self.on_curves, reading)
         return self.on_curves(lambda value, region, at: best_curves(reading.cells(value, region), reading, at),
