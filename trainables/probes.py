@@ -31,7 +31,7 @@ from torch import nn
 
 from trainables.dtypes import at_least_fp32
 from trainables.mixers.base import allowed_keys
-from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES
+from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES, column
 
 #: (column name, value per member (K,)) pairs, read from the device in one go by :func:`member_values`.
 Columns = list[tuple[str, torch.Tensor]]
@@ -79,6 +79,15 @@ def attention_statistics(w: torch.Tensor, queries: torch.Tensor | None, names: S
             raise ValueError(f"invalid attention probe {name!r}; allowed: {', '.join(ATTENTION_PROBES)}")
         out[name] = _query_mean(value, valid)
     return out
+
+
+def attention_columns(w: torch.Tensor, queries: torch.Tensor | None, names: Sequence[str], *,
+                      layer: int | None = None, step: int | None = None) -> Columns:
+    """The columns of weights (K, B, H, N, N) at one layer or step: per head (counted from 1) each statistic of
+    ``names`` (:func:`attention_statistics`), a value per member."""
+    stats = attention_statistics(w, queries, names)  # each (K, H)
+    return [(column(name, layer=layer, step=step, head=h + 1), stats[name][:, h])
+            for h in range(w.shape[-3]) for name in names]
 
 
 def gate_statistics(g: torch.Tensor, positions: torch.Tensor | None, names: Sequence[str]) -> dict[str, torch.Tensor]:

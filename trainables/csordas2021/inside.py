@@ -19,7 +19,7 @@ from trainables.csordas2021.ctl import Encoded
 from trainables.csordas2021.members import Members
 from trainables.csordas2021.models import SharedLayerClassifier
 from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES, asked, column
-from trainables.probes import Columns, attention_statistics, gate_statistics, member_values
+from trainables.probes import Columns, attention_columns, gate_statistics, member_values
 
 #: The split the probes read (the paper's figures show the deeper test samples) and how many of its samples.
 PROBE_SPLIT = "depth_test"
@@ -62,9 +62,7 @@ def step_columns(trace: Sequence[dict[str, torch.Tensor | None]], real: torch.Te
     for step, entry in enumerate(trace, start=1):
         w, g = entry.get("attention"), entry.get("gates")
         if w is not None and attention:
-            stats = attention_statistics(w if stacked else w.unsqueeze(0), real, attention)  # each (K, H)
-            columns += [(column(name, step=step, head=h + 1), stats[name][:, h])
-                        for h in range(w.shape[-3]) for name in attention]
+            columns += attention_columns(w if stacked else w.unsqueeze(0), real, attention, step=step)
         if g is not None and gates:
             gate_stats = gate_statistics(g if stacked else g.unsqueeze(0), real, gates)  # each (K,)
             columns += [(column(name, step=step), gate_stats[name]) for name in gates]

@@ -14,8 +14,8 @@ import torch
 
 from trainables.gros2024.model import StackedBilayer
 from trainables.gros2024.tasks import COMPONENTS, continue_series, initial_symbols
-from trainables.probe_names import asked, column
-from trainables.probes import attention_statistics, member_values, mixer_weights
+from trainables.probe_names import asked
+from trainables.probes import attention_columns, member_values, mixer_weights
 
 PROBE_SERIES = 32
 PROBE_SEED = 0x9E0B
@@ -41,6 +41,4 @@ def probe_columns(model: StackedBilayer, contexts: torch.Tensor, request: str | 
     w = mixer_weights(model.mixer, model.mixer_input(contexts), causal=True) if names else None  # (K, S, H, T, T)
     if w is None:
         return [{} for _ in range(model.k)]
-    stats = attention_statistics(w, None, names)  # each (K, H)
-    return member_values([(column(name, layer=1, head=h + 1), stats[name][:, h])
-                          for h in range(w.shape[-3]) for name in names], model.k)
+    return member_values(attention_columns(w, None, names, layer=1), model.k)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from trainables.probe_names import asked, column
-from trainables.probes import Columns, attention_statistics, inputs_of, member_values, mixer_weights
+from trainables.probe_names import asked
+from trainables.probes import Columns, attention_columns, inputs_of, member_values, mixer_weights
 from trainables.richter2020.model import Layer, Model
 
 #: Sequences the probes read: at the cpu scale's val_seq_len of 256, 8 keep them under 5% of a trial (bench/README.md).
@@ -33,7 +33,5 @@ def probe_columns(module: Model, tokens: torch.Tensor, request: str | None, k: i
         w = None if x is None else mixer_weights(mixer, x)  # (K, B, H, N, N), or (B, H, N, N) at K = 1
         if w is None or not names:
             continue
-        stats = attention_statistics(w if k > 1 else w.unsqueeze(0), None, names)  # each (K, H)
-        columns += [(column(name, layer=layer, head=h + 1), stats[name][:, h])
-                    for h in range(w.shape[-3]) for name in names]
+        columns += attention_columns(w if k > 1 else w.unsqueeze(0), None, names, layer=layer)
     return member_values(columns, k)

@@ -28,10 +28,9 @@ from dataclasses import replace
 
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.kinds.base import Check, Reading, State
-from analysis.stats.kinds.time_axis import CurvesOf, curve_of
+from analysis.stats.kinds.time_axis import CurvesOf, cell_words, curve_of
 from analysis.stats.metric import lower_is_better
 from analysis.stats.table import Column
-from search_spaces.axes import show_value
 
 #: A time-axis bound's one check on the curves it is given: ``on_curves(curves_of, reading, errors)``.
 OnCurves = Callable[[CurvesOf, Reading, Errors], Check]
@@ -51,9 +50,7 @@ def some_cell(value: str, on_curves: OnCurves, reading: Reading) -> Check:
 
     narrow = replace(reading.errors, low=reading.errors.low / count, high=reading.errors.high / count)
     judged = [(judge(i, narrow), judge(i, reading.errors)) for i in range(count)]
-    others = [k for k in cells.keys if k != reading.panel]
-    names = [", ".join(f"{k} {show_value(v)}" for k, v in cells.cell(i).frame.select(others).row(0, named=True)
-                       .items() if v is not None) for i in range(count)]
+    names = [cell_words(cells.cell(i), reading.panel) for i in range(count)]
     holding = [i for i, (held, _) in enumerate(judged) if held.state == State.HOLDS]
     if holding:
         i = holding[0]

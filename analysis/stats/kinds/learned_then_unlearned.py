@@ -10,7 +10,7 @@ from typing import ClassVar
 from analysis.stats.intervals.curves import first_reached, last_value
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation
-from analysis.stats.kinds.per_seed import ShownBy, first_at_or_past, is_loss
+from analysis.stats.kinds.per_seed import ShownBy, first_at_or_past
 from analysis.stats.kinds.text import percent_text, point_text, span_text, unit
 from analysis.stats.kinds.time_axis import CurvesOf, judged, reaching, read, span
 from analysis.stats.kinds.time_kind import TimeKind
@@ -56,7 +56,7 @@ class LearnedThenUnlearned(TimeKind):
                             f"{point_text(self.drop, pct).lstrip('+')}{unit(pct)})")
 
     def shown_by(self, reading: Reading) -> ShownBy:
-        level, loss = reading.finding.level, is_loss(reading)
+        level, loss = reading.finding.level, lower_is_better(reading.metric)
         target = level + self.drop if loss else level - self.drop
 
         def shown(times: Floats, values: Floats) -> bool:

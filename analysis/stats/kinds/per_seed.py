@@ -34,10 +34,9 @@ from scipy import stats
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.statistics import plausible_best
 from analysis.stats.kinds.base import Check, Kind, Reading, State, check_state
-from analysis.stats.kinds.time_axis import rows_of
-from analysis.stats.metric import lower_is_better, per_row
+from analysis.stats.kinds.time_axis import cell_words, rows_of
+from analysis.stats.metric import per_row
 from analysis.stats.table import CellTable, Floats
-from search_spaces.axes import show_value
 
 #: The rate a seed is held to: a sentence about every seed says its pattern is typical, more likely than not.
 TYPICAL = 0.5
@@ -109,10 +108,7 @@ def _count(cell: CellTable, shown_by: ShownBy, reading: Reading) -> SeedCount:
     showing = sum(shown_by(part.get_column(f.time).cast(pl.Float64).to_numpy(),
                            part.get_column("_v").cast(pl.Float64).to_numpy())
                   for part in rows.partition_by("seed", maintain_order=True))
-    others = [k for k in cell.keys if k != reading.panel]
-    where = ", ".join(f"{k} {show_value(v)}" for k, v in cell.frame.select(others).row(0, named=True).items()
-                      if v is not None)
-    return SeedCount(int(showing), rows.get_column("seed").n_unique(), where)
+    return SeedCount(int(showing), rows.get_column("seed").n_unique(), cell_words(cell, reading.panel))
 
 
 def _check(kind: Kind, reading: Reading, state: State, detail: str, count: SeedCount | None = None) -> Check:
@@ -128,9 +124,4 @@ def first_at_or_past(times: Floats, values: Floats, level: float, loss: bool) ->
     """The first time a seed's curve reaches ``level`` (a loss: falls to it); inf: never."""
     reached = values <= level if loss else values >= level
     return float(times[reached.argmax()]) if reached.any() else float("inf")
-
-
-def is_loss(reading: Reading) -> bool:
-    """Whether the metric is minimised (a pattern's level is reached by falling to it)."""
-    return lower_is_better(reading.metric)
 

@@ -8,9 +8,10 @@ from typing import ClassVar
 from analysis.stats.intervals.curves import first_reached
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation
-from analysis.stats.kinds.per_seed import ShownBy, first_at_or_past, is_loss
+from analysis.stats.kinds.per_seed import ShownBy, first_at_or_past
 from analysis.stats.kinds.time_axis import CurvesOf, judged, reaching, read, span, when
 from analysis.stats.kinds.time_kind import TimeKind
+from analysis.stats.metric import lower_is_better
 from search_spaces.finding import Finding
 
 
@@ -46,7 +47,7 @@ class ReachedBy(TimeKind):
                      detail=f"{reaching(reading)}: {span(e, f.time)}, required at or before {when(self.by, f.time)}")
 
     def shown_by(self, reading: Reading) -> ShownBy:
-        level, loss = reading.finding.level, is_loss(reading)
+        level, loss = reading.finding.level, lower_is_better(reading.metric)
         return lambda times, values: first_at_or_past(times, values, level, loss) <= self.by
 
     def points_to_failing(self, check: Check) -> bool:

@@ -9,7 +9,7 @@ from typing import ClassVar
 from analysis.stats.intervals.curves import last_value
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation
-from analysis.stats.kinds.per_seed import ShownBy, is_loss
+from analysis.stats.kinds.per_seed import ShownBy
 from analysis.stats.kinds.text import percent_text, span_text
 from analysis.stats.kinds.time_axis import CurvesOf, judged, read, seeds_text
 from analysis.stats.kinds.time_kind import TimeKind
@@ -38,7 +38,7 @@ class StillHolds(TimeKind):
         return 1
 
     def shown_by(self, reading: Reading) -> ShownBy:
-        level, loss = reading.finding.level, is_loss(reading)
+        level, loss = reading.finding.level, lower_is_better(reading.metric)
         return lambda _times, values: bool(len(values)) and bool(values[-1] <= level if loss else values[-1] >= level)
 
     def on_curves(self, curves_of: CurvesOf, reading: Reading, errors: Errors) -> Check:

@@ -28,6 +28,7 @@ from analysis.stats.kinds.base import Reading, State, check_state
 from analysis.stats.kinds.text import percent_text
 from analysis.stats.metric import lower_is_better
 from analysis.stats.table import CellTable, Column
+from search_spaces.axes import show_value
 
 #: What a time-axis bound reads for one panel value: the learning curves of the cells it may be read on (None: no
 #: cell at all; an empty curve: a cell not run yet), and the error each curve's intervals are read at.
@@ -81,6 +82,13 @@ def curve_of(cell: CellTable, reading: Reading) -> Curve:
         reading.memo[key] = with_grid_noise(points, cell, reading.noise)
     found: Curve = reading.memo[key]
     return found
+
+
+def cell_words(cell: CellTable, panel: str) -> str:
+    """``d_model 8, learning_rate 0.0002187``: one cell's axis values other than the panel's, in words."""
+    others = [k for k in cell.keys if k != panel]
+    return ", ".join(f"{k} {show_value(v)}" for k, v in cell.frame.select(others).row(0, named=True).items()
+                     if v is not None)
 
 
 def when(t: float, time: str) -> str:
