@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 from pydantic import field_validator, model_validator
 
 from search_spaces.schema import SCALES, Schema, fail
+from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES
+from trainables.probe_names import PREFIX as PROBE_PREFIX
 
 #: The columns of the rows a time-axis bound reads time along (docs/results.md).
 TIME_AXES = ("epoch", "step")
@@ -27,6 +29,10 @@ CELLS = ("best", "any")
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
+PROBE_STATISTICS = (*ATTENTION_PROBES, *GATE_PROBES)
+#: A probe column's name (trainables.probe_names.column): a statistic at a layer or step, an attention one per head.
+PROBE_COLUMN = re.compile(rf"^{PROBE_PREFIX}(({'|'.join(ATTENTION_PROBES)})_[ls][1-9][0-9]*_h[1-9][0-9]*"
+                          rf"|({'|'.join(GATE_PROBES)})_s[1-9][0-9]*)$")
 
 
 def metric_columns(metric: str) -> tuple[str, ...]:
@@ -40,10 +46,18 @@ def metric_columns(metric: str) -> tuple[str, ...]:
     return (compact,)
 
 
+def is_probe(metric: str) -> bool:
+    """Whether ``metric`` reads probe columns (``probe_*``: what a model does inside, docs/results.md, "Probe columns").
+    A probe has no better or worse: per cell it is read at the checkpoint the study's own metric picks (the evaluation
+    where that metric's seed mean is best), never maximised over training (:mod:`analysis.stats.training_stats`)."""
+    return all(c.startswith(PROBE_PREFIX) for c in metric_columns(metric))
+
+
 def direction(metric: str) -> str:
     """``min`` when lower is better, else ``max``: declared here once for every study's mode, finding, sampler and
     report. A loss (a single column named ``*loss*``) is minimised; every other metric (accuracies, output scales,
-    combinations of accuracies) is maximised."""
+    combinations of accuracies) is maximised. A probe (:func:`is_probe`) is not optimised over training; between cells
+    its ``best`` is its largest value."""
     columns = metric_columns(metric)
     return "min" if len(columns) == 1 and "loss" in columns[0] else "max"
 
@@ -194,6 +208,7 @@ class Finding(Schema):
         if not all(_COLUMN.match(c) for c in columns) or (len(columns) > 2 and not _CALL.match(
                 str(self.metric).replace(" ", ""))):
             raise fail(f"metric of {named}", self.metric, "a results column, min(a, b, ...), max(a, b, ...) or a - b")
+        self._probes_consistent(named, columns)
         if self.statistic == "spread" and len(columns) > 1:
             raise fail(f"metric of {named}", self.metric, "one results column with statistic spread")
         for name in ("level", "margin"):
@@ -213,6 +228,22 @@ class Finding(Schema):
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
                                                  "faster_than, kinds")
         return self
+
+    def _probes_consistent(self, named: str, columns: tuple[str, ...]) -> None:
+        """A metric of probes reads probes only, at one checkpoint (:func:`is_probe`)."""
+        probes = [c.startswith(PROBE_PREFIX) for c in columns]
+        if any(probes) and not all(probes):
+            raise fail(f"metric of {named}", self.metric, "probe columns only or none: a probe is read at the "
+                                                          "checkpoint its study's metric picks, other columns at "
+                                                          "their own best")
+        bad = [c for c in columns if c.startswith(PROBE_PREFIX) and not PROBE_COLUMN.match(c)]
+        if bad:
+            raise fail(f"metric of {named}", bad[0], "a probe column probe_<statistic>_l<layer>_h<head>, "
+                                                     "probe_<statistic>_s<step>_h<head> or probe_<statistic>_s<step> "
+                                                     f"(statistics: {', '.join(PROBE_STATISTICS)}; docs/results.md)")
+        if all(probes) and self.timed():
+            raise fail(f"metric of {named}", self.metric, "a column that is not a probe with a time-axis bound (a "
+                                                          "probe is read at one checkpoint, not along its curve)")
 
     def _kinds_consistent(self, named: str) -> None:
         """The checks of the kinds issue 50 added: two-sided levels, worst seed against best seed, the time axis."""

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pydantic import model_validator
 
 from search_spaces.axes import Axis, AxisField, as_axis
-from search_spaces.finding import Finding, direction
+from search_spaces.finding import Finding, direction, is_probe
 from search_spaces.schema import SCALES, Schema, StudyError, fail
 
 SAMPLERS = ("grid", "random", "qmc", "tpe")
@@ -138,6 +138,9 @@ class Study(Schema):
                                            ("scale", self.scale, SCALES), ("budget", self.budget, BUDGETS)):
             if value not in allowed:
                 raise fail(f"{field_name} of study {self.name}", value, ", ".join(allowed))
+        if is_probe(self.metric):
+            raise fail(f"metric of study {self.name}", self.metric, "a results column that is not a probe (a probe "
+                       "has no better or worse to optimise; a finding reads it at the checkpoint the metric picks)")
         if self.mode != direction(self.metric):
             raise fail(f"mode of study {self.name}", self.mode, f"{direction(self.metric)!r}, the direction of its "
                        f"metric {self.metric!r} (a loss is minimised, everything else maximised: "

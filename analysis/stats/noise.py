@@ -109,13 +109,15 @@ class NoiseModel:
         """Whether any seed noise was measured."""
         return self.prior is not None
 
-    def text(self) -> str:
-        """The seed noise in words, for a verdict's basis line."""
+    def text(self, percent: bool = True) -> str:
+        """The seed noise in words, for a verdict's basis line (its sd in points of a fraction with ``percent``, else
+        in the metric's own unit)."""
         if not self.measured:
             return ("no seed noise measured: a cell of one seed decides nothing; cells whose seeds agree exactly, or "
                     "a published number printed without its spread, decide on the number alone")
         return (f"seed noise from each cell's grid neighbours (their mean variance, cliffs in G; median sd "
-                f"{100 * math.sqrt(self.floor):.1f} pp; prior df <= {PRIOR_DF:g})")
+                f"{f'{100 * math.sqrt(self.floor):.1f} pp' if percent else f'{math.sqrt(self.floor):.3g}'}; "
+                f"prior df <= {PRIOR_DF:g})")
 
     def annotate(self, cells: CellTable) -> CellTable:
         """``cells`` (of the metric the model was fit on) with each cell's prior: :attr:`Column.PRIOR_VAR` and

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from analysis.data.meta import parse_meta
+from analysis.stats.checkpoint import at_checkpoint, read_cells
 from analysis.stats.coverage import model_status
 from analysis.stats.metric import is_combination, per_row, per_step
 from analysis.stats.order import in_paper_order
@@ -34,7 +35,7 @@ from analysis.stats.rgb import (
 )
 from analysis.stats.seed_stats import seed_at_best, seed_columns
 from search_spaces.axes import show_value
-from search_spaces.finding import direction, metric_columns
+from search_spaces.finding import direction, is_probe, metric_columns
 from search_spaces.record import StudyRecord
 
 ACCURACY_METRICS: tuple[str, ...] = ("train_accuracy", "val_accuracy")
@@ -97,6 +98,8 @@ class Metrics:
     extra_max: tuple[str, ...] = ()  # findings' metrics maximised, not drawn
     extra_min: tuple[str, ...] = ()  # findings' loss metrics (minimised)
     combos: tuple[str, ...] = ()  # findings' combinations of columns, taken per evaluation (finding_values.per_step)
+    #: findings' probes (columns or combinations of them), read at the evaluation where ``select``'s seed mean is best
+    read: tuple[str, ...] = ()
 
 
 def choose_metrics(meta: StudyRecord, columns: Sequence[str]) -> Metrics:
@@ -108,15 +111,16 @@ def choose_metrics(meta: StudyRecord, columns: Sequence[str]) -> Metrics:
         raise ValueError(f"{meta.source}: no accuracy column to draw; expected one of "
                          f"{[*ACCURACY_METRICS, meta.metric]} among {list(columns)}")
     select = meta.metric if meta.metric in grids else ("val_accuracy" if "val_accuracy" in grids else grids[0])
-    wanted = {c for f in meta.findings for c in metric_columns(f.metric or select)}
+    metrics = {f.metric or select for f in meta.findings}
+    read = {m for m in metrics if is_probe(m) and all(c in columns for c in metric_columns(m))}
+    wanted = {c for m in metrics - read for c in metric_columns(m)}
     losses = {m for m in columns if direction(m) == "min"}
     cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
-    combos = {f.metric for f in meta.findings if f.metric and is_combination(f.metric)
-              and all(c in columns for c in metric_columns(f.metric))}
+    combos = {m for m in metrics - read if is_combination(m) and all(c in columns for c in metric_columns(m))}
     return Metrics(
         grids=tuple(grids), select=select, cases=cases,
         extra_max=tuple(sorted(m for m in wanted - set(grids) - losses if m in columns)),
-        extra_min=tuple(sorted(wanted & losses)), combos=tuple(sorted(combos)),
+        extra_min=tuple(sorted(wanted & losses)), combos=tuple(sorted(combos)), read=tuple(sorted(read)),
     )
 
 
@@ -170,6 +174,8 @@ class TrainingStats:
     #: one row per evaluation (configuration, ``seed``, ``step``, ``epoch``, the columns of the findings on the time
     #: axis) when the study has such a finding (:meth:`search_spaces.finding.Finding.timed`), else None
     evaluations: pl.DataFrame | None = None
+    #: per configuration and seed, each probe the findings read (:attr:`Metrics.read`) at the cell's checkpoint
+    read_seeds: pl.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
@@ -197,7 +203,8 @@ class TrainingStats:
                     frame = frame.join(extra.select(*by, pl.col(metric).alias(name)), on=by, how="left",
                                        nulls_equal=True)
             found[metric] = frame
-        return found
+        read = {} if self.read_seeds is None else read_cells(self.read_seeds, self.metrics.read, by)
+        return {**found, **read}
 
     @property
     def select_rgb(self) -> pl.DataFrame:
@@ -282,6 +289,7 @@ class _Aggregates:
     seed_at_best: list[pl.DataFrame] = field(default_factory=list)
     counts: list[pl.DataFrame] = field(default_factory=list)
     curve_steps: list[pl.DataFrame] = field(default_factory=list)
+    read_seeds: list[pl.DataFrame] = field(default_factory=list)
     cases_with_data: set[str] = field(default_factory=set)
     step_rows: int = 0
 
@@ -311,6 +319,8 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
         queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
     steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
     out.per_seed.append(per_seed)
+    if metrics.read:
+        out.read_seeds.append(at_checkpoint(base, steps, metrics.read, metrics.select, by))
     picks = [(steps, m, pl.col(f"{m}__g"), "max") for m in maxed] + [(steps, m, per_step(m), "max")
                                                                       for m in metrics.combos]
     picks += [(minimised[0], m, pl.col(f"{m}__g"), "min") for m in metrics.extra_min]
@@ -374,6 +384,7 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
         rgb_min=_joined(agg.rgb_min, by), combo_g=_joined(agg.combo_g, by),
         seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
         seed_at_best=pl.concat(agg.seed_at_best), evaluations=_evaluations(lf, meta, by),
+        read_seeds=pl.concat(agg.read_seeds) if agg.read_seeds else None,
     )
 
 

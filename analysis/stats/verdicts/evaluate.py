@@ -33,12 +33,13 @@ import polars as pl
 
 from analysis.stats.intervals.errors import error_budget
 from analysis.stats.kinds.base import Check, Reading, State, bounds_of
+from analysis.stats.metric import metric_range
 from analysis.stats.noise import NoiseModel
 from analysis.stats.region import outside_grid
 from analysis.stats.table import CellTable, cell_table
 from analysis.stats.verdicts.data import FindingData
 from analysis.stats.verdicts.status import Status
-from search_spaces.finding import Finding
+from search_spaces.finding import Finding, is_probe
 from search_spaces.record import StudyRecord
 
 
@@ -138,7 +139,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
         checks = [bound.judge(reading) for bound in bounds]
     except ValueError as error:  # a region naming a column the data does not have
         return Verdict(finding, metric, Status.FAIL, reason=str(error))
-    basis = _basis(meta, (ends, reading.errors.low), (look, meta.looks), noise, finding)
+    basis = _basis(meta, (ends, reading.errors.low), (look, meta.looks), noise, finding, metric, data.select_metric)
     present = data.present
     absent = sorted({k for c in checks for k in c.kind.named() if present is not None and k not in present}
                     | {k for c in checks for k in _empty_sides(c) if present is not None})
@@ -168,26 +169,34 @@ def _without_column(finding: Finding, metric: str, data: FindingData) -> Verdict
         pending = CellTable.of(data.expected).where(finding.where).height
         return Verdict(finding, metric, Status.UNDECIDED, reason=f"none of its {pending} cell(s) has run yet, so "
                                                                  f"the results have no column of {metric} so far")
+    if is_probe(metric):  # no trial asked for it (the authors' release has none): nothing says yes or no
+        return Verdict(finding, metric, Status.NOT_CHECKED,
+                       reason=f"the results have no column of {metric}: probes are written only by trials that ask "
+                              f"for them (the `probes` config field, docs/results.md)")
     return Verdict(finding, metric, Status.FAIL, reason=f"the results have no column of {metric} (columns with a G: "
                                                         f"{', '.join(sorted(data.cells))})")
 
 
 def _basis(meta: StudyRecord, error: tuple[int, float], looks: tuple[int, int], noise: NoiseModel,
-           finding: Finding) -> str:
+           finding: Finding, metric: str, select_metric: str) -> str:
     """How the finding's intervals were taken, in words: its confidence and each interval end's error (``ends``: how
     many, and the error each was read at, before an adaptive budget's share), and the seed noise they come
     from (none measured: no confidence is stated, the numbers decide alone)."""
     ends, each = error
     look, total = looks
+    percent = metric_range(metric)[1] == 1.0
     if not noise.measured:
-        return f"no confidence stated: {noise.text()}"
+        return f"no confidence stated: {noise.text(percent)}"
     when = "one look" if total == 1 else f"look {look} of {total}, spent over the seed counts"
     share = f"; each end of an interval at {100 * each:.2g}%" if ends > 1 else ""
     caveat = "" if finding.statistic != "spread" else (
         "; a spread's cells (those whose G reaches its level) are read from the same seeds as its differences, so this "
         "confidence is approximate (docs/budget.md, Calibration)")
     basis = (f"{100 * meta.confidence:g}% confidence (a wrong PASS or FAIL at most {100 * (1 - meta.confidence):g}%; "
-             f"{when}{share}); {noise.text()}{caveat}")
+             f"{when}{share}); {noise.text(percent)}{caveat}")
+    if is_probe(metric):
+        basis += (f"; a probe, read at each cell's checkpoint (the evaluation where its {select_metric} seed mean is "
+                  f"best)")
     if finding.timed():
         basis += ("; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and "
                   "after), at least its cell's in the grid")
