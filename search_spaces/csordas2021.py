@@ -89,6 +89,54 @@ def _model(*models: str) -> dict[str, tuple[str, ...]]:
     return {"model": models}
 
 
+# What the models do inside (Sec. 3 "Analysis", Fig. 2, App. D Figs. 3-7), read from the probes (docs/results.md,
+# "Probe columns") of the first 64 depth-9/10 test samples at each cell's checkpoint (its best depth-validation
+# evaluation, the one Table 1 reports). The paper shows one example each; a finding reads the mean over 64 samples and
+# the real positions of each. The numbers are the project's: "closed until ready" as no step with half of the columns
+# updating or more, "attends to the neighbour" as half of the attention or more on the adjacent column, "similar over
+# time" as the attended distance at step 7 (half of the 14 steps) within one position of step 1's, "blurry" as an
+# entropy 0.5 nats (a factor 1.6 in the number of keys attended) above NDR's, "blurrier after" as more entropy at the
+# last step than the first. Step s is the probe's `_s<s>` (the paper counts from t = 0).
+GATED = ("NDR", "+ abs/rel + gate")
+GATE_OPEN_ANY_STEP = "max(" + ", ".join(f"probe_gate_open_s{s}" for s in range(1, 15)) + ")"
+SHARPEST_HEAD_AT_STEP_3 = "min(" + ", ".join(f"probe_entropy_s3_h{h}" for h in range(1, 5)) + ")"
+INSIDE_FINDINGS = (
+    Finding(description="Fig. 2, App. D Figs. 5 and 7: the copy gates of NDR and + abs/rel + gate stay closed until a "
+                        "column's input is ready, so columns update one after another: at no step does half of the "
+                        "columns' gates open (the largest share of open gates over the 14 steps < 50%, the project's "
+                        "number; the order of opening is not read)",
+            quote='Sec. 3: "the gates of different columns open sequentially one after another, when the input is '
+                  'available for them." Fig. 2 caption: "The gates remain closed until the data dependencies are '
+                  'satisfied." Figs. 5, 7: "The gates are closed until all arguments of the given operations are not '
+                  'ready."',
+            metric=GATE_OPEN_ANY_STEP, where=_model(*GATED), below=dict.fromkeys(BOTH, 0.5), scales=PAPER),
+    Finding(description="Fig. 2 (backward): each NDR column attends to its neighbour: at step 1 half of a position's "
+                        "attention or more lies on the adjacent column (mean over positions >= 50%, the project's "
+                        "number; the last column's exception is in that mean)",
+            quote='Sec. 3: "Each column attends to the neighboring one, waiting for its computation to be finished." '
+                  'Fig. 2 caption: "Each position focuses on the column to the right, except the last one where the '
+                  'result is read from"',
+            metric="probe_nearest_s1_h1", where=_model("NDR"), above={"backward": 0.5}, scales=PAPER),
+    Finding(description="Fig. 2 caption (backward): NDR's attention map remains similar over time: the distance a "
+                        "position attends over at step 7 lies within one position of step 1's (the project's numbers)",
+            quote='Fig. 2 caption: "Attention map for step t = 0 [...] The attention map remains similar over time."',
+            metric="probe_distance_s1_h1 - probe_distance_s7_h1", where=_model("NDR"),
+            above={"backward": -1.0}, below={"backward": 1.0}, scales=PAPER),
+    Finding(description="App. D Fig. 3: the + rel Transformer's attention gets blurry very quickly: at step 3 even its "
+                        "sharpest head's entropy is 0.5 nats above NDR's (the project's margin) in both directions",
+            quote='App. D, Fig. 3: "Attention map for every computation step for a baseline Transformer with relative '
+                  'positional encoding. The attention pattern gets blurry very quickly and the network does not '
+                  'generalize to longer sequences."',
+            metric=SHARPEST_HEAD_AT_STEP_3, where=_model("+ rel"), versus_where=_model("NDR"),
+            ahead={d: (d,) for d in BOTH}, margin=0.5, scales=PAPER),
+    Finding(description="App. D Fig. 4 (backward): + abs/rel + gate's attention gets blurrier after the columns are "
+                        "processed: its entropy at the last step (14) above its entropy at step 1",
+            quote='App. D, Fig. 4: "The attention pattern is relatively stable over time, and its gets blurrier after '
+                  'the given column is processed and updated."',
+            metric="probe_entropy_s14_h1 - probe_entropy_s1_h1", where=_model("+ abs/rel + gate"),
+            above={"backward": 0.0}, scales=PAPER),
+)
+
 TABLE1_FINDINGS = (
     Finding(description="Table 1 (abstract, Sec. 3, Sec. 4): NDR generalises to longer sequences (9-10 operations) "
                         "at 100% in both directions (best Longer G >= 99%)",
@@ -163,6 +211,7 @@ TABLE1_FINDINGS = (
             quote="Table 1, row '+ geom. att. + gate (NDR)': 1.00 ± 0.00 in IID forward, IID backward, Longer forward "
                   "and Longer backward, the only row printed at 1.00 in all four",
             metric=f"min({IID}, {LONGER})", where=_model("NDR"), above=dict.fromkeys(BOTH, 0.99), scales=PAPER),
+    *INSIDE_FINDINGS,
 )
 
 TABLE1 = Study(
@@ -171,7 +220,7 @@ TABLE1 = Study(
          "attention) generalise compositional table lookup to deeper compositions (9-10 functions) in "
          "both presentation orders, and does NDR (geometric attention + copy gate) solve it (Table 1)?",
     scientific={"model": MODELS, "direction": DIRECTIONS},
-    fixed=PAPER_FIXED,
+    fixed={**PAPER_FIXED, "probes": True},  # the inside findings read them (a few % of a trial: docs/results.md)
     seeds=(0, 1, 2, 3, 4),
     metric="depth_val_accuracy", mode="max",
     plot=Plot(panel="direction", x="model", y="learning_rate"),

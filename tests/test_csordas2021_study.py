@@ -80,3 +80,29 @@ def test_smoke_table1_end_to_end_with_report(tmp_path: Path) -> None:
     assert "Table 1 (ours | paper):" in summary and "| NDR |" in summary
     pngs = {p.name for p in study_dir.rglob("*.png")}
     assert "attention_NDR_forward.png" in pngs and "gates_NDR_backward.png" in pngs
+
+
+def test_the_inside_findings_read_columns_the_paper_scale_models_write(one_torch_thread: None) -> None:
+    """Each model an inside finding names, at the paper's size with the study's probes, trained one step on a tiny
+    batch (as preflight does): every column those findings read is in its rows (a step, head or statistic the model does
+    not write would leave the finding without data at the paper scale, where it is checked)."""
+    import torch
+
+    from search_spaces.csordas2021 import INSIDE_FINDINGS
+    from study.run.preflight import check_finding_metrics
+    from study.trial.trainable import family_of, member_configs, split_config
+
+    study = get_study("csordas2021.table1")
+    columns: set[str] = set()
+    for model in ("NDR", "+ abs/rel + gate", "+ rel"):
+        hyper, _ = split_config(study, {"model": model, "direction": "backward"})
+        family = family_of(hyper)
+        with torch.random.fork_rng(devices=[]):
+            result = family.train([family.tiny(member_configs(hyper, family)[0])], [0], device="cpu", on_eval=None,
+                                  packed=False)
+        columns.update(result.rows[0])
+    assert {"probe_gate_open_s14", "probe_nearest_s1_h1", "probe_entropy_s3_h4"} <= columns
+    assert not any(c.startswith("probe_") and ("_s15" in c or "_h5" in c) for c in columns)
+    inside = study.model_copy(update={"findings": INSIDE_FINDINGS})
+    check_finding_metrics(inside, columns)  # raises StudyError naming a column no model writes
+    assert len(INSIDE_FINDINGS) == 5 and study.findings[-5:] == INSIDE_FINDINGS

@@ -75,8 +75,9 @@ EXPECTED = {
     # the authors' own runs do not support "none of these improvements is significant" there
     ("richter2020.table4", "paper"): [Status.FAIL, Status.UNDECIDED],
     ("richter2020.table4", "cpu"): [Status.NOT_CHECKED] * 2,
-    ("csordas2021.table1", "paper"): [Status.PASS] * 12,
-    ("csordas2021.table1", "cpu"): [Status.NOT_CHECKED, Status.PASS] + [Status.NOT_CHECKED] * 10,
+    # the five inside findings (13-17) read probes, which the paper's table does not have: NOT CHECKED
+    ("csordas2021.table1", "paper"): [Status.PASS] * 12 + [Status.NOT_CHECKED] * 5,
+    ("csordas2021.table1", "cpu"): [Status.NOT_CHECKED, Status.PASS] + [Status.NOT_CHECKED] * 15,
     # the text states no level for EA in Figs. 3 and 5 but Fig. 3's "both systems achieve 100%" (N_con = 56): EA's
     # findings at N_con = 32 and 52 are NOT CHECKED; the text prints levels, not curves: the time-axis findings too
     ("gros2024.fig3", "paper"): [Status.PASS, Status.NOT_CHECKED, Status.PASS, Status.PASS, Status.NOT_CHECKED,
@@ -106,7 +107,9 @@ def test_every_finding_passes_on_the_published_data_or_says_why_not(name: str, s
     for v in verdicts:
         if v.status == Status.NOT_CHECKED:  # the reason is the scale, the architectures the release lacks or its curves
             assert v.reason.startswith(("not checked at this scale", "the data has none of the panel values",
-                                        "its time-axis bounds read the rows of each evaluation"))
+                                        "its time-axis bounds read the rows of each evaluation")) or \
+                v.reason.endswith("probes are written only by trials that ask for them (the `probes` config field, "
+                                  "docs/results.md)")  # a paper's printed table has no probes
 
 
 def test_the_published_numbers_are_the_papers() -> None:

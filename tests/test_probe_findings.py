@@ -132,3 +132,18 @@ def test_results_without_the_probe_leave_its_finding_not_checked_not_failed() ->
     """The authors' releases (and a study that did not ask for probes) have no probe column: nothing says yes or no."""
     (v,) = _verdicts([{"description": "d", "metric": "probe_peak_l1_h1", "above": {"NAP": 0.5}}])
     assert v.status == Status.NOT_CHECKED and "probes are written only by trials that ask for them" in v.reason
+
+
+def test_min_over_heads_takes_the_heads_a_model_has() -> None:
+    """A one-head model writes no ``_h2`` column: ``min`` over both heads is its one head; ``a - b`` needs both."""
+    rows = _rows().with_columns(probe_entropy_l1_h2=pl.when(pl.col("architecture") == "BERT")
+                                .then(pl.col("probe_entropy_l1_h1") - 0.5))
+    both = "min(probe_entropy_l1_h1, probe_entropy_l1_h2)"
+    _, stats = _stats([{"description": "d", "metric": both, "below": {"NAP": 1.2}},
+                       {"description": "e", "metric": "probe_entropy_l1_h1 - probe_entropy_l1_h2",
+                        "below": {"NAP": 1.2}}], rows)
+    cells = stats.finding_cells()
+    g = dict(cells[both].select("architecture", "g").iter_rows())
+    assert g["NAP"] == pytest.approx(1.0, abs=0.02) and g["BERT"] == pytest.approx(1.3, abs=0.02)
+    difference = cells["probe_entropy_l1_h1 - probe_entropy_l1_h2"]
+    assert difference.get_column("architecture").to_list() == ["BERT"]  # NAP has no h2: not measured

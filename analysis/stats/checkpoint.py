@@ -20,13 +20,15 @@ def at_checkpoint(rows: pl.LazyFrame, steps: pl.DataFrame, read: Sequence[str], 
                   by: Sequence[str]) -> pl.DataFrame:
     """Per configuration and seed, each probe metric of ``read`` (a column or a combination of probe columns) at the
     cell's checkpoint: the first evaluation of ``steps`` (:func:`~analysis.stats.rgb.step_stats`) where ``select``'s
-    seed mean is best. A seed without a finite value there (diverged: its fill rows carry no probe) is null."""
+    seed mean is best. A seed without a finite value there (diverged: its fill rows carry no probe) is null; ``min`` /
+    ``max`` of columns take those a model has (``min`` over four heads' columns is a one-head model's own head), ``a -
+    b`` needs both."""
     checkpoint = best_step(steps.lazy(), select, by).rename({"best_step": "step"})
 
-    def value(metric: str) -> pl.Expr:  # null unless every column it reads is finite
-        parts = [pl.col(c).cast(pl.Float64) for c in metric_columns(metric)]
-        finite = pl.all_horizontal(p.is_finite().fill_null(False) for p in parts)
-        return pl.when(finite).then(combine(metric, parts)).alias(metric)
+    def value(metric: str) -> pl.Expr:  # min / max over the finite columns there are (the heads a model has)
+        parts: list[pl.Expr] = [pl.when(pl.col(c).cast(pl.Float64).is_finite()).then(pl.col(c).cast(pl.Float64))
+                                for c in metric_columns(metric)]  # NaN, infinite or missing: null, which min / max skip
+        return combine(metric, parts).alias(metric)
 
     at = rows.join(checkpoint, on=[*by, "step"], how="inner", nulls_equal=True)
     return at.select(*by, "seed", *(value(m) for m in read)).collect(engine="streaming")
