@@ -18,6 +18,8 @@ scaled up) on the average and softmax mixers as initialised (trainables/pooling_
 
 from __future__ import annotations
 
+import math
+
 from search_spaces import Finding, Linked, Plot, Study
 from search_spaces.richter2020 import LEARNING_RATES
 
@@ -191,6 +193,44 @@ BUDGET = Study(
 )
 
 
+#: Sec. 5.3's explanation, read from the probes (docs/results.md, "Probe columns") of the all-attention stack at each
+#: cell's checkpoint (its best validation evaluation), 8 validation sequences of N = 32. "Broadly": as broad as
+#: attention spread evenly over half of the sequence, entropy >= log 16 nats (the project's number; the whole sequence,
+#: log 32); "the first few" read as the first of L = 4.
+BREADTH_QUOTE = ('Sec. 5.3: "One explanation we have is that the first few attention layers tend to attend broadly to '
+                 'the whole sequence (as empirically observed in (Clark et al., 2019)), and the cheaper convolution '
+                 'layers can perform this job more efficiently."')
+BROADEST_HEAD_OF_LAYER_1 = "max(" + ", ".join(f"probe_entropy_l1_h{h}" for h in range(1, 5)) + ")"
+BREADTH = Study(
+    name="yun2020.breadth",
+    goal="Does the first attention layer of the all-attention stack attend broadly (Yun et al. 2020, Sec. 5.3's "
+         "explanation of why convolution layers can replace the first few), and more broadly than the last layer?",
+    scientific={"task": ("cases", "mode"), "conv_layers": conv_layers(0)},
+    nuisance={"learning_rate": (0.3**5,)},
+    fixed={**HYBRID.at_scale("cpu").fixed, "n_steps": 1600, "eval_every": 200, "probes": True},
+    seeds=(0, 1, 2),
+    plot=HYBRID.plot,
+    findings=(
+        Finding(description="Sec. 5.3: the first attention layer attends broadly: its broadest head's attention "
+                            "entropy is at least log 16 nats (as broad as even attention over half of the 32 "
+                            "positions; the project's number) on each task",
+                quote=BREADTH_QUOTE, metric=BROADEST_HEAD_OF_LAYER_1,
+                above={"cases": math.log(16), "mode": math.log(16)}),
+        Finding(description="Sec. 5.3: the first layer attends more broadly than the last: head 1's entropy in layer "
+                            "1 above head 1's in layer 4 (heads are exchangeable: one pair, drawn blind) on each task",
+                quote=BREADTH_QUOTE, metric="probe_entropy_l1_h1 - probe_entropy_l4_h1",
+                above={"cases": 0.0, "mode": 0.0}),
+    ),
+    deviations=HYBRID_DEVIATIONS + (
+        "Not a paper experiment (the paper cites Clark et al. 2019 for it, on BERT-base and natural language): the "
+        "all-attention stack of yun2020.hybrid_long (d = 32, N = 32, 1600 steps) at its best learning rate "
+        "(2.4e-3), probes on.",),
+    sections=("hybrid",),
+    scales={"smoke": {**HYBRID.scales["smoke"], "nuisance": {"learning_rate": (0.3**4,)},
+                      "scientific": {"task": ("cases", "mode"), "conv_layers": conv_layers(0)}}},
+)
+
+
 #: Yun et al.'s two theory items that show without training (Sec. 3.1, App. B), measured on the registry's average and
 #: softmax attention mixers as initialised (task ``token_mixing``, trainables/pooling_scale/mixing.py). The logit
 #: scales, lengths and bounds are the project's choice (the paper states limits, not numbers).
@@ -255,4 +295,4 @@ THEORY = Study(
 )
 
 
-STUDIES = (HYBRID, HYBRID_LONG, BUDGET, THEORY)
+STUDIES = (HYBRID, HYBRID_LONG, BUDGET, BREADTH, THEORY)

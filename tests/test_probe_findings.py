@@ -147,3 +147,18 @@ def test_min_over_heads_takes_the_heads_a_model_has() -> None:
     assert g["NAP"] == pytest.approx(1.0, abs=0.02) and g["BERT"] == pytest.approx(1.3, abs=0.02)
     difference = cells["probe_entropy_l1_h1 - probe_entropy_l1_h2"]
     assert difference.get_column("architecture").to_list() == ["BERT"]  # NAP has no h2: not measured
+
+
+def test_yun_breadth_findings_read_columns_its_stack_writes(one_torch_thread: None) -> None:
+    """Preflight's one-step run of each configuration (at the scale the findings are checked at) writes every probe
+    column the findings read; a stack of two heads (the smoke scale's) does not write ``_h4``, which preflight
+    leaves alone there (the findings are not checked at smoke)."""
+    from search_spaces import get_study
+    from study.run.preflight import check_components
+
+    assert check_components(get_study("yun2020.breadth"), echo=lambda _: None) == 2
+    assert check_components(get_study("yun2020.breadth", "smoke"), echo=lambda _: None) == 2
+    broken = get_study("yun2020.breadth").model_copy(update={"findings": (
+        Finding(description="d", metric="probe_entropy_l5_h1", above={"cases": 0.0}),)})
+    with pytest.raises(StudyError, match="invalid metric of finding 'd' of study yun2020.breadth 'probe_entropy_l5_h1'"):
+        check_components(broken, echo=lambda _: None)
