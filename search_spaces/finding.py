@@ -157,6 +157,10 @@ class Finding(Schema):
     #: curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
     #: (:mod:`analysis.stats.kinds.per_seed`)
     seeds_show: int | None = None
+    #: False: ``faster_than`` compares the seed means' curves. True: a sentence about how long seeds typically take
+    #: ("needs substantially longer to converge") - A's seeds reach ``level`` more than ``time_margin`` earlier than
+    #: B's, an exact two-sample rank test of each seed's own first time (:mod:`analysis.stats.kinds.seed_times`)
+    per_seed: bool = False
     #: Bounds of kinds beyond the fields above - a kind of yours, registered from your own module (docs/extending.md):
     #: the kind's registered name -> its argument, in the shape that kind reads; an unknown name is refused before
     #: anything trains.
@@ -267,11 +271,7 @@ class Finding(Schema):
         if self.cell != "best" and (not self.timed() or self.faster_than):
             raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
                                                       "(the cell those read), and with faster_than (two best cells)")
-        if self.seeds_show is not None and (isinstance(self.seeds_show, bool) or not isinstance(self.seeds_show, int)
-                                            or self.seeds_show < 1 or not self.timed() or self.faster_than):
-            raise fail(f"seeds_show of {named}", self.seeds_show,
-                       "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
-                       "(faster_than compares two mean curves: not per seed)")
+        self._per_seed_consistent(named)
         if not self.timed():
             return
         if self.statistic != "best":
@@ -286,6 +286,19 @@ class Finding(Schema):
             if bad:
                 raise fail(f"{name} of {named}", bad, f"a mapping panel value -> a number > 0 (a {self.time} for "
                                                       f"reached_by, a drop in the metric for learned_then_unlearned)")
+
+    def _per_seed_consistent(self, named: str) -> None:
+        """The checks of the per-seed readings: ``seeds_show`` (one-sample kinds), ``per_seed`` (faster_than)."""
+        if self.seeds_show is not None and (isinstance(self.seeds_show, bool) or not isinstance(self.seeds_show, int)
+                                            or self.seeds_show < 1 or not self.timed() or self.faster_than):
+            raise fail(f"seeds_show of {named}", self.seeds_show,
+                       "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
+                       "(faster_than per seed: per_seed)")
+        if self.per_seed is not False and (self.per_seed is not True or not self.faster_than or self.reached_by
+                                           or self.still_holds or self.learned_then_unlearned):
+            raise fail(f"per_seed of {named}", self.per_seed,
+                       "False, or True with faster_than and no other time-axis bound (faster_than read on each "
+                       "seed's first time; the others are read per seed with seeds_show)")
 
     def timed(self) -> bool:
         """Whether the finding has a bound on the time axis (it reads per-evaluation rows)."""

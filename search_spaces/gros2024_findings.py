@@ -102,6 +102,18 @@ FIG4 = (
                   'around the baseline, 50%, essentially without improving. For EA, the equivalent training stage is '
                   'substantially shorter."',
             level=0.75, faster_than={"ea": ("dpa",)}, time_margin=FASTER_BY),
+    # The caption read per seed (issue 58 item 3): "needs substantially longer to converge" is a sentence about how
+    # long a model typically takes - its seeds' convergence times - which the seed mean's curve (#1) can contradict,
+    # one slow seed holding the mean below 95% after every other seed reached it. The project's choices: level and
+    # margin as #1 (95%, more than 100 epochs: the same sentence, read on the seeds instead of the mean), and
+    # "typically" as a shift of A's seeds' first times against B's (an exact rank-sum test, analysis/stats/kinds/
+    # seed_times.py), not as a share of seeds or a median.
+    Finding(description="Fig. 4 (caption; Binary sequences), per seed: EA's seeds converge substantially faster than "
+                        "DPA's (each seed's own curve first reaches 95% more than 100 epochs earlier, as a shift of "
+                        "EA's seeds' first times against DPA's)",
+            quote='Fig. 4: "For otherwise identical parameters, dot-product attention (DPA) needs substantially longer '
+                  'to converge than expressive attention (EA)."',
+            level=0.95, faster_than={"ea": ("dpa",)}, time_margin=FASTER_BY, per_seed=True),
 )
 
 FIG5 = (

@@ -111,16 +111,18 @@ def _fig_verdicts(study_name: str, curves: dict[tuple[str, int], tuple[float, ..
 
 
 @pytest.mark.parametrize(("dpa_from", "statuses"), [
-    (8, ["PASS", "PASS"]),  # DPA reaches 75% and 95% 250 and 300 epochs after EA (evaluations every 50)
-    (4, ["FAIL", "FAIL"]),  # 50 epochs later: not "substantially" (more than 100 epochs)
+    (8, ["PASS", "PASS", "PASS"]),  # DPA reaches 75% and 95% 250 and 300 epochs after EA (evaluations every 50)
+    # 50 epochs later at 75%, 100 at 95%: not "substantially" (more than 100 epochs) on the mean curves; per seed
+    # (#3) every seed is exactly 100 epochs earlier, the margin itself: neither more, nor shown not more
+    (4, ["FAIL", "FAIL", "UNDECIDED"]),
 ])
 def test_fig4_ea_converges_substantially_faster_on_the_learning_curves(dpa_from: int, statuses: list[str]) -> None:
-    """Fig. 4's findings read the seed-mean curves: EA first at 75% at epoch 150 and at 95% at epoch 200; DPA near the
-    50% baseline until ``dpa_from`` evaluations, then 80% and 97%."""
+    """Fig. 4's findings read the seed-mean curves (#3: each seed's own): EA first at 75% at epoch 150 and at 95% at
+    epoch 200; DPA near the 50% baseline until ``dpa_from`` evaluations, then 80% and 97%."""
     ea = (0.5, 0.6, 0.8, 0.97, *[0.99] * 76)
     dpa = (*[0.5] * dpa_from, 0.8, 0.97, *[1.0] * (78 - dpa_from))
     verdicts = _fig_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)
-    assert [v.finding.time_margin for v in verdicts] == [100.0, 100.0]
+    assert [v.finding.time_margin for v in verdicts] == [100.0, 100.0, 100.0]
     assert [v.status for v in verdicts] == statuses, [v.lines() for v in verdicts]
 
 

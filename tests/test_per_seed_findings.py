@@ -101,7 +101,7 @@ def test_some_cell_pays_for_its_search_over_the_cells() -> None:
     ({"seeds_show": 0}, "seeds_show of finding 'd' 0; allowed: None, or a whole number of seeds >= 1"),
     ({"seeds_show": 2.5}, "seeds_show of finding d 2.5; allowed: a valid integer"),
     ({"seeds_show": 3, "reached_by": {}, "above": {"NON": 0.5}}, "seeds_show of finding 'd' 3; allowed:"),
-    ({"seeds_show": 3, "faster_than": {"NON": ("NAP",)}}, "(faster_than compares two mean curves: not per seed)"),
+    ({"seeds_show": 3, "faster_than": {"NON": ("NAP",)}}, "(faster_than per seed: per_seed)"),
 ])
 def test_seeds_show_is_refused_in_one_line_naming_field_and_value(fields: dict, message: str) -> None:
     with pytest.raises(StudyError) as error:

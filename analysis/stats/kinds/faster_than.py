@@ -11,6 +11,7 @@ from analysis.stats.intervals.curves import Curve, first_reached
 from analysis.stats.intervals.errors import Errors
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.kinds.base import KINDS, Check, Kind, Reading, Relation, State
+from analysis.stats.kinds.seed_times import faster_per_seed
 from analysis.stats.kinds.time_axis import CurvesOf, judged, reaching, read, span
 from analysis.stats.kinds.time_kind import TimeKind
 from search_spaces.finding import Finding
@@ -21,7 +22,9 @@ from search_spaces.finding import Finding
 class FasterThan(TimeKind):
     """**Holds** when A's latest plausible first time is more than the finding's ``time_margin`` earlier than B's
     earliest, **fails** when A's earliest is at most ``time_margin`` earlier than B's latest (margin 0: no earlier);
-    each side at half the end's error, as a difference's two sides."""
+    each side at half the end's error, as a difference's two sides. With the finding's ``per_seed``: A's seeds
+    reach the level more than ``time_margin`` earlier than B's, an exact two-sample rank test of the seeds' own first
+    times (:mod:`analysis.stats.kinds.seed_times`)."""
 
     name: ClassVar[str] = "faster_than"
     panel_value: str
@@ -42,6 +45,11 @@ class FasterThan(TimeKind):
 
     def ends(self) -> int:
         return 1
+
+    def judge(self, reading: Reading) -> Check:
+        if reading.finding.per_seed:
+            return faster_per_seed(self, self.versus, self.margin, reading)
+        return super().judge(reading)
 
     def on_curves(self, curves_of: CurvesOf, reading: Reading, errors: Errors) -> Check:
         f, lead = reading.finding, self.margin
