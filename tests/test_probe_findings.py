@@ -160,5 +160,6 @@ def test_yun_breadth_findings_read_columns_its_stack_writes(one_torch_thread: No
     assert check_components(get_study("yun2020.breadth", "smoke"), echo=lambda _: None) == 2
     broken = get_study("yun2020.breadth").model_copy(update={"findings": (
         Finding(description="d", metric="probe_entropy_l5_h1", above={"cases": 0.0}),)})
-    with pytest.raises(StudyError, match="invalid metric of finding 'd' of study yun2020.breadth 'probe_entropy_l5_h1'"):
+    with pytest.raises(StudyError, match="invalid metric of finding 'd' of study yun2020.breadth "
+                                         "'probe_entropy_l5_h1'"):
         check_components(broken, echo=lambda _: None)
