@@ -21,6 +21,8 @@ of N16T2 alone). The paper prints no spread (16 runs each): on its own numbers e
 value. On the time axis "substantially faster" is more than 100 epochs earlier (two of the study's evaluation
 intervals; the paper prints no epoch for Fig. 4), "converge" a seed mean of 95% (the mean reaches 100% only when every
 one of 16 seeds does), the end of the baseline phase a seed mean of 75% (halfway from the 50% baseline to 100%).
+Fig. 4's attention statements read probe columns (what the one head does, per cell at its checkpoint: the evaluation
+where the accuracy's seed mean is best), which ``gros2024.fig4`` asks for: thresholds at :data:`RANGE_LEAD` below.
 
 Scales: every figure study's cpu scale trains exactly what the paper scale does (only the final evaluation is
 smaller), so every finding is checked there too; a region the cpu grid lacks (Fig. 5's N_con = 256) is NOT CHECKED.
@@ -34,6 +36,14 @@ PLATEAU = 0.6  # "stuck on the ~55% plateau": at most 60% ...
 PLATEAU_FLOOR = 0.5  # ... and at least 50% ("about 55%, substantially above baseline")
 HUNDRED = 0.999  # "100%"
 BOTH = ("dpa", "ea")
+#: Fig. 4's attention (issue 58 item 2), read by probes of the one layer's one head at each cell's checkpoint (the
+#: evaluation where the seed mean of the greedy accuracy is best). Project's choices: "a larger dynamical range on a
+#: log10 colour scale" is a lead of one decade (one unit of that scale) in the mean per-query range; "not focused
+#: predominantly on the two causal tokens" is, per query on average, no key with half of the weight (peak below 1/2)
+#: and more than two keys' worth of spread (entropy above log 2 nats: perplexity above 2).
+RANGE_LEAD = 1.0  # decades
+FOCUS_PEAK = 0.5
+TWO_KEYS = 0.6931471805599453  # log 2, nats
 
 
 def _at(n_context: int) -> dict[str, tuple[int, ...]]:
@@ -114,6 +124,25 @@ FIG4 = (
             quote='Fig. 4: "For otherwise identical parameters, dot-product attention (DPA) needs substantially longer '
                   'to converge than expressive attention (EA)."',
             level=0.95, faster_than={"ea": ("dpa",)}, time_margin=FASTER_BY, per_seed=True),
+    Finding(description="Fig. 4 (caption): EA's attention weights span a larger dynamic range than DPA's (the "
+                        "mean over queries of log10(largest / smallest weight among the keys a query sees) leads "
+                        "DPA's by one decade, our choice: one unit of the log10 colour scale; probe_range_l1_h1 at "
+                        "each cell's checkpoint)",
+            quote='Fig. 4 caption: "Typically, EA (left) covers a larger dynamical range (color-coding in log10 '
+                  'scale), than DPA (right)."',
+            metric="probe_range_l1_h1", ahead={"ea": ("dpa",)}, margin=RANGE_LEAD),
+    Finding(description="Fig. 4 (Binary sequences): neither mechanism focuses its attention on one token (per query "
+                        "on average no key gets half of the weight: probe_peak_l1_h1 below 0.5, our choice; at each "
+                        "cell's checkpoint)",
+            quote='Binary sequences: "Visual inspection indicates that both models make use of the entire input '
+                  'sequence, viz that attention is not focused predominantly on the two causal token"',
+            metric="probe_peak_l1_h1", below=dict.fromkeys(BOTH, FOCUS_PEAK)),
+    Finding(description="Fig. 4 (Binary sequences): both mechanisms spread their attention over more than two "
+                        "tokens' worth of keys (per query on average an entropy above log 2 = 0.693 nats, perplexity "
+                        "above 2, our choice; probe_entropy_l1_h1 at each cell's checkpoint)",
+            quote='Binary sequences: "Visual inspection indicates that both models make use of the entire input '
+                  'sequence, viz that attention is not focused predominantly on the two causal token"',
+            metric="probe_entropy_l1_h1", above=dict.fromkeys(BOTH, TWO_KEYS)),
 )
 
 FIG5 = (

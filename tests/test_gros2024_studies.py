@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -122,8 +123,26 @@ def test_fig4_ea_converges_substantially_faster_on_the_learning_curves(dpa_from:
     ea = (0.5, 0.6, 0.8, 0.97, *[0.99] * 76)
     dpa = (*[0.5] * dpa_from, 0.8, 0.97, *[1.0] * (78 - dpa_from))
     verdicts = _fig_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)
-    assert [v.finding.time_margin for v in verdicts] == [100.0, 100.0, 100.0]
-    assert [v.status for v in verdicts] == statuses, [v.lines() for v in verdicts]
+    assert [v.finding.time_margin for v in verdicts[:3]] == [100.0, 100.0, 100.0]
+    assert [v.status for v in verdicts] == [*statuses, *["NOT CHECKED"] * 3], [v.lines() for v in verdicts]
+
+
+def test_fig4_attention_findings_read_probes_its_one_head_writes() -> None:
+    """Fig. 4's attention statements (#4-#6) read the probe columns of the one layer's one head, which the study asks
+    for; a one-step run of each of its configurations (preflight) writes them, and rows without them are refused."""
+    from study.run.preflight import check_components, check_finding_metrics
+
+    study = get_study("gros2024.fig4", "paper")
+    assert study.fixed["probes"] == "entropy,peak,range" and "n_heads" not in study.fixed  # the paper's single head
+    attention = study.findings[3:]
+    assert [(f.metric, f.ahead, f.margin, f.below, f.above) for f in attention] == [
+        ("probe_range_l1_h1", {"ea": ("dpa",)}, 1.0, {}, {}),
+        ("probe_peak_l1_h1", {}, 0.0, {"dpa": 0.5, "ea": 0.5}, {}),
+        ("probe_entropy_l1_h1", {}, 0.0, {}, dict.fromkeys(("dpa", "ea"), pytest.approx(math.log(2))))]
+    assert all("our choice" in f.description and f.quote for f in attention)
+    assert check_components(study, echo=lambda _: None) == 2  # raises if a finding's column is not written
+    with pytest.raises(Exception, match="probe_range_l1_h1"):
+        check_finding_metrics(study, {"val_accuracy", "epoch", "probe_entropy_l1_h1", "probe_peak_l1_h1"})
 
 
 def test_fig3_trapped_levels_are_two_sided_and_its_time_findings_read_the_curves() -> None:

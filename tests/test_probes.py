@@ -16,8 +16,8 @@ from trainables.csordas2021.family import train as ctl_train
 from trainables.gros2024 import inside as gros_inside
 from trainables.gros2024.config import GrosConfig
 from trainables.gros2024.family import train as gros_train
-from trainables.probe_names import probe_request
-from trainables.probes import attention_statistics, gate_statistics, inputs_of, mixer_weights
+from trainables.probe_names import WEIGHT_PROBES, probe_request
+from trainables.probes import RANGE_FLOOR, attention_statistics, gate_statistics, inputs_of, mixer_weights
 from trainables.richter2020 import inside as richter_inside
 from trainables.richter2020.loop import train_members
 from trainables.richter2020.model import build_model
@@ -92,6 +92,32 @@ def test_signed_weights_are_read_as_shares_of_their_magnitude() -> None:
     assert s["peak"].item() == pytest.approx((0.5 + 0.75) / 2)
 
 
+def test_range_is_the_mean_over_queries_of_log10_largest_over_smallest_weight() -> None:
+    """Causal rows by hand: the first query sees one key (no range: left out), the masked keys (exactly 0) are not
+    among the smallest; 0.9 / 0.1 spans log10 9 decades, 0.5 / 0.01 log10 50, a uniform row 0."""
+    w = torch.tensor([[1.0, 0.0, 0.0, 0.0],
+                      [0.9, 0.1, 0.0, 0.0],
+                      [0.5, 0.49, 0.01, 0.0],
+                      [0.25, 0.25, 0.25, 0.25]]).view(1, 1, 1, 4, 4)
+    s = attention_statistics(w, None, ["range"])
+    assert s["range"].item() == pytest.approx((math.log10(9) + math.log10(50) + 0.0) / 3)
+    signed = torch.tensor([[-2.0, 0.02], [1.0, -1.0]]).view(1, 1, 1, 2, 2)  # magnitudes, as every statistic reads
+    assert attention_statistics(signed, None, ["range"])["range"].item() == pytest.approx((2.0 + 0.0) / 2)
+
+
+def test_range_caps_a_vanishing_weight_at_the_floor_and_reads_nothing_without_two_keys() -> None:
+    w = torch.tensor([[[1.0, 1e-40], [1.0, 1e-3]]]).view(1, 1, 1, 2, 2)  # 1e-40: a denormal in float32
+    s = attention_statistics(w, None, ["range"])
+    assert s["range"].item() == pytest.approx((-math.log10(RANGE_FLOOR) + 3.0) / 2)
+    one_key = torch.zeros(1, 1, 1, 3, 3)
+    one_key[..., 0] = 1.0  # every query on key 0 alone
+    assert math.isnan(attention_statistics(one_key, None, ["range"])["range"].item())
+    padded = torch.full((1, 1, 1, 2, 2), 0.5)
+    padded[..., 1, :] = torch.tensor([0.99, 0.01])
+    queries = torch.tensor([[[True, False]]])  # the second query is padding: not read
+    assert attention_statistics(padded, queries, ["range"])["range"].item() == pytest.approx(0.0)
+
+
 def test_a_gate_fixed_open_reads_1_closed_0() -> None:
     g = torch.stack([torch.ones(2, 3, 4), torch.zeros(2, 3, 4), torch.full((2, 3, 4), 0.25)])  # (K, B, N, d)
     g[2, :, 0] = 0.75  # member 2: one position of three open
@@ -131,6 +157,7 @@ def test_a_request_in_any_spelling_becomes_the_family_order() -> None:
     allowed = ("entropy", "peak", "distance")
     assert probe_request(None, allowed) is None and probe_request(False, allowed) is None
     assert probe_request(True, allowed) == probe_request("all", allowed) == "entropy,peak,distance"
+    assert probe_request(True, WEIGHT_PROBES) == "entropy,peak,distance,range"  # range last: older columns keep place
     assert probe_request("distance, entropy", allowed) == probe_request(["entropy", "distance"], allowed) \
         == "entropy,distance"
 
@@ -146,14 +173,15 @@ def test_an_unknown_probe_is_refused_in_one_line_naming_field_value_and_allowed(
     text = str(info.value)
     assert "\n" not in text
     assert text.startswith("invalid probes='entropy,attention_entropy' ('attention_entropy': no probe of this family)")
-    assert "allowed: None (no probes), True or 'all' (every probe), or some of entropy, peak, distance" in text
+    assert "allowed: None (no probes), True or 'all' (every probe), or some of entropy, peak, distance, " in text
     with pytest.raises(ValueError, match=r"invalid probes=3; allowed"):
         make(3)
 
 
 def test_the_probes_column_is_written_only_when_asked() -> None:
     assert "probes" not in CTLConfig(model="NDR").resolved()
-    assert CTLConfig(model="NDR", probes=True).resolved()["probes"] == "entropy,peak,distance,nearest,gate,gate_open"
+    assert CTLConfig(model="NDR", probes=True).resolved()["probes"] == \
+        "entropy,peak,distance,nearest,range,gate,gate_open"
     assert "probes" not in GrosConfig(task="nt").resolved()
     assert tiny_config(probes="entropy").resolved()["probes"] == "entropy"
 
@@ -164,7 +192,7 @@ def test_the_probes_column_is_written_only_when_asked() -> None:
 def test_ctl_ndr_rows_hold_every_step_heads_attention_and_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     probed = ctl_train([CTLConfig(model="NDR", probes=True, **CTL)], [0, 1], packed=True).rows  # type: ignore[arg-type]
     steps, heads = range(1, 4), range(1, 3)
-    expected = {f"probe_{s}_s{step}_h{h}" for s in ("entropy", "peak", "distance", "nearest") for step in steps
+    expected = {f"probe_{s}_s{step}_h{h}" for s in ("entropy", "peak", "distance", "nearest", "range") for step in steps
                 for h in heads} | {f"probe_{s}_s{step}" for s in ("gate", "gate_open") for step in steps}
     assert probe_columns(probed) == expected and all(expected <= row.keys() for row in probed)
     longest = 14  # the deeper test samples have at most 14 tokens: SOS, argument, 10 functions, EOS (and a digit)
@@ -177,6 +205,8 @@ def test_ctl_ndr_rows_hold_every_step_heads_attention_and_gate(monkeypatch: pyte
                 assert 0 <= value <= math.log(longest)
             elif key.startswith("probe_distance"):
                 assert 1 <= value <= longest  # geometric attention never attends to the query itself
+            elif key.startswith("probe_range"):
+                assert 0 <= value <= 30  # decades, at most -log10(RANGE_FLOOR)
             else:
                 assert 0 <= value <= 1, key
     assert probed[0]["probe_gate_s1"] != probed[2]["probe_gate_s1"]  # seeds 0 and 1: each its own model
@@ -204,11 +234,12 @@ def test_ctl_lstm_has_nothing_to_probe() -> None:
 def test_gros_rows_hold_the_heads_attention_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
     for attention in ("ea", "dpa"):
         probed = gros_train([GrosConfig(attention=attention, probes=True, **GROS)], [0, 1], packed=True).rows  # type: ignore[arg-type]
-        assert probe_columns(probed) == {"probe_entropy_l1_h1", "probe_peak_l1_h1", "probe_distance_l1_h1"}
+        assert probe_columns(probed) == {f"probe_{s}_l1_h1" for s in ("entropy", "peak", "distance", "range")}
         for row in probed:  # causal over 8 positions: query i sees i + 1 keys
             assert 0 <= row["probe_entropy_l1_h1"] <= sum(math.log(i + 1) for i in range(8)) / 8
             assert 1 / 8 <= row["probe_peak_l1_h1"] <= 1
             assert 0 <= row["probe_distance_l1_h1"] <= 7
+            assert 0 <= row["probe_range_l1_h1"] <= 30
         solo = gros_train([GrosConfig(attention=attention, probes=True, **GROS)], [0, 1], packed=False).rows  # type: ignore[arg-type]
         assert_rows_equal(probed, solo, tol=1e-4)
         assert probed[0]["probe_entropy_l1_h1"] != probed[2]["probe_entropy_l1_h1"]
@@ -230,7 +261,8 @@ def test_richter_rows_hold_each_attention_layer_and_no_column_for_a_convolution(
     cfg = tiny_config(architecture="MTE", task="mode", n_layers=2, mixer_stack="sepconv,softmax", n_steps=4,
                       eval_every=2, probes=True)
     probed = train_members([cfg], [0, 1], pack=None)
-    assert probe_columns(probed) == {f"probe_{s}_l2_h{h}" for s in ("entropy", "peak", "distance") for h in (1, 2)}
+    assert probe_columns(probed) == {f"probe_{s}_l2_h{h}" for s in ("entropy", "peak", "distance", "range")
+                                     for h in (1, 2)}
     n = cfg.resolved()["val_seq_len"]
     for row in probed:
         assert 0 <= row["probe_entropy_l2_h1"] <= math.log(n) * (1 + 1e-5)  # float32

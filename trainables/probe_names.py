@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 #: Attention statistics (per layer or step, and head) and gate statistics (per step), in column order. ``nearest``
 #: (the adjacent key in the direction attended) is the CTL family's only: geometric attention's own question.
-WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance")
-ATTENTION_PROBES: tuple[str, ...] = (*WEIGHT_PROBES, "nearest")
+#: ``range`` (issue 58 item 2) came last: every column an older request wrote keeps its place.
+WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "range")
+ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range")
 GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
 PREFIX = "probe_"
 

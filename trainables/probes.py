@@ -13,7 +13,14 @@ compared). Queries that are padding, or whose row holds no weight at all, are le
 * ``distance``: sum_j p_ij |j - i|, the mean distance (in positions) of what the query attends to;
 * ``nearest``: the share on the adjacent key in the direction the query attends (i + 1 when its weight right of i
   is at least its weight left of i, else i - 1; 0 where that key does not exist), what geometric attention is
-  built to make large.
+  built to make large;
+* ``range``: log10(max_j p_ij / min_j p_ij) over the keys the query may attend to, in decades: how many orders of
+  magnitude its weights span (0 for a uniform row; a plot of the weights on a log10 colour scale spans the largest
+  row's range). A key may be attended to when its weight is not exactly 0: masked keys (causal, padding) carry
+  exactly 0 in every family, so a weight that underflowed to 0 is left out with them. The smallest weight counted is
+  at least :data:`RANGE_FLOOR` times the row's largest, so a row spans at most 30 decades whatever the float format
+  (an fp32 softmax first underflows near 38). A query with fewer than two such keys (the first query of causal
+  attention) has no range and is left out of this statistic's mean.
 
 Each is averaged over the queries (and the batch): one number per member and head. Gate values ``g``
 (K, B, N, d) in [0, 1] (1 = take the update, 0 = copy the input): ``gate`` is the mean over positions and channels,
@@ -32,6 +39,9 @@ from torch import nn
 from trainables.dtypes import at_least_fp32
 from trainables.mixers.base import allowed_keys
 from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES, column
+
+#: ``range``: the smallest weight a row's range counts, relative to its largest (30 decades at most).
+RANGE_FLOOR = 1e-30
 
 #: (column name, value per member (K,)) pairs, read from the device in one go by :func:`member_values`.
 Columns = list[tuple[str, torch.Tensor]]
@@ -75,6 +85,15 @@ def attention_statistics(w: torch.Tensor, queries: torch.Tensor | None, names: S
             after = torch.cat([a.diagonal(offset=1, dim1=-2, dim2=-1), zero], dim=-1)  # a_{i, i+1}, (K, B, H, N)
             before = torch.cat([zero, a.diagonal(offset=-1, dim1=-2, dim2=-1)], dim=-1)  # a_{i, i-1}
             value = torch.where(right >= left, after, before) / t
+        elif name == "range":  # p_max / p_min = a_max / a_min: no share needed
+            attended = a > 0
+            largest = a.amax(dim=-1)
+            smallest = torch.where(attended, a, torch.full_like(a, torch.inf)).amin(dim=-1)
+            smallest = torch.maximum(smallest, largest * RANGE_FLOOR)
+            value = (largest.log10() - smallest.log10()).clamp_min(0.0)
+            out[name] = _query_mean(torch.where(valid, value, torch.zeros_like(value)),
+                                    valid & (attended.sum(dim=-1) >= 2))
+            continue
         else:
             raise ValueError(f"invalid attention probe {name!r}; allowed: {', '.join(ATTENTION_PROBES)}")
         out[name] = _query_mean(value, valid)

@@ -70,7 +70,7 @@ class CTLConfig(ConfigFields):
         length_bucketed: length-bucketed batches (NDR) instead of uniform sampling with replacement.
         grad_clip_norm: clip the global gradient norm (over all parameters) to this value.
         holdout_seed: seed of the IID valid/test hold-out (the release's is unseeded).
-        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, nearest,
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, nearest, range,
             gate, gate_open (comma-separated or a list): statistics of the attention and copy gate per step at
             every evaluation, as ``probe_*`` columns (docs/csordas2021.md, "Probes").
     """

@@ -61,7 +61,7 @@ class GrosConfig(ConfigFields):
         lr_drop_epoch: None, or the epoch from which the learning rate is divided by ``lr_drop_factor`` (Fig. 6).
         lr_drop_factor: the divisor of that drop (paper: 4).
         snapshot_seeds: how many seeds (the first ones) save their final attention matrices on a probe series.
-        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, range
             (comma-separated or a list): statistics of the attention per head at every evaluation, as ``probe_*``
             columns (docs/gros2024.md, "Probes").
     """

@@ -47,7 +47,7 @@ class TrainConfig(ConfigFields):
         mixer_stack: one mixer name per layer, bottom first, comma-separated ("sepconv,softmax" for L = 2);
             None = ``mixer`` in every layer. Set at most one of mixer / mixer_stack.
         conv_width: filter length k of the sepconv mixer (centred, non-causal; ignored by other mixers).
-        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, range
             (comma-separated or a list): statistics of each layer's attention per head at every evaluation, as
             ``probe_*`` columns (docs/richter2020.md, "Probes").
     """
