@@ -163,3 +163,13 @@ def test_yun_breadth_findings_read_columns_its_stack_writes(one_torch_thread: No
     with pytest.raises(StudyError, match="invalid metric of finding 'd' of study yun2020.breadth "
                                          "'probe_entropy_l5_h1'"):
         check_components(broken, echo=lambda _: None)
+
+
+def test_a_probe_finding_does_not_keep_a_model_at_the_ceiling_training() -> None:
+    """The early stop (every seed of a cell at the ceiling of every column the study reads) ignores probes: they are
+    read at the checkpoint the study's metric picks, the first evaluation at its best, which stopping there keeps."""
+    from search_spaces import get_study
+    from study.trial.stopping import read_columns
+
+    read = read_columns(get_study("yun2020.breadth"))
+    assert "val_accuracy" in read and not any(c.startswith("probe_") for c in read)
