@@ -79,3 +79,39 @@ def test_module_matches_definition_and_initialisation() -> None:
     mask = pad.view(2, 1, 1, 5).expand(2, 2, 5, 5) | torch.eye(5, dtype=torch.bool)
     ref = geometric_weights_reference(logits.detach(), ~mask)
     assert torch.allclose(w.double(), ref, atol=1e-6)
+
+
+def test_without_the_directional_term_the_logits_are_the_content_alone() -> None:
+    """``directional=False`` (App. B's ablation): logits alpha * (q + u)^T k + gamma, the reference weights of those;
+    no direction layer or beta, and every other parameter initialised as the directional module of the same seed."""
+    torch.manual_seed(0)
+    full = GeometricAttention(16, 2, dropout=0.0).eval()
+    torch.manual_seed(0)
+    att = GeometricAttention(16, 2, dropout=0.0, directional=False).eval()
+    assert att.direction is None and att.beta is None
+    assert {n for n, _ in full.named_parameters()} - {n for n, _ in att.named_parameters()} == {
+        "direction.weight", "direction.bias", "beta"}
+    for name, p in att.named_parameters():
+        assert torch.equal(p, full.get_parameter(name))  # the layer was drawn and discarded: the rest is paired
+    with torch.no_grad():
+        att.gamma.fill_(0.3)  # a nonzero gamma and u, so that each term is exercised
+        att.u.normal_()
+    att.record = True
+    x = torch.randn(2, 5, 16)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    att(x, ~pad)
+    w = att.last_weights
+    assert w is not None
+    q = att.q(x).view(2, 5, 2, 8).transpose(1, 2)
+    k = att.kv(x).view(2, 5, 2, 2, 8)[:, :, 0].transpose(1, 2)
+    logits = att.alpha * ((q + att.u) @ k.transpose(-2, -1)) + att.gamma
+    mask = pad.view(2, 1, 1, 5).expand(2, 2, 5, 5) | torch.eye(5, dtype=torch.bool)
+    ref = geometric_weights_reference(logits.detach(), ~mask)
+    assert torch.allclose(w.double(), ref, atol=1e-6)
+    # the directional module on the same input differs by its directional term (a real difference, not rounding)
+    with torch.no_grad():
+        full.gamma.fill_(0.3)
+        full.u.copy_(att.u)
+    full.record = True
+    full(x, ~pad)
+    assert full.last_weights is not None and (full.last_weights - w).abs().max().item() > 1e-3

@@ -41,6 +41,32 @@ def test_gate_bias_starts_at_minus_three_so_layers_copy() -> None:
     assert build_model(tiny("+ rel + gate")).layer.ln2 is None  # tanh update
 
 
+@pytest.mark.parametrize("bias", [0.0, -1.5, 2.0])
+def test_gate_bias_sets_the_gates_initial_bias_and_mean(bias: float, one_torch_thread: None) -> None:
+    """``gate_bias`` (App. C.2's ablation): the gate's output bias starts there and, on real inputs, the initial mean
+    gate of the first step is about sigmoid(bias); every other parameter starts as the paper model's (same seed)."""
+    for model in ("NDR", "+ rel + gate"):
+        torch.manual_seed(0)
+        paper = build_model(tiny(model))
+        torch.manual_seed(0)
+        ablated = build_model(tiny(model, gate_bias=bias))
+        layer = ablated.layer
+        assert isinstance(layer, GatedLayer)
+        assert torch.all(layer.gate2.bias == bias)
+        for name, p in ablated.named_parameters():
+            if name != "layer.gate2.bias":
+                assert torch.equal(p, paper.get_parameter(name)), name
+    model = build_model(tiny("NDR", d_model=64, d_ff=64, gate_bias=bias)).eval()
+    model.set_record(True)
+    tokens = torch.randint(1, 10, (32, 9))
+    model(tokens, torch.full((32,), 9))
+    assert model.trace is not None
+    first = model.trace[0]["gates"]
+    assert first is not None
+    # the hidden layer's contribution has mean ~0 (Xavier, gain 1): the mean gate sits near sigmoid(bias)
+    assert float(first.mean()) == pytest.approx(1 / (1 + math.exp(-bias)), abs=0.05)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("model", MODELS)
 def test_every_model_trains_a_few_steps_without_nan(model: str, device: str, one_torch_thread: None) -> None:
@@ -99,8 +125,13 @@ def test_resolved_takes_the_paper_values() -> None:
     t = CTLConfig(model="Transformer", d_model=64).resolved()
     assert (t["d_model"], t["n_layers"], t["weight_decay"], t["attention"]) == (64, 11, 0.0025, "masked_softmax")
     assert CTLConfig(model="LSTM").resolved()["optimizer"] == "adam"
-    # every field but an unasked `probes`: a trial without probes writes the columns it wrote before they existed
-    assert set(CTLConfig.field_names()) - {"probes"} <= set(r)
+    # every field but an unasked `probes` and the ablation fields at the paper's values: a trial writes the columns it
+    # wrote before they existed
+    assert set(CTLConfig.field_names()) - {"probes", "directional", "gate_bias"} <= set(r)
+    assert not {"directional", "gate_bias"} & set(r)
+    ablated = CTLConfig(model="NDR", directional=False, gate_bias=0).resolved()
+    assert ablated["directional"] is False and ablated["gate_bias"] == 0.0 and type(ablated["gate_bias"]) is float
+    assert "directional" not in CTLConfig(model="+ geom. att.", gate_bias=-3).resolved()
     assert set(VARIANTS) == set(MODELS)
 
 
@@ -113,6 +144,13 @@ def test_resolved_takes_the_paper_values() -> None:
     ({"model": "NDR", "d_model": 10, "n_heads": 4}, "invalid d_model=10; allowed: a multiple of n_heads=4"),
     ({"model": "NDR", "n_steps": 1500}, "invalid n_steps=1500; allowed: a multiple of eval_every=1000"),
     ({"model": "NDR", "task": "cases"}, "invalid task='cases'; allowed: ctl"),
+    ({"model": "+ rel + gate", "directional": False},
+     r"invalid directional=False; allowed: True for model '\+ rel \+ gate' \(only geometric attention"),
+    ({"model": "NDR", "directional": "no"}, "invalid directional='no'; allowed: True or False"),
+    ({"model": "+ geom. att.", "gate_bias": 0.0},
+     r"invalid gate_bias=0.0; allowed: -3.0 for model '\+ geom. att.' \(only the copy-gated models"),
+    ({"model": "LSTM", "gate_bias": -1}, "invalid gate_bias=-1.0; allowed: -3.0 for model 'LSTM'"),
+    ({"model": "NDR", "gate_bias": float("nan")}, "invalid gate_bias=nan; allowed: a finite number"),
 ])
 def test_config_errors_name_field_value_and_allowed(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):

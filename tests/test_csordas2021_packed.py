@@ -69,6 +69,19 @@ def test_relative_positions_with_length_bucketed_batches(model: str, float64: No
     _assert_runs_equal(train_members([cfg], SEEDS), _solo(cfg, SEEDS), 1e-6)
 
 
+@pytest.mark.parametrize(("model", "ablation"), [
+    ("NDR", {"directional": False}), ("+ geom. att.", {"directional": False}), ("NDR", {"gate_bias": 0.0}),
+    ("+ rel + gate", {"gate_bias": 1.0})])
+def test_the_ablations_train_packed_as_separate_runs(model: str, ablation: dict[str, object], float64: None) -> None:
+    """App. B's and App. C.2's ablations (no directional term, another gate bias) hold in every stacked member: the
+    members are built from the config as one seed is, so three stacked seeds equal three one-seed runs within 1e-6."""
+    cfg = tiny(model, direction="backward", **ablation)
+    packed = train_members([cfg], SEEDS)
+    _assert_runs_equal(packed, _solo(cfg, SEEDS), 1e-6)
+    paper = train_seed(tiny(model, direction="backward"), SEEDS[0])[0]
+    assert [r["test_loss"] for r in packed[0][:3]] != [r["test_loss"] for r in paper]  # the ablation did something
+
+
 def test_the_members_batches_differ_in_width(one_torch_thread: None) -> None:
     """The premise of the tests above: stacked members' batches have widths of their own (padding is exercised).
     Length-bucketed batches (NDR's) hold one or two lengths each, so the members' widths differ at almost every step

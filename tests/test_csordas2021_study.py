@@ -65,6 +65,49 @@ def test_studies_cover_every_model_and_direction() -> None:
     assert tpe.metric == "depth_val_accuracy"
 
 
+def test_the_ablations_study_trains_ndr_and_its_two_variants() -> None:
+    """csordas2021.ablations: NDR, NDR without the directional term, NDR with gate bias 0, both directions; the paper
+    rows of Table 1 at the paper scale (5 seeds), NDR's cpu settings at the cpu scale; findings at the paper scale."""
+    from search_spaces.csordas2021 import CRUCIAL_MARGIN
+    from study.trial.trainable import family_of, member_configs, split_config
+
+    paper = get_study("csordas2021.ablations")
+    assert paper.trial_count() == 6 and paper.seeds == (0, 1, 2, 3, 4)
+    configs = {(c["variant"], c["direction"]): c for c in paper.grid()}
+    assert configs["NDR", "forward"] == {"task": "ctl", "eval_every": 1000, "model": "NDR", "variant": "NDR",
+                                         "direction": "forward"}  # Table 1's NDR: same hyperparameters
+    assert configs["NDR, no directional term", "backward"]["directional"] is False
+    assert configs["NDR, gate bias 0", "forward"]["gate_bias"] == 0.0
+    for point in configs.values():  # the columns each variant writes: only the field it changes
+        hyper, labels = split_config(paper, point)
+        r = member_configs(hyper, family_of(hyper))[0].resolved()
+        assert labels == {"variant": point["variant"]} and r["d_model"] == 256 and r["n_layers"] == 14
+        assert ("directional" in r) == ("directional" in point) and ("gate_bias" in r) == ("gate_bias" in point)
+    crucial, gradient_flow = paper.findings
+    assert crucial.margin == CRUCIAL_MARGIN == 0.2 and crucial.ahead == {"forward": ("forward",),
+                                                                          "backward": ("backward",)}
+    assert gradient_flow.faster_than == crucial.ahead and gradient_flow.level == 0.9
+    assert all(f.scales == ("paper",) for f in paper.findings)
+    cpu = get_study("csordas2021.ablations", "cpu")
+    assert cpu.trial_count() == 6 and cpu.seeds == (0, 1)
+    assert all(c["d_model"] == 32 and c["n_steps"] == 1500 for c in cpu.grid())
+
+
+@pytest.mark.slow
+def test_smoke_ablations_end_to_end(tmp_path: Path) -> None:
+    """The three variants train at the smoke scale; the rows name each by its label and its field."""
+    result = run_cli("run", "csordas2021.ablations", "--scale", "smoke", "--storage", "out", timeout=600,
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    df = rows(tmp_path / "out" / "csordas2021.ablations.smoke")
+    assert df.height == 6 * 2 * 2  # 6 trials x 2 seeds x 2 evaluations
+    variant = dict(zip(df["variant"], zip(df["directional"], df["gate_bias"], strict=True), strict=False))
+    assert variant == {"NDR": (None, None), "NDR, no directional term": (False, None), "NDR, gate bias 0": (None, 0.0)}
+    counts = dict(zip(df["variant"], df["n_params"], strict=False))
+    assert counts["NDR, no directional term"] == counts["NDR"] - (2 * 8 + 2 + 1)  # d=8, one head: W, b, beta gone
+    assert counts["NDR, gate bias 0"] == counts["NDR"]
+
+
 @pytest.mark.slow
 def test_smoke_table1_end_to_end_with_report(tmp_path: Path) -> None:
     result = run_cli("run", "csordas2021.table1", "--scale", "smoke", "--storage", "out", "--report",

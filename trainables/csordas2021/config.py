@@ -6,6 +6,7 @@ Every field left at ``None`` takes the value of the model's row in the spec's hy
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
             **{**_GATED, "d_ff": 512, "learning_rate": 1.5e-4, "gate_dropout": 0.1, "length_bucketed": True}},
 }
 MODELS = tuple(VARIANTS)
+#: The paper's values of the two ablation fields (App. B, App. C.2): a row writes the field only when it differs.
+PAPER_DIRECTIONAL = True
+PAPER_GATE_BIAS = -3.0
+#: The attentions with the directional term (geometric attention) and the layers with a copy gate.
+DIRECTIONAL_ATTENTIONS = ("geometric", "geometric_normalized")
+GATED_LAYERS = ("gate_ln", "gate_tanh")
 #: What a CTL trial may probe (trainables.probes): its attention per step and head, its copy gate per step.
 CTL_PROBES = (*ATTENTION_PROBES, *GATE_PROBES)
 
@@ -73,6 +80,14 @@ class CTLConfig(ConfigFields):
         probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, nearest, range,
             gate, gate_open (comma-separated or a list): statistics of the attention and copy gate per step at
             every evaluation, as ``probe_*`` columns (docs/csordas2021.md, "Probes").
+        directional: True (the paper's geometric attention, App. B) or False: geometric attention without the
+            directional term (logits alpha * (q_i + u)^T k_j + gamma from content alone; the direction layer and beta
+            are not part of the model: the layer is drawn and discarded, so every other parameter starts as the
+            paper model's of the same seed). False only for models with geometric attention (NDR, + geom. att.).
+            A column only when False (a row without it ran the paper's attention).
+        gate_bias: the initial bias of the copy gate's output layer (the paper's -3, App. C.2: sigmoid(-3) ~ 0.047,
+            layers start close to copying). Another value only for models with the copy gate (NDR, + rel + gate,
+            + abs/rel + gate). A column only when not -3 (a row without it ran the paper's init).
     """
 
     REQUIRED = ("model",)
@@ -97,6 +112,8 @@ class CTLConfig(ConfigFields):
     grad_clip_norm: float = 5.0
     holdout_seed: int = 0
     probes: str | None = None
+    directional: bool = PAPER_DIRECTIONAL
+    gate_bias: float = PAPER_GATE_BIAS
 
     def __post_init__(self) -> None:
         self.require_choice("model", MODELS)
@@ -116,7 +133,15 @@ class CTLConfig(ConfigFields):
                               allowed="None (model default) or a number in [0, 1)")
         self.require_bools(["length_bucketed"], allowed="None (model default), True or False")
         self.require_probes(CTL_PROBES)
+        self.require_bools(["directional"], allowed="True or False", optional=False)
+        self.require_real("gate_bias", low=-math.inf, high=math.inf, allowed="a finite number")
         r = self.resolved()
+        if not self.directional and r["attention"] not in DIRECTIONAL_ATTENTIONS:
+            raise self.invalid("directional", f"True for model {self.model!r} (only geometric attention, NDR and "
+                                              "+ geom. att., has the directional term)")
+        if self.gate_bias != PAPER_GATE_BIAS and r["layer"] not in GATED_LAYERS:
+            raise self.invalid("gate_bias", f"{PAPER_GATE_BIAS} for model {self.model!r} (only the copy-gated models, "
+                                            "NDR, + rel + gate and + abs/rel + gate, have a gate bias)")
         if r["layer"] != "lstm" and r["d_model"] % r["n_heads"]:
             raise self.invalid("d_model", f"a multiple of n_heads={r['n_heads']}")
         if r["n_steps"] % self.eval_every:
@@ -138,7 +163,8 @@ class CTLConfig(ConfigFields):
 
     def resolved(self) -> dict[str, Any]:
         """Every hyperparameter as the concrete value used (None -> the model's default), plus the model's
-        attention (null where a registry ``mixer`` replaces it), layer, embedding init and optimiser."""
+        attention (null where a registry ``mixer`` replaces it), layer, embedding init and optimiser; without
+        ``directional`` and ``gate_bias`` at the paper's values and without unasked ``probes``."""
         variant = VARIANTS[self.model]
         out: dict[str, Any] = {}
         for name in self.field_names():
@@ -150,4 +176,9 @@ class CTLConfig(ConfigFields):
             out["attention"] = None
         for name in ("learning_rate", "weight_decay", "dropout", "att_dropout", "gate_dropout", "grad_clip_norm"):
             out[name] = float(out[name])
+        # the ablation fields at the paper's values write no column: a row written before they existed stays as it was
+        if out["directional"] == PAPER_DIRECTIONAL:
+            del out["directional"]
+        if out["gate_bias"] == PAPER_GATE_BIAS:
+            del out["gate_bias"]
         return self.without_unasked_probes(out)

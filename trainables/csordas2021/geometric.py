@@ -93,7 +93,7 @@ def _my_init(weight: torch.Tensor, d_model: int, d_head: int) -> None:
 
 
 class GeometricAttention(Mixer):
-    """Multi-head geometric attention with the directional term (docs/csordas2021.md).
+    """Multi-head geometric attention with the directional term (docs/csordas2021.md; optional: ``directional``).
 
     logits_ij = alpha * (q_i + u)^T Drop(k_j) + beta * D_ij + gamma, with D_ij = s_i^right for j > i and
     s_i^left for j < i (a Linear d -> 2 per head), alpha/beta/gamma learned scalars shared by the heads
@@ -102,6 +102,9 @@ class GeometricAttention(Mixer):
     Args:
         d_model: width d. n_heads: heads H. dropout: attention dropout on the keys.
         normalize: row-L1 renormalisation (on for "+ geom. att.", off for NDR).
+        directional: with the directional term (the paper's); False: logits_ij = alpha * (q_i + u)^T Drop(k_j) + gamma
+            (App. B's ablation, config ``directional``), without the direction layer and beta. The layer is still
+            drawn (then discarded), so the other parameters start as the directional model's of the same seed.
 
     The mixer interface, ``forward(x, mask, causal=..., noise=...)``, over leading dimensions: one model on
     x (B, N, d) or K stacked members on x (K, B, N, d) (``trainables.stacked``); ``noise``: the members' own dropout
@@ -111,16 +114,18 @@ class GeometricAttention(Mixer):
     supports_mask = True
     supports_causal = True
 
-    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, normalize: bool = False) -> None:
+    def __init__(self, d_model: int, n_heads: int, *, dropout: float = 0.0, normalize: bool = False,
+                 directional: bool = True) -> None:
         super().__init__(d_model, n_heads)
         self.split_into_heads()
         self.q = nn.Linear(d_model, d_model, bias=False)
         self.kv = nn.Linear(d_model, 2 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
-        self.direction = nn.Linear(d_model, 2 * n_heads)  # (s_left, s_right) per head, with bias
+        direction = nn.Linear(d_model, 2 * n_heads)  # (s_left, s_right) per head, with bias (drawn either way)
+        self.direction: nn.Linear | None = direction if directional else None
         self.u = nn.Parameter(torch.zeros(n_heads, 1, self.d_head))
         self.alpha = nn.Parameter(torch.tensor([1.0 / math.sqrt(self.d_head)]))
-        self.beta = nn.Parameter(torch.ones(1))
+        self.beta: nn.Parameter | None = nn.Parameter(torch.ones(1)) if directional else None
         self.gamma = nn.Parameter(torch.zeros(1))
         self.dropout = dropout
         self.normalize = normalize
@@ -143,11 +148,13 @@ class GeometricAttention(Mixer):
         k, v = heads(x, self.kv, 2, self.n_heads)
         k = dropout(k, self.dropout, self.training, noise)  # dropout on the keys
         content = (q + per_head_bias(self.u)) @ k.transpose(-2, -1)  # (..., B, H, N, N)
-        s = dense(x, self.direction).view(*lead, b, n, self.n_heads, 2).transpose(-3, -2)  # (..., B, H, N, 2)
-        right = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # j > i
-        directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (..., B, H, N, N); diagonal masked anyway
-        logits = (member_scalar(self.alpha, content) * content + member_scalar(self.beta, content) * directional
-                  + member_scalar(self.gamma, content))
+        logits = member_scalar(self.alpha, content) * content
+        if self.direction is not None and self.beta is not None:  # the paper's: with the directional term
+            s = dense(x, self.direction).view(*lead, b, n, self.n_heads, 2).transpose(-3, -2)  # (..., B, H, N, 2)
+            right = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # j > i
+            directional = torch.where(right, s[..., 1:2], s[..., 0:1])  # (..., B, H, N, N); diagonal masked anyway
+            logits = logits + member_scalar(self.beta, content) * directional
+        logits = logits + member_scalar(self.gamma, content)  # in the order the directional model always summed
         allowed = allowed_keys(mask, causal, n, x.device)  # (..., B, 1, 1, N), (N, N), (..., B, 1, N, N) or None
         a = geometric_weights(logits, allowed, self.normalize).to(v.dtype)  # (..., B, H, N, N)
         if self.record:

@@ -49,7 +49,7 @@ def build_model(cfg: CTLConfig) -> CTLModel:
         attention = RelativeAttention(d, h, dropout=r["att_dropout"], abs_gate=r["attention"] == "abs_relative")
     elif r["attention"] in ("geometric", "geometric_normalized"):
         attention = GeometricAttention(d, h, dropout=r["att_dropout"],
-                                       normalize=r["attention"] == "geometric_normalized")
+                                       normalize=r["attention"] == "geometric_normalized", directional=cfg.directional)
     else:
         raise ValueError(f"invalid attention={r['attention']!r}; allowed: masked_softmax, relative, abs_relative, "
                          "geometric, geometric_normalized")
@@ -58,7 +58,7 @@ def build_model(cfg: CTLConfig) -> CTLModel:
         layer = PostLNLayer(attention, d, r["d_ff"], r["dropout"])
     else:
         layer = GatedLayer(attention, d, r["d_ff"], r["dropout"], update="ln" if r["layer"] == "gate_ln" else "tanh",
-                           gate_dropout=r["gate_dropout"])
+                           gate_dropout=r["gate_dropout"], gate_bias=cfg.gate_bias)
     # Sinusoidal positions for the plain Transformer and the registry mixers (which have no positions).
     absolute = r["attention"] not in ("relative", "abs_relative", "geometric", "geometric_normalized")
     return SharedLayerClassifier(layer, d, r["n_layers"], absolute_positions=absolute,

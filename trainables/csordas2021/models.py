@@ -139,12 +139,13 @@ class GatedLayer(nn.Module):
     """The copy-gated layer (docs/csordas2021.md): h' = g * u + (1 - g) * h, no residual around the update FFN.
 
     z = LN1(h + Drop(attention(h))); u = LN2(FFN_data(z)) (``update="ln"``, NDR) or tanh(FFN_data(z))
-    (``update="tanh"``, the "+ gate" rows); g = sigmoid(FFN_gate(z)) with its output bias at -3; gate dropout
+    (``update="tanh"``, the "+ gate" rows); g = sigmoid(FFN_gate(z)) with its output bias at ``gate_bias`` (the
+    paper's -3; config ``gate_bias``, the App. C.2 ablation); gate dropout
     sets the whole gate vector of a (sample, position) to 0 with probability ``gate_dropout`` while training.
     """
 
     def __init__(self, attention: Attention, d_model: int, d_ff: int, dropout: float, *, update: str,
-                 gate_dropout: float = 0.0) -> None:
+                 gate_dropout: float = 0.0, gate_bias: float = -3.0) -> None:
         super().__init__()
         if update not in ("ln", "tanh"):
             raise ValueError(f"invalid update={update!r}; allowed: ln, tanh")
@@ -159,7 +160,7 @@ class GatedLayer(nn.Module):
             nn.init.xavier_uniform_(self.ff2.weight, gain=5.0 / 3.0)
         nn.init.xavier_uniform_(self.gate1.weight, gain=math.sqrt(2.0))
         nn.init.xavier_uniform_(self.gate2.weight, gain=1.0)
-        nn.init.constant_(self.gate2.bias, -3.0)  # sigmoid(-3) ~ 0.047: layers start close to copying
+        nn.init.constant_(self.gate2.bias, gate_bias)  # paper: sigmoid(-3) ~ 0.047, layers start close to copying
         self.record = False
         self.last_gates: torch.Tensor | None = None
 
