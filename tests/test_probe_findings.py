@@ -173,3 +173,15 @@ def test_a_probe_finding_does_not_keep_a_model_at_the_ceiling_training() -> None
 
     read = read_columns(get_study("yun2020.breadth"))
     assert "val_accuracy" in read and not any(c.startswith("probe_") for c in read)
+
+
+def test_min_over_heads_reads_rows_that_have_only_one_head() -> None:
+    """Rows of one-head models alone (``--where`` ran those first) have no ``_h2`` column at all: ``min`` over both
+    heads still reads their head; ``a - b`` of a missing column is not read (its finding: no column)."""
+    both = "min(probe_entropy_l1_h1, probe_entropy_l1_h2)"
+    _, stats = _stats([{"description": "d", "metric": both, "below": {"NAP": 1.2}},
+                       {"description": "e", "metric": "probe_entropy_l1_h1 - probe_entropy_l1_h2",
+                        "below": {"NAP": 1.2}}])
+    assert stats.metrics.read == (both,)
+    g = dict(stats.finding_cells()[both].select("architecture", "g").iter_rows())
+    assert g["NAP"] == pytest.approx(1.0, abs=0.02) and g["BERT"] == pytest.approx(1.8, abs=0.02)

@@ -10,10 +10,17 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.stats.metric import combine
+from analysis.stats.metric import combine, is_call
 from analysis.stats.rgb import best_step
 from analysis.stats.seed_stats import seed_columns
 from search_spaces.finding import metric_columns
+
+
+def readable(metric: str, columns: Sequence[str]) -> bool:
+    """Whether rows of ``columns`` can give ``metric`` (a probe metric) a value: ``min`` / ``max`` need one of their
+    columns (a model writes the heads it has: rows of one-head models alone have no ``_h2``), ``a - b`` both."""
+    present = [c in columns for c in metric_columns(metric)]
+    return any(present) if is_call(metric) else all(present)
 
 
 def at_checkpoint(rows: pl.LazyFrame, steps: pl.DataFrame, read: Sequence[str], select: str,
@@ -25,9 +32,12 @@ def at_checkpoint(rows: pl.LazyFrame, steps: pl.DataFrame, read: Sequence[str], 
     b`` needs both."""
     checkpoint = best_step(steps.lazy(), select, by).rename({"best_step": "step"})
 
+    names = rows.collect_schema().names()
+
     def value(metric: str) -> pl.Expr:  # min / max over the finite columns there are (the heads a model has)
         parts: list[pl.Expr] = [pl.when(pl.col(c).cast(pl.Float64).is_finite()).then(pl.col(c).cast(pl.Float64))
-                                for c in metric_columns(metric)]  # NaN, infinite or missing: null, which min / max skip
+                                for c in metric_columns(metric)
+                                if c in names]  # NaN, infinite or missing: null, which min / max skip
         return combine(metric, parts).alias(metric)
 
     at = rows.join(checkpoint, on=[*by, "step"], how="inner", nulls_equal=True)

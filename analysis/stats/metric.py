@@ -49,9 +49,14 @@ def metric_range(metric: str) -> tuple[float, float]:
     return (-math.inf, math.inf)
 
 
+def is_call(metric: str) -> bool:
+    """Whether ``metric`` is ``min(...)`` or ``max(...)`` of columns."""
+    return bool(_CALL.match(metric.replace(" ", "")))
+
+
 def is_difference(metric: str) -> bool:
     """Whether ``metric`` is ``a - b`` of two columns."""
-    return len(metric_columns(metric)) == 2 and not _CALL.match(metric.replace(" ", ""))
+    return len(metric_columns(metric)) == 2 and not is_call(metric)
 
 
 def per_step(metric: str) -> pl.Expr:
@@ -83,6 +88,6 @@ def combined_sd(metric: str, parts: list[pl.Expr]) -> pl.Expr:
     / ``max``, ``sqrt(sd_a² + sd_b²)`` for ``a - b``."""
     if len(parts) == 1:
         return parts[0]
-    if _CALL.match(metric.replace(" ", "")):
+    if is_call(metric):
         return pl.max_horizontal(parts)
     return (parts[0] ** 2 + parts[1] ** 2).sqrt()

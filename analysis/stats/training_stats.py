@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from analysis.data.meta import parse_meta
-from analysis.stats.checkpoint import at_checkpoint, read_cells
+from analysis.stats.checkpoint import at_checkpoint, read_cells, readable
 from analysis.stats.coverage import model_status
 from analysis.stats.metric import is_combination, per_row, per_step
 from analysis.stats.order import in_paper_order
@@ -112,7 +112,7 @@ def choose_metrics(meta: StudyRecord, columns: Sequence[str]) -> Metrics:
                          f"{[*ACCURACY_METRICS, meta.metric]} among {list(columns)}")
     select = meta.metric if meta.metric in grids else ("val_accuracy" if "val_accuracy" in grids else grids[0])
     metrics = {f.metric or select for f in meta.findings}
-    read = {m for m in metrics if is_probe(m) and all(c in columns for c in metric_columns(m))}
+    read = {m for m in metrics if is_probe(m) and readable(m, columns)}
     wanted = {c for m in metrics - read for c in metric_columns(m)}
     losses = {m for m in columns if direction(m) == "min"}
     cases = tuple(f"{s}_{c}_accuracy" for s in ("train", "val") for c in CASES if f"{s}_{c}_accuracy" in columns)
