@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from core.probe_names import WEIGHT_PROBES, probe_request
 from tests.tiny import assert_rows_equal, tiny_config
 from trainables.csordas2021 import inside as ctl_inside
 from trainables.csordas2021.config import CTLConfig
@@ -16,7 +17,6 @@ from trainables.csordas2021.family import train as ctl_train
 from trainables.gros2024 import inside as gros_inside
 from trainables.gros2024.config import GrosConfig
 from trainables.gros2024.family import train as gros_train
-from trainables.probe_names import WEIGHT_PROBES, probe_request
 from trainables.probes import RANGE_FLOOR, attention_statistics, gate_statistics, inputs_of, mixer_weights
 from trainables.richter2020 import inside as richter_inside
 from trainables.richter2020.loop import train_members
@@ -290,7 +290,7 @@ def test_richter_nap_at_initialisation_reads_near_uniform() -> None:
 
 
 def test_the_column_names_follow_the_documented_scheme() -> None:
-    from trainables.probe_names import column
+    from core.probe_names import column
 
     assert column("entropy", layer=2, head=1) == "probe_entropy_l2_h1"
     assert column("nearest", step=14, head=1) == "probe_nearest_s14_h1"

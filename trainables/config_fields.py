@@ -13,7 +13,7 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from trainables.probe_names import probe_request
+from core.probe_names import probe_request
 
 C = TypeVar("C", bound="ConfigFields")
 
@@ -108,7 +108,7 @@ class ConfigFields:
             self._set(name, bool(v))
 
     def require_probes(self, allowed: Sequence[str], name: str = "probes") -> None:
-        """The field in its canonical form (:func:`trainables.probe_names.probe_request`: None, or the names asked of
+        """The field in its canonical form (:func:`core.probe_names.probe_request`: None, or the names asked of
         ``allowed``, comma-separated); anything else is refused naming the field, the value and ``allowed``."""
         self._set(name, probe_request(getattr(self, name), allowed, field=name))
 

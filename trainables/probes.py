@@ -36,9 +36,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES, column
 from trainables.dtypes import at_least_fp32
 from trainables.mixers.base import allowed_keys
-from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES, column
 
 #: ``range``: the smallest weight a row's range counts, relative to its largest (30 decades at most).
 RANGE_FLOOR = 1e-30

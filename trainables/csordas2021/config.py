@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES
 from trainables.config_fields import ConfigFields
-from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES
 
 TASKS = ("ctl",)
 DIRECTIONS = ("forward", "backward")  # forward: argument first; backward: argument last (torch-free here)

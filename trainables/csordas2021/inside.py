@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import torch
 
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES, asked, column
 from trainables.csordas2021.ctl import Encoded
 from trainables.csordas2021.members import Members
 from trainables.csordas2021.models import SharedLayerClassifier
-from trainables.probe_names import ATTENTION_PROBES, GATE_PROBES, asked, column
 from trainables.probes import Columns, attention_columns, gate_statistics, member_values
 
 #: The split the probes read (the paper's figures show the deeper test samples) and how many of its samples.

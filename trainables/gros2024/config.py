@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.probe_names import WEIGHT_PROBES
 from trainables.config_fields import ConfigFields
 from trainables.gros2024.tasks import GROS_TASKS
-from trainables.probe_names import WEIGHT_PROBES
 
 ATTENTIONS: tuple[str, ...] = ("dpa", "ea")
 WEIGHTS: tuple[str, ...] = ("per_token", "shared")

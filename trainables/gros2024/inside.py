@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import torch
 
+from core.probe_names import asked
 from trainables.gros2024.model import StackedBilayer
 from trainables.gros2024.tasks import COMPONENTS, continue_series, initial_symbols
-from trainables.probe_names import asked
 from trainables.probes import attention_columns, member_values, mixer_weights
 
 PROBE_SERIES = 32

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.probe_names import WEIGHT_PROBES
 from trainables.config_fields import ConfigFields
 from trainables.mixers import MIXERS
 from trainables.mixers.sepconv import DEFAULT_CONV_WIDTH
-from trainables.probe_names import WEIGHT_PROBES
 from trainables.richter2020.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.richter2020.tasks import TASKS, parse_case_mix
 

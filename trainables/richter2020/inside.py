@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from trainables.probe_names import asked
+from core.probe_names import asked
 from trainables.probes import Columns, attention_columns, inputs_of, member_values, mixer_weights
 from trainables.richter2020.model import Layer, Model
 
