@@ -77,9 +77,8 @@ def per_row(metric: str) -> pl.Expr:
 
 def combine(metric: str, parts: list[pl.Expr]) -> pl.Expr:
     """``metric``'s combination of ``parts`` (one expression per column, in the metric's order)."""
-    compact = metric.replace(" ", "")
-    if _CALL.match(compact):
-        return pl.min_horizontal(parts) if compact.startswith("min") else pl.max_horizontal(parts)
+    if is_call(metric):
+        return pl.min_horizontal(parts) if metric.replace(" ", "").startswith("min") else pl.max_horizontal(parts)
     return parts[0] - parts[1] if len(parts) == 2 else parts[0]
 
 

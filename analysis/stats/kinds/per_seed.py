@@ -103,12 +103,17 @@ def seeds_showing(kind: Kind, shown_by: ShownBy, reading: Reading) -> Check:
 
 def _count(cell: CellTable, shown_by: ShownBy, reading: Reading) -> SeedCount:
     """How many of ``cell``'s seeds show the pattern (each on its own recorded curve)."""
+    curves = seed_curves(cell, reading)
+    showing = sum(shown_by(times, values) for times, values in curves)
+    return SeedCount(int(showing), len(curves), cell_words(cell, reading.panel))
+
+
+def seed_curves(cell: CellTable, reading: Reading) -> list[tuple[Floats, Floats]]:
+    """Per seed of ``cell`` (in seed order) its own recorded curve of the finding's metric: (times, values)."""
     f = reading.finding
     rows = rows_of(cell, reading).select("seed", f.time, per_row(reading.metric).alias("_v")).sort("seed", f.time)
-    showing = sum(shown_by(part.get_column(f.time).cast(pl.Float64).to_numpy(),
-                           part.get_column("_v").cast(pl.Float64).to_numpy())
-                  for part in rows.partition_by("seed", maintain_order=True))
-    return SeedCount(int(showing), rows.get_column("seed").n_unique(), cell_words(cell, reading.panel))
+    return [(part.get_column(f.time).cast(pl.Float64).to_numpy(), part.get_column("_v").cast(pl.Float64).to_numpy())
+            for part in rows.partition_by("seed", maintain_order=True)]
 
 
 def _check(kind: Kind, reading: Reading, state: State, detail: str, count: SeedCount | None = None) -> Check:

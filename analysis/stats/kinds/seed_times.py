@@ -41,14 +41,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import polars as pl
 from scipy import stats
 
 from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.statistics import plausible_best
 from analysis.stats.kinds.base import Check, Kind, Reading, State, check_state
-from analysis.stats.kinds.time_axis import cell_words, reaching, rows_of, when
-from analysis.stats.metric import lower_is_better, per_row
+from analysis.stats.kinds.per_seed import first_at_or_past, seed_curves
+from analysis.stats.kinds.time_axis import cell_words, reaching, when
+from analysis.stats.metric import lower_is_better
 from analysis.stats.table import CellTable, Column, Floats
 
 #: The share of each end's error a side of several cells spends on finding its cells that may be the best
@@ -144,16 +144,10 @@ class SeedTimes:
 
 def seed_times(cell: CellTable, reading: Reading) -> SeedTimes:
     """Per seed of ``cell`` (in seed order) the first evaluation its own curve reaches the finding's level."""
-    f, loss = reading.finding, lower_is_better(reading.metric)
-    rows = rows_of(cell, reading).select("seed", f.time, per_row(reading.metric).alias("_v")).sort("seed", f.time)
-    times, lasts = [], []
-    for part in rows.partition_by("seed", maintain_order=True):
-        t = part.get_column(f.time).cast(pl.Float64).to_numpy()
-        v = part.get_column("_v").cast(pl.Float64).to_numpy()
-        reached = v <= f.level if loss else v >= f.level
-        times.append(float(t[reached.argmax()]) if reached.any() else math.inf)
-        lasts.append(float(t.max()))
-    return SeedTimes(np.array(times), np.array(lasts), cell_words(cell, reading.panel))
+    level, loss = reading.finding.level, lower_is_better(reading.metric)
+    curves = seed_curves(cell, reading)
+    return SeedTimes(np.array([first_at_or_past(t, v, level, loss) for t, v in curves]),
+                     np.array([float(t.max()) for t, _ in curves]), cell_words(cell, reading.panel))
 
 
 def _picked(cells: CellTable, reading: Reading) -> tuple[list[CellTable], float]:
