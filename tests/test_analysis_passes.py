@@ -32,6 +32,7 @@ def _stats(study_dir: Path, rows_per_pass: int, monkeypatch: pytest.MonkeyPatch)
     return training.training_stats(scan_study(study_dir), read_study_meta(study_dir))
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_passes_give_the_one_pass_statistics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     study_dir = tmp_path / "s"
     write_synthetic_study(study_dir, GRID, seeds=(0, 1, 2), n_evals=5, meta={"findings": FINDINGS})

@@ -101,6 +101,7 @@ def test_the_replay_on_the_authors_data_prints_its_budget_and_never_contradicts_
     assert bad.exit_code == 2 and "invalid --budget 'adaptive' without --data" in bad.output
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_the_replay_reaches_a_fail_that_two_seeds_a_cell_leave_open() -> None:
     """Issue 57: Table 4's replay stopped after its first look (2 seeds a cell, 40% of the models) and never reached
     the FAIL every seed gives (max with dropout 0.0625 leads max without by +10.1 pp against a 2 pp margin): the lead of
@@ -115,6 +116,7 @@ def test_the_replay_reaches_a_fail_that_two_seeds_a_cell_leave_open() -> None:
     assert any(line.strip().startswith("max (best at regularization") and line.endswith(": fails") for line in lines)
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 @pytest.mark.parametrize("name", ["richter2020.fig3", "richter2020.fig5"])
 def test_the_replay_never_decides_the_opposite_of_the_full_data(name: str) -> None:
     result = CliRunner().invoke(main, ["findings", name, "--data", "published", "--budget", "adaptive"])

@@ -32,6 +32,7 @@ def test_bert_share_falls_like_one_over_n_and_favours_the_residual() -> None:
     assert shares[32] / shares[256] == pytest.approx(8, rel=0.25)
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_mte_share_does_not_fall_while_its_layernorms_normalise() -> None:
     """x + LN(branch): the branch has unit scale at any N, nearly all of it context, so the share stays near 0.4
     (d = 128, the study's); at longer N the release's LayerNorm eps (1e-3) exceeds the branch's variance before the
@@ -97,6 +98,7 @@ def test_rows_and_validation() -> None:
         _config("BERT", 2, d_head=30, n_vectors=60)
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_the_study_findings_on_the_measurement_itself() -> None:
     """``richter2020.context_share``'s five findings on the measurement (N = 2, 16, 1024 of its grid, a quarter of the
     vectors): BERT's share falls tenfold and stays under 1%, the MTE's is 10 points above BERT's at N = 1024 but not

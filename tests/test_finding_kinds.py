@@ -425,6 +425,7 @@ def test_a_loss_reaches_its_level_by_falling_to_it() -> None:
     assert "first falls to 0.1" in verdicts[0].checks[0].text()
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_one_seed_of_the_release_decides_none_of_the_new_kinds() -> None:
     """Each seed of Fig. 7's release alone: every new kind, whichever way its five-seed verdict goes, is UNDECIDED (a
     cell or an evaluation of one seed spans its metric's range; one seed a side separates by chance 1 time in 2)."""

@@ -84,6 +84,7 @@ def test_all_three_cases_means_at_the_same_evaluation() -> None:
     assert verdict.status == Status.FAIL  # before: each case's peak on its own (95%, 90%, 95%): min 90%, a PASS
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_the_mode_base_rates_are_the_samplers() -> None:
     import torch
 

@@ -114,6 +114,7 @@ def test_a_study_refuses_more_seeds_than_it_runs() -> None:
         _meta([{"description": "d", "reached_by": {"NON": 3}, "seeds_show": 6}], seeds=tuple(range(5)))
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_the_per_seed_reading_is_wrong_no_more_often_than_stated() -> None:
     """400 cells whose seeds each show the pattern by a coin flip (the most a seed can and the pattern still not be
     typical): read per seed (every seed of five, at one cell, the bound's two ends' 5%), the bound PASSes 1 time in 32 -

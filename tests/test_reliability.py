@@ -172,7 +172,7 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
     # The dead cluster stays recorded in /tmp/ray; the embedded default must not try to join it.
-    local = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=120)
+    local = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=120, ray="local")
     assert local.returncode == 0 and "(local," in local.stdout, local.stdout + local.stderr
 
 

@@ -216,6 +216,7 @@ def _boundary_values(rng: np.random.Generator) -> list[float]:
     return ties + [0.5**k for k in range(1, 41)] + [0.3**k for k in range(1, 20)] + [10.0**k for k in range(-9, 7)]
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_same_value_and_cell_key_are_one_rule_near_rounding_boundaries() -> None:
     """Two values are the same exactly when their cell keys are (a seeded sweep over values near the boundaries of
     the key's rounding, each with neighbours from a few ulps to several tolerances away, positive and negative); the

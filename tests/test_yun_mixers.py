@@ -186,6 +186,7 @@ def test_packed_bilinear_refuses_another_length() -> None:
         stacked(torch.zeros(2, 3, 4, 8))
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_a_hybrid_stack_learns_mode_where_max_pooling_cannot() -> None:
     def accuracy(stack: str) -> float:  # mean over three seeds: one seed's 200 steps swung 0.67-0.92 (below)
         accuracies = []

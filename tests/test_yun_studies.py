@@ -45,6 +45,7 @@ def test_atlas_covers_every_task_of_the_richter_family_plus_ctl_and_nt() -> None
     assert set(ATLAS.scientific["task"].options) == {*RICHTER_TASKS, "ctl", "nt"}  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
 def test_every_mixer_trains_on_ctl_and_nt_in_the_atlas(tmp_path, one_torch_thread) -> None:
     from study.results.storage import StudyStorage
     from study.trial.trainable import run_trial
