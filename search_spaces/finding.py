@@ -165,6 +165,19 @@ class Finding(Schema):
     #: the kind's registered name -> its argument, in the shape that kind reads; an unknown name is refused before
     #: anything trains.
     kinds: dict[str, Any] = {}
+    #: The numbers of this finding that are the project's choice, not the paper's, each with why (the level read into
+    #: "learns well", a margin, the band of rates a sentence is taken to mean): printed under the verdict and in the
+    #: report, so that a reader can tell the paper's claim from the project's reading of it. Every finding the project
+    #: ships names them (tests/test_observation_ledgers.py); a finding of yours may leave it empty.
+    chosen: tuple[str, ...] = ()
+
+    @field_validator("chosen", mode="before")
+    @classmethod
+    def _chosen(cls, raw: Any) -> Any:
+        if isinstance(raw, str) or not isinstance(raw, Sequence) or not all(
+                isinstance(text, str) and text.strip() for text in raw):
+            raise fail("chosen", raw, "a tuple of non-empty sentences, one per number of the project's choosing")
+        return tuple(raw)
 
     @field_validator("description")
     @classmethod

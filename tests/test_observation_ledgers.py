@@ -120,3 +120,25 @@ def test_the_counts_see_a_changed_line() -> None:
     assert strength(Row("x.2", "none: background", "-", "-", "-")) == "none"
     with pytest.raises(AssertionError, match="starts with none of"):
         strength(Row("x.3", "`fig3` #1", "a reading of ours", "-", "-"))
+
+
+def test_every_shipped_finding_names_the_numbers_it_chose() -> None:
+    """A level, a margin, a band of rates read into a sentence are the project's, not the paper's: every finding the
+    project ships says which (``chosen``), and its verdict prints them under the basis line."""
+    unnamed = [f"{name} #{k}" for name, study in all_studies().items() if study.findings
+               for k, finding in enumerate(get_study(name, "paper").findings, start=1) if not finding.chosen]
+    assert unnamed == []
+
+
+def test_a_verdict_prints_the_project_s_numbers() -> None:
+    from analysis.stats.verdicts.evaluate import Verdict
+    from analysis.stats.verdicts.status import Status
+    from search_spaces import Finding
+
+    finding = Finding(description="NAP learns well", above={"NAP": 0.9}, chosen=("90%: 'well' read as G >= 90%",))
+    lines = Verdict(finding, "val_accuracy", Status.NOT_CHECKED, reason="no data").lines()
+    assert lines[-1] == "      the project's numbers, not the paper's: 90%: 'well' read as G >= 90%"
+    assert Verdict(finding.model_copy(update={"chosen": ()}), "val_accuracy", Status.NOT_CHECKED).lines()[-1] \
+        .endswith("NAP learns well")
+    with pytest.raises(ValueError, match="chosen"):
+        Finding(description="x", above={"NAP": 0.9}, chosen="90%")

@@ -37,7 +37,8 @@ def verdicts_of(ctx: ReportContext) -> list[Verdict]:
 def _verdict_html(v: Verdict) -> str:
     cls = _VERDICT_CLASS.get(v.status, "fail")
     detail = "; ".join(c.text() for c in v.checks) + (f" — {v.reason}" if v.reason else "")
-    quote = f"<br><span class='note'>{html.escape(v.finding.quote)}</span>" if v.finding.quote else ""
+    notes = (text for text in (v.finding.quote, v.chosen()) if text)
+    quote = "".join(f"<br><span class='note'>{html.escape(text)}</span>" for text in notes)
     return (f"<p><span class='{cls}'>{v.status}</span> {html.escape(v.finding.description)} "
             f"<span class='note'>[{html.escape(v.metric)}: {html.escape(detail.lstrip('; '))}]</span>{quote}</p>")
 

@@ -59,8 +59,13 @@ class Verdict:
         """Summary lines: the verdict and description, then one line per bound, the reason and the basis."""
         head = f"  {self.status}: {self.finding.description}"
         detail = [f"      {c.text()}" for c in self.checks]
-        detail += [f"      {text}" for text in (self.reason, self.basis) if text]
+        detail += [f"      {text}" for text in (self.reason, self.basis, self.chosen()) if text]
         return [head, *detail]
+
+    def chosen(self) -> str:
+        """The finding's numbers of the project's choosing, in one line ("" when it names none)."""
+        return "the project's numbers, not the paper's: " + "; ".join(self.finding.chosen) if self.finding.chosen \
+            else ""
 
     def contention(self, futility: bool = False) -> pl.DataFrame | None:
         """The cells whose further seeds could decide this finding (None: none can, or it is decided). With
