@@ -53,6 +53,14 @@ def is_probe(metric: str) -> bool:
     return all(c.startswith(PROBE_PREFIX) for c in metric_columns(metric))
 
 
+def stopping_columns(findings: Sequence[Finding], study_metric: str) -> tuple[str, ...]:
+    """The columns a study's findings read of a model that the early stop at the ceiling must watch (each finding's
+    metric, the study's where it names none); a probe is read at the checkpoint, which a model stopped at the ceiling
+    no longer moves: none of its columns."""
+    metrics = (f.metric_of(study_metric) for f in findings)
+    return tuple(dict.fromkeys(c for m in metrics if not is_probe(m) for c in metric_columns(m)))
+
+
 def direction(metric: str) -> str:
     """``min`` when lower is better, else ``max``: declared here once for every study's mode, finding, sampler and
     report. A loss (a single column named ``*loss*``) is minimised; every other metric (accuracies, output scales,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from search_spaces.finding import is_probe, metric_columns
+from search_spaces.finding import stopping_columns
 
 if TYPE_CHECKING:
     from search_spaces.study import Study
@@ -36,9 +36,7 @@ REPORT_COLUMNS = ("train_accuracy", "val_accuracy", *(f"{split}_{case}_accuracy"
 def read_columns(study: Study) -> tuple[str, ...]:
     """The columns the study reads of a model: its metric, the report's grids and its findings' metrics (a probe is
     read at the checkpoint its study's metric picks, which a model stopped at the ceiling no longer moves: not one)."""
-    metrics = [f.metric_of(study.metric) for f in study.findings]
-    findings = [c for m in metrics if not is_probe(m) for c in metric_columns(m)]
-    return tuple(dict.fromkeys([study.metric, *REPORT_COLUMNS, *findings]))
+    return tuple(dict.fromkeys([study.metric, *REPORT_COLUMNS, *stopping_columns(study.findings, study.metric)]))
 
 
 class StopRule:

@@ -26,7 +26,7 @@ from analysis.stats.training_stats import TrainingStats, training_stats
 from analysis.stats.verdicts.data import FindingData, published_data
 from analysis.stats.verdicts.evaluate import Verdict, evaluate_findings
 from analysis.stats.verdicts.status import DECIDED
-from search_spaces.finding import is_probe, metric_columns
+from search_spaces.finding import stopping_columns
 from search_spaces.record import StudyRecord
 
 #: The ceiling of an accuracy column: a model at it can only stay or fall.
@@ -107,9 +107,7 @@ def replay(meta: StudyRecord, rows: pl.LazyFrame) -> Replay:
 def _read_columns(meta: StudyRecord, stats: TrainingStats) -> list[str]:
     """The columns the study reads of a model: its grids' metrics and its findings' (a loss reads no ceiling; a probe is
     read at the checkpoint, which a model stopped at the ceiling no longer moves: none)."""
-    metrics = [f.metric_of(meta.metric) for f in meta.findings]
-    columns = {*stats.metrics.grids, *(c for m in metrics if not is_probe(m) for c in metric_columns(m))}
-    return sorted(columns)
+    return sorted({*stats.metrics.grids, *stopping_columns(meta.findings, meta.metric)})
 
 
 def stop_epochs(rows: pl.LazyFrame, given: pl.DataFrame, keys: list[str], read: list[str], all_seeds: int) -> int:
