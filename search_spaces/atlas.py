@@ -98,13 +98,15 @@ def atlas_findings(seq_len: int) -> tuple[Finding, ...]:
                 quote='Richter & Wattenhofer 2020, Sec. 5.3: "(1) sum pooling works well on this task ... (2) max '
                       'pooling cannot learn the task"; Sec. 6: "NAP ... performs well in all tasks and setups"',
                 where={"task": ("mode",)}, below={"max": base + CANNOT_LEARN_MARGIN},
-                above={"sum": 0.5, "normalized": 0.5}),
+                above={"sum": 0.5, "normalized": 0.5},
+                chosen=(f"{100 * CANNOT_LEARN_MARGIN:g} points over the base rate: 'cannot learn' read as near chance",
+                        "50%: 'works well' / 'performs well' read as at least half the examples")),
         Finding(description="Richter & Wattenhofer 2020 (Sec. 5.2, obs. 2) on the atlas' first-token column: sum "
                             "pooling learns neither the argmin nor the argmax case (<= 10%; chance is 2-4%)",
                 quote='Richter & Wattenhofer 2020, Sec. 5.2: "(2) The sum pooling architecture does not learn any of '
                       'the other cases."',
                 metric="max(val_argmin_accuracy, val_argmax_accuracy)", where={"task": ("cases_first_token",)},
-                below={"sum": 0.1}),
+                below={"sum": 0.1}, chosen=("10%: 'does not learn' read as at most 10% (chance 2-4%)",)),
         Finding(description="Gros 2024 (Fig. 3, N_con = 32) on the atlas' NT column: expressive attention escapes "
                             "the ~55% plateau (best G >= 65%) and leads softmax (DPA) by more than 5 points and "
                             "twice the seed noise",
@@ -115,7 +117,8 @@ def atlas_findings(seq_len: int) -> tuple[Finding, ...]:
                 # cpu only: 800 epochs, where the budget probe (atlas.budget_nt) shows EA out of the plateau and DPA in
                 # it; with the paper scale's 3200 epochs DPA may escape too (docs/gros2024.md: at init x1 DPA climbs)
                 where={"task": ("nt",)}, above={"expressive": 0.65}, ahead={"expressive": ("softmax",)}, margin=0.05,
-                scales=("cpu",)),
+                scales=("cpu",), chosen=("65%: 'escape' read as 10 points above the ~55% plateau",
+                                         "5 points: the lead read as beyond a 5-point margin")),
     )
 
 
@@ -211,11 +214,13 @@ BUDGET_NT = Study(
     # Leaving the ~55% plateau: >= 65% (10 points above it); staying on it: <= 60%.
     findings=(
         Finding(description="with Gros' recipe, 800 epochs take expressive attention off NT's ~55% plateau (best G "
-                            ">= 65%)", where={"mixer": ("expressive",)}, above={"Gros 800": 0.65}),
+                            ">= 65%)", where={"mixer": ("expressive",)}, above={"Gros 800": 0.65},
+                chosen=("65%: off the plateau read as 10 points above ~55%", "800 epochs: the budget probed")),
         Finding(description="... while softmax (dot-product) attention stays on it (<= 60%)",
-                where={"mixer": ("softmax",)}, below={"Gros 800": 0.6}),
+                where={"mixer": ("softmax",)}, below={"Gros 800": 0.6},
+                chosen=("60%: 'on the plateau' read as at most 5 points above ~55%",)),
         Finding(description="with the bilayer's default recipe no mixer leaves the plateau in 800 epochs (<= 60%)",
-                below={"atlas 800": 0.6}),
+                below={"atlas 800": 0.6}, chosen=("60%: 'on the plateau' read as at most 5 points above ~55%",)),
     ),
     deviations=(
         "Not a paper experiment: the budget probe behind the atlas' cpu scale (docs/yun2020.md). Gros' N16T2 at "
@@ -247,7 +252,9 @@ BUDGET_CTL = Study(
     plot=Plot(panel="probe", x="mixer", y="learning_rate"),
     # Why the atlas' CTL column does not rank at cpu scale: nothing leaves chance (12.5%) by 5 points at any probe.
     findings=(Finding(description="no mixer leaves CTL's chance level (12.5%) by 5 points at either batch within 3200 "
-                                  "steps (best IID G <= 17.5%)", below={"batch 32": 0.175, "batch 256": 0.175}),),
+                                  "steps (best IID G <= 17.5%)", below={"batch 32": 0.175, "batch 256": 0.175},
+                      chosen=("5 points over chance (12.5%): 'leaves chance' read as more than 5 points",
+                              "3200 steps, batches 32 and 256: the budgets probed")),),
     deviations=(
         "Not a paper experiment: the budget probe behind the atlas' cpu scale (docs/yun2020.md). The plain "
         "Transformer with the mixer as its attention (2 layer applications as in the atlas, forward direction, IID "

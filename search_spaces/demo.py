@@ -30,7 +30,9 @@ DEMO = Study(
                       "majority-class rate (12.2% at the validation length N = 128; the paper's best for max: "
                       "14.1% at N = 256), at most 20% with this demo's 3 to 6 seeds and 256 validation examples, "
                       "while sum and NAP reach at least 50%",
-                      metric="val_accuracy", below={"max": 0.20}, above={"sum": 0.5, "NAP": 0.5}),),
+                      metric="val_accuracy", below={"max": 0.20}, above={"sum": 0.5, "NAP": 0.5},
+                      chosen=("20%: 'cannot learn' read as near the 12.2% majority rate, room for this demo's few "
+                              "seeds and 256 examples", "50%: 'can' read as at least half the examples")),),
     deviations=COMMON_DEVIATIONS + (
         "Demo scale: d = 32, sequences of N = 64 (validation at 128) instead of 128 (256), 1000 steps "
         "instead of 3200, 3 learning rates and 3 to 6 seeds (an adaptive budget); the published grid beside it is at "

@@ -76,7 +76,9 @@ def _hybrid_beats_attention(k: int) -> Finding:
                                f"by more than seed noise (k = {k} of L = 4 is the project's choice: the text lost the "
                                "paper's numbers)",
                    quote=_HYBRID_QUOTE, metric="val_accuracy", where={"conv_layers": (k,)},
-                   versus_where={"conv_layers": (0,)}, ahead={t: (t,) for t in ("cases", "mode")})
+                   versus_where={"conv_layers": (0,)}, ahead={t: (t,) for t in ("cases", "mode")},
+                   chosen=(f"k = {k} of L = 4: the text lost the paper's numbers of convolution layers (of 12)",
+                           "margin 0: 'perform better' read as any lead beyond seed noise"))
 
 
 HYBRID_FINDINGS = (
@@ -88,13 +90,16 @@ HYBRID_FINDINGS = (
             quote='Sec. 5.3: "We notice that, as expected, these simpler models have weaker performance than the '
                   'self-attention layer."',
             metric="val_accuracy", where={"conv_layers": (0,)}, versus_where={"conv_layers": (4,)},
-            ahead={t: (t,) for t in ("cases", "mode")}),
+            ahead={t: (t,) for t in ("cases", "mode")},
+            chosen=("k = 4 of L = 4: 'these simpler models' read as a stack of convolution layers only",
+                    "margin 0: 'weaker' read as any lead beyond seed noise")),
     Finding(description="Sec. 5.3: replacing self-attention layers by convolution reduces the number of parameters: "
                         "the all-attention stack has more than any stack with convolution layers",
             quote='Sec. 5.3: "Note that, replacing self-attention layer with [convolution] also reduces the '
                   'computational cost and the number of parameters."',
             metric="n_params", where={"conv_layers": (0,)}, versus_where={"conv_layers": (1, 2, 3, 4)},
-            ahead={t: (t,) for t in ("cases", "mode")}),
+            ahead={t: (t,) for t in ("cases", "mode")},
+            chosen=("none of the paper's: a count, any difference; L = 4 and d = 128 are the study's sizes",)),
 )
 
 HYBRID = Study(
@@ -182,7 +187,9 @@ BUDGET = Study(
     # The answer the hybrid study's cpu scale rests on (n_steps = 600); a rerun that breaks it says so (exit 3).
     findings=(Finding(description="600 steps is the smallest budget at which the all-attention stack (k = 0) "
                       "reaches >= 90% best mean validation accuracy on cases; at 400 it stays below",
-                      below={"400": 0.9}, above={"600": 0.9}),),
+                      below={"400": 0.9}, above={"600": 0.9},
+                      chosen=("90%: the level the hybrid study's cpu scale asks of its all-attention stack",
+                              "400 and 600 steps: the budgets this search tried (not a paper number)")),),
     deviations=HYBRID_DEVIATIONS + (
         "Not a paper experiment: the budget search behind the hybrid study's cpu scale; k = 0 only, 8 "
         "evaluations per run (every n_steps / 8 steps), the linear decay spans each budget.",),
@@ -215,11 +222,15 @@ BREADTH = Study(
                             "entropy is at least log 16 nats (as broad as even attention over half of the 32 "
                             "positions; the project's number) on each task",
                 quote=BREADTH_QUOTE, metric=BROADEST_HEAD_OF_LAYER_1,
-                above={"cases": math.log(16), "mode": math.log(16)}),
+                above={"cases": math.log(16), "mode": math.log(16)},
+                chosen=("log 16 nats: 'broadly' read as even attention over half of the 32 positions",
+                        "layer 1 of L = 4: 'the first few attention layers' read as the first")),
         Finding(description="Sec. 5.3: the first layer attends more broadly than the last: head 1's entropy in layer "
                             "1 above head 1's in layer 4 (heads are exchangeable: one pair, drawn blind) on each task",
                 quote=BREADTH_QUOTE, metric="probe_entropy_l1_h1 - probe_entropy_l4_h1",
-                above={"cases": 0.0, "mode": 0.0}),
+                above={"cases": 0.0, "mode": 0.0},
+                chosen=("layer 4 of L = 4: the last layer as the contrast to 'the first few'",
+                        "head 1: one pair of heads, drawn blind (heads are exchangeable)")),
     ),
     deviations=HYBRID_DEVIATIONS + (
         "Not a paper experiment (the paper cites Clark et al. 2019 for it, on BERT-base and natural language): the "
@@ -246,29 +257,41 @@ THEORY_FINDINGS = (
                         "attention gives every token of a sequence the same output (one distinct output, a share 1/N): "
                         "the share of tokens whose output is another token's is at least 0.99, at every N and logit "
                         "scale",
-            quote=_AVERAGE_QUOTE, metric="token_collision", statistic="worst", above={"average": 0.99}),
+            quote=_AVERAGE_QUOTE, metric="token_collision", statistic="worst", above={"average": 0.99},
+            chosen=("0.99: 'not guaranteed to be different' read as (nearly) every token colliding",
+                    "N and logit scales: the measurement's grid (the paper states no numbers)")),
     Finding(description="Sec. 1 / Lemma 6, the contrast: one softmax attention layer as initialised (logit scale 1) "
                         "maps the tokens of a context to distinct vectors: at most 0.01 of the tokens share an output, "
                         "at every N",
             quote=_LEMMA6_QUOTE, metric="token_collision", statistic="best", where={"logit_scale": (1.0,)},
-            below={"softmax": 0.01}),
+            below={"softmax": 0.01},
+            chosen=("0.01: 'unique vector' read as at most 1% of tokens sharing an output",
+                    "logit scale 1: attention as initialised, the contrast the project draws")),
     Finding(description="Sec. 3.1: with two words changed so that their sum stays, average attention gives every "
                         "unchanged token the same output in both contexts (Definition 3.1, property 2 fails): a "
                         "collision share of at least 0.99 at every N and logit scale",
-            quote=_AVERAGE_QUOTE, metric="context_collision", statistic="worst", above={"average": 0.99}),
+            quote=_AVERAGE_QUOTE, metric="context_collision", statistic="worst", above={"average": 0.99},
+            chosen=("0.99: property 2's failure read as (nearly) every unchanged token colliding",
+                    "N and logit scales: the measurement's grid (the paper states no numbers)")),
     Finding(description="Sec. 1 / Lemma 6, the contrast: softmax attention as initialised (logit scale 1) tells the "
                         "two contexts apart: a collision share of at most 0.01 at every N",
             quote=_LEMMA6_QUOTE, metric="context_collision", statistic="best", where={"logit_scale": (1.0,)},
-            below={"softmax": 0.01}),
+            below={"softmax": 0.01},
+            chosen=("0.01: 'unique vector' read as at most 1% of tokens sharing an output",
+                    "logit scale 1: attention as initialised, the contrast the project draws")),
     Finding(description="App. B: softmax approaches hardmax as its logits are scaled up: at logit scale 1000 (the "
                         "project's choice) a query's largest attention weight is at least 0.99 on average (total "
                         "variation distance to the argmax one-hot at most 0.01), at every N",
             quote=_HARDMAX_QUOTE, metric="max_weight", statistic="worst", where={"logit_scale": (1000.0,)},
-            above={"softmax": 0.99}),
+            above={"softmax": 0.99},
+            chosen=("logit scale 1000: 'scaling up' read as a factor of 1000",
+                    "0.99: 'arbitrarily close to hardmax' read as a largest weight of at least 0.99")),
     Finding(description="App. B: ... which the scale does, not the initialisation: at logit scale 1 softmax attention "
                         "is far from hardmax, its largest weight at most 0.5 on average at every N",
             quote=_HARDMAX_QUOTE, metric="max_weight", statistic="best", where={"logit_scale": (1.0,)},
-            below={"softmax": 0.5}),
+            below={"softmax": 0.5},
+            chosen=("0.5: 'far from hardmax' read as a largest weight of at most one half",
+                    "logit scale 1: attention as initialised")),
 )
 
 THEORY = Study(
