@@ -69,37 +69,44 @@ FIG1 = (
     Finding(description="Fig. 1 (caption, App. B): an unnormalised pooling's output scale depends on N: sum's output "
                         "std at N = 1024 exceeds its std at N = 16 by 16 times the inputs' (sqrt(N): 32 against 4) ...",
             quote=_FIG1_QUOTE, where={"seq_len": (1024,)}, versus_where={"seq_len": (16,)},
-            ahead={"sum": ("sum",)}, margin=16.0),
+            ahead={"sum": ("sum",)}, margin=16.0,
+            chosen=("16 (of the inputs' std): sqrt(N) gives 28; 'depends on N' read as more than half of that",)),
     Finding(description="Fig. 1 (caption, App. B): ... while mean's, softmax attention's and max's fall: at N = 16 "
                         "each exceeds its value at N = 1024 by 0.1 of the inputs' std",
             quote=_FIG1_QUOTE, where={"seq_len": (16,)}, versus_where={"seq_len": (1024,)},
-            ahead={p: (p,) for p in ("mean", "softmax", "max")}, margin=0.1),
+            ahead={p: (p,) for p in ("mean", "softmax", "max")}, margin=0.1,
+            chosen=("0.1 of the inputs' std: 'depends on N' read as a fall of a tenth of the inputs' scale",)),
     Finding(description="Sec. 3 / Fig. 1: softmax attention at initialisation scales like mean pooling: at N = 1024 "
                         "both outputs' std is below 0.1 of the inputs' (mean: 1/sqrt(N) = 0.031)",
             quote='Fig. 1: "Softmax attention outputs scale similar to mean pooling at initialization, i.e., '
                   'Transformers focus more on local information in longer sequences." Sec. 3: "This yields attention '
                   'to be close to mean aggregation"',
-            where={"seq_len": (1024,)}, below={"softmax": 0.1, "mean": 0.1}),
+            where={"seq_len": (1024,)}, below={"softmax": 0.1, "mean": 0.1},
+            chosen=("0.1: 'scales like mean pooling' read as below a tenth of the inputs' std at N = 1024",)),
     Finding(description="Fig. 1 (caption), App. B, App. D: a normalised output does not depend on N: the normalized "
                         "pooling's output std is at least 0.99 at every N ...",
             quote='App. D: "Note that this change removes the bias towards local information discussed in the end of '
                   'Section 3." App. B: "such a normalization can be applied to any of the aggregation methods to get '
                   'qualitatively similar results."',
-            statistic="worst", above={"normalized": 0.99}),
+            statistic="worst", above={"normalized": 0.99},
+            chosen=("0.99: 'does not depend on N' read as within 1% of 1 at every N",)),
     Finding(description="Fig. 1 (caption), App. B, App. D: ... and at most 1.01 at every N",
             quote='App. D: "Note that this change removes the bias towards local information discussed in the end of '
                   'Section 3."',
-            statistic="best", below={"normalized": 1.01}),
+            statistic="best", below={"normalized": 1.01},
+            chosen=("1.01: 'does not depend on N' read as within 1% of 1 at every N",)),
     Finding(description="Sec. 4 (NON): NON's weighting gives a contribution of context independent of N at "
                         "initialisation: its output std is at least 0.95 of the inputs' at every N ...",
             quote='Sec. 4: "We also replaced the layer normalization after the attention weighting here through a '
                   'simple scaling factor 1/sqrt(N). Note that this also yields an in expectation constant contribution '
                   'of context at initialization, independent of sequence length."',
-            statistic="worst", above={"non": 0.95}),
+            statistic="worst", above={"non": 0.95},
+            chosen=("0.95: 'independent of N' read as within 5% of 1 at every N (NON is 1 only in expectation)",)),
     Finding(description="Sec. 4 (NON): ... and at most 1.05 at every N",
             quote='Sec. 4: "Note that this also yields an in expectation constant contribution of context at '
                   'initialization, independent of sequence length."',
-            statistic="best", below={"non": 1.05}),
+            statistic="best", below={"non": 1.05},
+            chosen=("1.05: 'independent of N' read as within 5% of 1 at every N (NON is 1 only in expectation)",)),
 )
 
 _SEC3_QUOTE = ('Sec. 3: "This means that the fraction of context information in e^i is dependent on the sequence '
@@ -115,26 +122,31 @@ CONTEXT_SHARE = (
                         "at N = 16 at least 10 times its share at N = 1024 (log10 ahead by 1; mean-like attention "
                         "gives 1/N: 64 times)",
             quote=_SEC3_QUOTE, metric="context_share_log10", where={"seq_len": (16,)},
-            versus_where={"seq_len": (1024,)}, ahead={"BERT": ("BERT",)}, margin=1.0),
+            versus_where={"seq_len": (1024,)}, ahead={"BERT": ("BERT",)}, margin=1.0,
+            chosen=("1 decade: 'smaller for longer sequences' read as a factor of 10 from N = 16 to N = 1024",)),
     Finding(description="Sec. 3 (footnote 2): a typical initialisation favours the residual connection, i.e. local "
                         "information: BERT's share of context is below 1% at every N",
             quote='Sec. 3: "the contribution of context information depends on the initialization of W and b, where a '
                   'typical initialization in language models favors the residual connection, i.e., local '
                   'information."',
-            statistic="best", below={"BERT": 0.01}),
+            statistic="best", below={"BERT": 0.01},
+            chosen=("1%: 'favours the residual' read as a share of context below 1%",)),
     Finding(description="App. D: the MTE's normalisation removes the bias towards local information: at N = 1024 its "
                         "share of context exceeds BERT's by 10 points",
-            quote=_APPD_QUOTE, where={"seq_len": (1024,)}, ahead={"MTE": ("BERT",)}, margin=0.1),
+            quote=_APPD_QUOTE, where={"seq_len": (1024,)}, ahead={"MTE": ("BERT",)}, margin=0.1,
+            chosen=("10 points: 'removes the bias' read as a 10-point lead over BERT at N = 1024",)),
     Finding(description="Sec. 4, App. D: ... and removes the dependence on N: the MTE's share of context at N = 16 "
                         "exceeds its share at N = 1024 by at most 5 points",
             quote=_APPD_QUOTE, where={"seq_len": (16,)}, versus_where={"seq_len": (1024,)},
-            not_ahead={"MTE": ("MTE",)}, equivalence_margin=0.05),
+            not_ahead={"MTE": ("MTE",)}, equivalence_margin=0.05,
+            chosen=("5 points: 'removes the dependence' read as at most a 5-point fall from N = 16 to N = 1024",)),
     Finding(description="Sec. 4 (NON): the 1/sqrt(N) scaling gives a contribution of context independent of N: NON's "
                         "share at N = 16 and at N = 1024 within a factor of 2 of each other (log10 level within 0.3)",
             quote='Sec. 4: "Note that this also yields an in expectation constant contribution of context at '
                   'initialization, independent of sequence length."',
             metric="context_share_log10", where={"seq_len": (16,)}, versus_where={"seq_len": (1024,)},
-            level_with={"NON": ("NON",)}, equivalence_margin=0.3),
+            level_with={"NON": ("NON",)}, equivalence_margin=0.3,
+            chosen=("0.3 log10 (a factor of 2): 'independent of N' read as level within a factor of 2",)),
 )
 
 #: App. F's "learned in the order of their occurrences", read off the grid: a case learned before a rarer one leads it
@@ -149,11 +161,15 @@ APP_F = (
                         "of the grid's cells the argmin case (72%) leads the first case (20%) by 20 points at some "
                         "evaluation ...",
             quote=_ORDER_QUOTE, metric="train_argmin_accuracy - train_first_accuracy", statistic="share", level=0.2,
-            above=dict.fromkeys(ALL, 0.5), scales=PAPER),
+            above=dict.fromkeys(ALL, 0.5), scales=PAPER,
+            chosen=("20 points: 'learned before' read as a 20-point lead at some evaluation",
+                    "half of the cells: 'mostly' read as at least 50% of the grid")),
     Finding(description="App. F (obs. 1): ... and the first case leads the argmax case (8%) by 20 points at some "
                         "evaluation in at least half of them",
             quote=_ORDER_QUOTE, metric="train_first_accuracy - train_argmax_accuracy", statistic="share", level=0.2,
-            above=dict.fromkeys(ALL, 0.5), scales=PAPER),
+            above=dict.fromkeys(ALL, 0.5), scales=PAPER,
+            chosen=("20 points: 'learned before' read as a 20-point lead at some evaluation",
+                    "half of the cells: 'mostly' read as at least 50% of the grid")),
 )
 
 #: App. F's obs. (2), the curiosity of BERT at a too small d (Fig. 10's highlighted plot, whose learning rate only the
@@ -175,20 +191,27 @@ APP_F_SMALL_D = (
                         "'learned') and then unlearns it (at the end 40 points lower: at most 20%); on the seed means, "
                         "not per seed",
             quote=_SMALL_D_QUOTE, metric="train_first_accuracy", where=SMALLEST_D, cell="any", level=0.6,
-            learned_then_unlearned={"BERT": 0.4}, scales=PAPER),
+            learned_then_unlearned={"BERT": 0.4}, scales=PAPER,
+            chosen=("60%: 'learned' read past the 50% of 'learned' by 10 points; 40-point drop: 'unlearned' (at "
+                    "most 20%)",
+                    "rates <= 0.027: 'not too high' (the figure alone shows the highlighted rate)")),
     Finding(description="App. F (obs. 2): ... and in some cell the opposite: BERT first focuses on the argmin case (it "
                         "leads the first case by 20 points) and ends focused on the first case (first leads argmin by "
                         "20 points: a drop of 40)",
             quote='App. F: "Note also that for a different learning rate, the opposite holds as seen in the plot just '
                   'below the highlighted plot."',
             metric="train_argmin_accuracy - train_first_accuracy", where=SMALLEST_D, cell="any", level=0.2,
-            learned_then_unlearned={"BERT": 0.4}, scales=PAPER),
+            learned_then_unlearned={"BERT": 0.4}, scales=PAPER,
+            chosen=("20 points: 'focus' read as a 20-point lead at the same evaluation",
+                    "40-point drop: from a 20-point lead one way to a 20-point lead the other")),
     Finding(description="App. F (obs. 2), per seed: in some cell of d = 8 at a rate <= 0.027, every one of the 5 "
                         "seeds learns the first case (its own curve reaches 50%, the paper's 'learned') and then "
                         "unlearns it (its last evaluation at most 20%), beyond what seeds that each did so no more "
                         "often than not would (the project's null: one in two)",
             quote=_SMALL_D_QUOTE, metric="train_first_accuracy", where=SMALLEST_D, cell="any", level=0.5,
-            learned_then_unlearned={"BERT": 0.3}, seeds_show=5, scales=PAPER),
+            learned_then_unlearned={"BERT": 0.3}, seeds_show=5, scales=PAPER,
+            chosen=("50%: 'learned' read as half the examples; at most 20% at the end: 'unlearned'",
+                    "one in two: the null of a seed showing the pattern no more often than not")),
 )
 _CONCLUSION = ('Sec. 6: "Our resulting normalized attention pooling (NAP) architecture is the only architecture of the '
                '6 investigated that performs well in all tasks and setups, showing a broad applicability and better '
@@ -196,46 +219,58 @@ _CONCLUSION = ('Sec. 6: "Our resulting normalized attention pooling (NAP) archit
 CONCLUSION_CASES = Finding(
     description="Conclusion (Sec. 6), case distinction: NAP performs well (best validation G >= 90%) and better than "
                 "BERT (a lead beyond seed noise)",
-    quote=_CONCLUSION, metric="val_accuracy", above={"NAP": 0.9}, ahead={"NAP": ("BERT",)}, scales=PAPER)
+    quote=_CONCLUSION, metric="val_accuracy", above={"NAP": 0.9}, ahead={"NAP": ("BERT",)}, scales=PAPER,
+    chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",
+            "margin 0: 'better' read as a lead beyond seed noise"))
 
 FIG3 = (
     Finding(description="Fig. 3 (Sec. 5.1.1, obs. 1): every architecture learns the cases task well somewhere "
                         "(best training G >= 90%)",
             quote='Sec. 5.1.1: "(1) All models have some hyper-parameter combinations that learn the task well '
                   '(white pixels)."',
-            metric="train_accuracy", above=dict.fromkeys(ALL, 0.9), scales=PAPER),
+            metric="train_accuracy", above=dict.fromkeys(ALL, 0.9), scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",)),
     Finding(description="Fig. 3 (Sec. 5.1.1, obs. 2): BERT's working learning rates move with d - at high rates "
                         "(>= 0.027) small models (d <= 16) beat large ones (d >= 512) by 30 points",
             quote='Sec. 5.1.1: "(2) The optimal learning rate depends on the model size, especially in the BERT '
                   'architecture."',
             metric="train_accuracy", where={"learning_rate": {"min": _lr(3)}, "d_model": {"max": 16}},
             versus_where={"learning_rate": {"min": _lr(3)}, "d_model": {"min": 512}},
-            ahead={"BERT": ("BERT",)}, margin=0.3, scales=PAPER),
+            ahead={"BERT": ("BERT",)}, margin=0.3, scales=PAPER,
+            chosen=("30 points: 'depends on the model size' read as a 30-point lead across sizes",
+                    "rates >= 0.027, d <= 16 against d >= 512: the grid's corners the crossing shows in")),
     Finding(description="Fig. 3 (Sec. 5.1.1, obs. 2): ... and at low rates (<= 2.0e-5) large models (d >= 512) "
                         "beat small ones (d <= 16) by 30 points",
             quote='Sec. 5.1.1: "(2) The optimal learning rate depends on the model size, especially in the BERT '
                   'architecture."',
             metric="train_accuracy", where={"learning_rate": {"max": _lr(9)}, "d_model": {"min": 512}},
             versus_where={"learning_rate": {"max": _lr(9)}, "d_model": {"max": 16}},
-            ahead={"BERT": ("BERT",)}, margin=0.3, scales=PAPER),
+            ahead={"BERT": ("BERT",)}, margin=0.3, scales=PAPER,
+            chosen=("30 points: 'depends on the model size' read as a 30-point lead across sizes",
+                    "rates <= 2.0e-5, d >= 512 against d <= 16: the grid's corners the crossing shows in")),
     Finding(description="Fig. 3 (Sec. 5.1.1, obs. 3): BERT and MTE learn well (training G >= 90%) on a smaller "
                         "share of the grid than NAP, NON, sum and max, by more than seed noise",
             quote='Sec. 5.1.1: "(3) Models with probability simplex limitations (BERT and MTE) work for a smaller '
                   'range of hyperparameters."',
             metric="train_accuracy", statistic="share", level=0.9,
-            ahead=dict.fromkeys(("NAP", "NON", "sum", "max"), ("BERT", "MTE")), scales=PAPER),
+            ahead=dict.fromkeys(("NAP", "NON", "sum", "max"), ("BERT", "MTE")), scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",
+                    "margin 0: 'a smaller range' read as a share behind beyond seed noise")),
     Finding(description="Fig. 3 (Sec. 5.1.1, validation obs. 1): sum pooling does not generalise to N = 64: its best "
                         "validation G stays at most 85% and every other architecture's leads it by 15 points (Table 2, "
                         "d = 128: sum 75.0% against 95.3-97.1%)",
             quote='Sec. 5.1.1: "(1) The sum architecture does not generalize well in this task."',
             metric="val_accuracy", below={"sum": 0.85},
             ahead=dict.fromkeys(("BERT", "MTE", "NAP", "NON", "max"), ("sum",)),
-            margin=0.15, scales=PAPER),
+            margin=0.15, scales=PAPER,
+            chosen=("85% and 15 points: 'does not generalise' read as at most 85% and 15 points behind every other",)),
     Finding(description="Fig. 3 (Sec. 5.1.1, validation obs. 2): NAP generalises on the largest share of the grid "
                         "(validation G >= 90%), ahead of every other architecture by more than seed noise",
             quote='Sec. 5.1.1: "(2) Our NAP architecture seems to be the most robust to this generalization."',
             metric="val_accuracy", statistic="share", level=0.9,
-            ahead={"NAP": ("BERT", "MTE", "NON", "sum", "max")}, scales=PAPER),
+            ahead={"NAP": ("BERT", "MTE", "NON", "sum", "max")}, scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",
+                    "margin 0: 'the most robust' read as a share ahead beyond seed noise")),
     *APP_F, CONCLUSION_CASES, *APP_F_SMALL_D,
 )
 
@@ -256,11 +291,17 @@ def _majority_focus(n: int, majority: str, minority: str, scales: tuple[str, ...
                             f"cases) every architecture learns the majority {majority} case: its G averaged over the "
                             "low rates >= 50% ...",
                 quote=_FOCUS_QUOTE, metric=f"train_{majority}_accuracy", where=where, statistic="mean",
-                above=dict.fromkeys(ALL, 0.5), scales=scales),
+                above=dict.fromkeys(ALL, 0.5), scales=scales,
+                chosen=(f"50%: 'learns the majority {majority} case' read as a mean G over the low rates of at "
+                        f"least 50%",
+                        "rates <= 6.6e-5: 'too low' read as the three smallest rates of the grid")),
         Finding(description=f"Fig. 4 (Sec. 5.1.2, obs. 1): ... and not the minority {minority} case there: its G "
                             "averaged over the low rates <= 50%",
                 quote=_FOCUS_QUOTE, metric=f"train_{minority}_accuracy", where=where, statistic="mean",
-                below=dict.fromkeys(ALL, 0.5), scales=scales),
+                below=dict.fromkeys(ALL, 0.5), scales=scales,
+                chosen=(f"50%: 'not the minority {minority} case' read as a mean G over the low rates of at most "
+                        f"50%",
+                        "rates <= 6.6e-5: 'too low' read as the three smallest rates of the grid")),
     )
 
 
@@ -274,19 +315,25 @@ FIG4 = (
                         "(>= 50% in some cell)",
             quote='Sec. 5.1.2: "(1) If the learning rate is too low, models tend to focus on the majority case."',
             metric="train_argmin_accuracy", where={**GOOD_RATES, "seq_len": (4,)}, above=dict.fromkeys(ALL, 0.5),
-            scales=PAPER),
+            scales=PAPER,
+            chosen=("50%: 'learns' a case read as at least half its examples (chance 2-4%)",
+                    "rates 2.2e-4 .. 0.027: 'neither too low nor too high' read as the middle of the grid")),
     Finding(description="Fig. 4 (Sec. 5.1.2, obs. 2): at high learning rates (>= 0.09) and N >= 128 (argmin the "
                         "majority) BERT learns the first case 20 points better than argmin somewhere; MTE nowhere",
             quote='Sec. 5.1.2: "(2) If the learning rate is too high, the BERT architecture tends to focus on the '
                   'first-case."',
             metric=FIRST_OVER_ARGMIN, where={**HIGH_RATES, "seq_len": {"min": 128}},
-            above={"BERT": 0.2}, below={"MTE": 0.2}, scales=PAPER),
+            above={"BERT": 0.2}, below={"MTE": 0.2}, scales=PAPER,
+            chosen=("20 points: 'focus' read as a 20-point lead at the same evaluation",
+                    "rates >= 0.09: 'too high' read as the two largest rates; N >= 128 where argmin is the majority")),
     Finding(description="Fig. 4 (Sec. 5.1.2, obs. 3): at N = 256 only NAP and max learn all three cases (each "
                         ">= 50% in some cell); BERT, MTE, NON and sum do not",
             quote='Sec. 5.1.2: "(3) Only the NAP and max architecture manage to learn all three cases from the '
                   'highly biased data when N = 256."',
             metric=ALL_CASES, where={"seq_len": (256,)}, above={"NAP": 0.5, "max": 0.5},
-            below=dict.fromkeys(("BERT", "MTE", "NON", "sum"), 0.5), scales=PAPER),
+            below=dict.fromkeys(("BERT", "MTE", "NON", "sum"), 0.5), scales=PAPER,
+            chosen=("50%: 'learns' a case read as at least half its examples (chance 2-4%), each of the three at "
+                    "one evaluation",)),
 )
 
 FIG5 = (
@@ -294,35 +341,47 @@ FIG5 = (
                         "90% of the grid's cells",
             quote='Sec. 5.2: "(1) All architectures learn for (almost) all combinations the now close to trivial '
                   'first-case."',
-            metric="train_first_accuracy", statistic="share", level=0.9, above=dict.fromkeys(ALL, 0.9)),
+            metric="train_first_accuracy", statistic="share", level=0.9, above=dict.fromkeys(ALL, 0.9),
+            chosen=("90%: 'learns' the near trivial first case read as G >= 90%",
+                    "90% of the cells: 'almost all' read as 90%")),
     Finding(description="Fig. 5 (Sec. 5.2, obs. 2): sum pooling learns neither argmin nor argmax (<= 10% "
                         "everywhere; chance is 2-4%)",
             quote='Sec. 5.2: "(2) The sum pooling architecture does not learn any of the other cases."',
-            metric="max(train_argmin_accuracy, train_argmax_accuracy)", below={"sum": 0.1}),
+            metric="max(train_argmin_accuracy, train_argmax_accuracy)", below={"sum": 0.1},
+            chosen=("10%: 'does not learn' read as at most 10% (chance 2-4%)",)),
     Finding(description="Fig. 5 (Sec. 5.2, obs. 3): only NAP and max learn all three cases (each >= 50%) in some "
                         "cell; BERT, MTE, NON and sum in none",
             quote='Sec. 5.2: "(3) Only NAP and max learn all three cases in some hyperparameter combinations."',
             metric=ALL_CASES, above={"NAP": 0.5, "max": 0.5},
-            below=dict.fromkeys(("BERT", "MTE", "NON", "sum"), 0.5), scales=PAPER),
+            below=dict.fromkeys(("BERT", "MTE", "NON", "sum"), 0.5), scales=PAPER,
+            chosen=("50%: 'learns' a case read as at least half its examples (chance 2-4%), each of the three at "
+                    "one evaluation",)),
     Finding(description="Fig. 5 (Sec. 5.2): NON learns all three cases worse than NAP: NAP's best all-cases G "
                         "leads NON's by 5 points",
             quote='Sec. 5.2: "The worse performance of NON highlights the advantage of online normalization of the '
                   'logits."',
-            metric=ALL_CASES, ahead={"NAP": ("NON",)}, margin=0.05, scales=PAPER),
+            metric=ALL_CASES, ahead={"NAP": ("NON",)}, margin=0.05, scales=PAPER,
+            chosen=("5 points: 'worse performance' read as a 5-point lead",)),
     Finding(description="Fig. 14 (App. G.2): BERT's and MTE's learning rates move with d - at rates <= 7.3e-4 large "
                         "models (d >= 512) beat small ones (d <= 64) by 20 points",
             quote='App. G.2: "Again we note a correlation between optimal learning rate and model dimension, '
                   'especially in the BERT and MTE architecture."',
             metric="train_accuracy", where={"learning_rate": {"max": _lr(6)}, "d_model": {"min": 512}},
             versus_where={"learning_rate": {"max": _lr(6)}, "d_model": {"max": 64}},
-            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.2, scales=PAPER),
+            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.2, scales=PAPER,
+            chosen=("20 points: 'move with d' read as a 20-point lead across sizes",
+                    "rates <= 7.3e-4, d >= 512 against d <= 64: the band where the figure shows the large models "
+                    "ahead")),
     Finding(description="Fig. 14 (App. G.2): ... and at rates >= 2.4e-3 small models (d <= 64) beat large ones "
                         "(d >= 512) by 10 points",
             quote='App. G.2: "Again we note a correlation between optimal learning rate and model dimension, '
                   'especially in the BERT and MTE architecture."',
             metric="train_accuracy", where={"learning_rate": {"min": _lr(5)}, "d_model": {"max": 64}},
             versus_where={"learning_rate": {"min": _lr(5)}, "d_model": {"min": 512}},
-            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.1, scales=PAPER),
+            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.1, scales=PAPER,
+            chosen=("10 points: 'move with d' read as a 10-point lead across sizes",
+                    "rates >= 2.4e-3, d <= 64 against d >= 512: the band where the figure shows the small models "
+                    "ahead")),
     Finding(description="Fig. 14 (App. G.2): BERT's and MTE's seeds vary widely: where a cell learns at all (G >= "
                         "30%, chance 22%), two of their seeds' best training accuracies lie at least 10 points apart "
                         "on average (five seeds' best-minus-worst range: about 20) and 2.5 points further than those "
@@ -332,11 +391,16 @@ FIG5 = (
             # sum is left out: it never learns this task (no cell above 30%), so it has no spread to compare; the
             # cells are chosen by their G, not by "some seed learned", so which seeds ran does not decide which count
             metric="train_accuracy", statistic="spread", level=0.3, above={"BERT": 0.1, "MTE": 0.1},
-            ahead={a: ("NAP", "NON", "max") for a in ("BERT", "MTE")}, margin=0.025, scales=PAPER),
+            ahead={a: ("NAP", "NON", "max") for a in ("BERT", "MTE")}, margin=0.025, scales=PAPER,
+            chosen=("10 points: 'large variation' read as a mean seed-pair distance of 10 (a range of about 20)",
+                    "30%: 'learns at all' read as G >= 30% (chance 22%); 2.5 points: the lead over the "
+                    "unconstrained ones")),
     Finding(description="Conclusion (Sec. 6), first-token output: NAP performs well (best training G >= 90%) and "
                         "better than BERT (by 5 points)",
             quote=_CONCLUSION, metric="train_accuracy", above={"NAP": 0.9}, ahead={"NAP": ("BERT",)}, margin=0.05,
-            scales=PAPER),
+            scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",
+                    "5 points: 'better' read as a 5-point lead")),
 )
 
 FIG6 = (
@@ -345,33 +409,42 @@ FIG6 = (
             quote='Sec. 5.2: "We observe that increasing the number of heads helps the MTE and BERT architecture, '
                   'supporting our hypothesis."',
             metric="train_accuracy", where={"n_heads": {"min": 16}}, versus_where={"n_heads": (4,)},
-            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.05, scales=PAPER),
+            ahead={"BERT": ("BERT",), "MTE": ("MTE",)}, margin=0.05, scales=PAPER,
+            chosen=("5 points: 'helps' read as a 5-point lead",
+                    "M >= 16: 'increasing the number of heads' read as 16 or more")),
     Finding(description="Fig. 6 (Sec. 5.2): NAP still leads BERT and MTE by 5 points (best training G over all M)",
             quote='Sec. 5.2: "Note however, that MTE and BERT are still outperformed significantly by NAP."',
-            metric="train_accuracy", ahead={"NAP": ("BERT", "MTE")}, margin=0.05, scales=PAPER),
+            metric="train_accuracy", ahead={"NAP": ("BERT", "MTE")}, margin=0.05, scales=PAPER,
+            chosen=("5 points: 'outperformed significantly' read as a 5-point lead",)),
     Finding(description="Fig. 6 (Sec. 5.2; caption's bold): ... significantly by the paper's criterion: NAP's worst "
                         "seed beats BERT's and MTE's best seed in training accuracy (each at its best cell over all M)",
             quote='Sec. 5.2: "Note however, that MTE and BERT are still outperformed significantly by NAP." Fig. 6: '
                   '"Bold numbers indicate a min-accuracy higher than the best max-accuracy of the other models."',
-            metric="train_accuracy", worst_beats_best={"NAP": ("BERT", "MTE")}, scales=PAPER),
+            metric="train_accuracy", worst_beats_best={"NAP": ("BERT", "MTE")}, scales=PAPER,
+            chosen=("none: the paper's own criterion (worst seed beats best seed), at each side's best cell",)),
 )
 
 FIG7 = (
     Finding(description="Fig. 7 (Sec. 5.3, obs. 2): max pooling cannot learn mode finding at any size of the grid "
                         "(best validation G <= 15%; the majority-class rate at N = 256 is 11.4%)",
             quote='Sec. 5.3: "(2) max pooling cannot learn the task, not even with a model dimension d = 1024 = 8 N."',
-            metric="val_accuracy", below={"max": 0.15}),
+            metric="val_accuracy", below={"max": 0.15},
+            chosen=("15%: 'cannot learn' read as within 4 points of the 11.4% majority rate at N = 256",)),
     Finding(description="Fig. 7 (Sec. 5.3, obs. 2): ... not even with d = 1024 = 8 N (best validation G at d = 1024 "
                         "<= 15%)",
             quote='Sec. 5.3: "(2) max pooling cannot learn the task, not even with a model dimension d = 1024 = 8 N."',
-            metric="val_accuracy", where={"d_model": (1024,)}, below={"max": 0.15}),
+            metric="val_accuracy", where={"d_model": (1024,)}, below={"max": 0.15},
+            chosen=("15%: 'cannot learn' read as within 4 points of the 11.4% majority rate at N = 256",)),
     Finding(description="Fig. 7 (Sec. 5.3, obs. 1): sum pooling works well on mode finding (best validation G >= "
                         "90%)",
             quote='Sec. 5.3: "(1) sum pooling works well on this task, as it has a suitable architectural prior."',
-            metric="val_accuracy", above={"sum": 0.9}, scales=PAPER),
+            metric="val_accuracy", above={"sum": 0.9}, scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",)),
     Finding(description="Conclusion (Sec. 6), mode finding: NAP performs well (best validation G >= 90%) and better "
                         "than BERT (a lead beyond seed noise)",
-            quote=_CONCLUSION, metric="val_accuracy", above={"NAP": 0.9}, ahead={"NAP": ("BERT",)}, scales=PAPER),
+            quote=_CONCLUSION, metric="val_accuracy", above={"NAP": 0.9}, ahead={"NAP": ("BERT",)}, scales=PAPER,
+            chosen=("90%: 'learns well' / 'performs well' read as G >= 90% (the paper's white pixels)",
+                    "margin 0: 'better' read as a lead beyond seed noise")),
 )
 
 #: The majority-class base rate of mode finding per vocabulary size S at N = 128 (the most frequent label, token 0:
