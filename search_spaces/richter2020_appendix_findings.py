@@ -26,37 +26,47 @@ FIG9 = (
             metric="val_accuracy",
             ahead={**{a: ("BERT",) for a in ("- warm up", "- grad. clip", "+ normalize", "+ GELU")},
                    "BERT": ("- warm up", "- grad. clip", "+ normalize", "+ GELU")},
-            margin=-SIMILAR, scales=PAPER),
+            margin=-SIMILAR, scales=PAPER,
+            chosen=(f"{100 * SIMILAR:.0f} points: 'remain similar' read as within 2 points either way (Table 1's "
+                    f"five lie within 0.8)",)),
     Finding(description="Fig. 9 (App. D): without warm-up BERT learns less at high learning rates (>= 0.027): mean "
                         "training G there at most BERT's",
             quote='App. D: "Here we see that too high learning rates learn even less without learning rate warm up '
                   'in the BERT architecture, hinting at a necessity for learning rate warm up for the original '
                   'architecture."',
             metric="train_accuracy", where={"learning_rate": {"min": _lr(3)}}, statistic="mean",
-            ahead={"BERT": ("- warm up",)}, scales=PAPER),
+            ahead={"BERT": ("- warm up",)}, scales=PAPER,
+            chosen=("margin 0: 'learn even less' read as any deficit beyond seed noise",
+                    "rates >= 0.027: 'too high learning rates' read as the three largest rates")),
     Finding(description="Fig. 9 (App. D): at high learning rates (>= 0.09) the original normalisation learns the "
                         "first case 20 points better than argmin somewhere, the moved LayerNorm (+ normalize, "
                         "+ GELU) nowhere by more than 10",
             quote='App. D: "models with the original normalization focus the (local) first-case, while models with '
                   'our normalization focus on the (majority) argmin-case."',
             metric=FIRST_OVER_ARGMIN, where=HIGH_RATES, above=dict.fromkeys(ORIGINAL_NORM, 0.2),
-            below={"+ normalize": 0.1, "+ GELU": 0.1}, scales=PAPER),
+            below={"+ normalize": 0.1, "+ GELU": 0.1}, scales=PAPER,
+            chosen=("20 points: 'focus' read as a 20-point lead; 10 points: 'no focus' read as at most 10",
+                    "rates >= 0.09: 'too high' read as the two largest rates of the grid")),
     Finding(description="Fig. 9 (App. D): ... and there the moved LayerNorm focuses the majority argmin case: argmin "
                         "20 points above first somewhere at rates >= 0.09",
             quote='App. D: "models with our normalization focus on the (majority) argmin-case."',
             metric="train_argmin_accuracy - train_first_accuracy", where=HIGH_RATES,
-            above={"+ normalize": 0.2, "+ GELU": 0.2}, scales=PAPER),
+            above={"+ normalize": 0.2, "+ GELU": 0.2}, scales=PAPER,
+            chosen=("20 points: 'focus' read as a 20-point lead",
+                    "rates >= 0.09: the two largest rates of the grid")),
     Finding(description="Fig. 9 (App. D): removing gradient clipping has no big impact: the best validation G of "
                         "'- grad. clip' is within 2 points of '- warm up' (the step before it), both ways",
             quote='App. D: "The third column (- grad. clip) reports the results if we further remove gradient clipping '
                   'from the training schedule. This does not seem to have a big impact in our setup."',
             metric="val_accuracy", ahead={"- grad. clip": ("- warm up",), "- warm up": ("- grad. clip",)},
-            margin=-SIMILAR, scales=PAPER),
+            margin=-SIMILAR, scales=PAPER,
+            chosen=(f"{100 * SIMILAR:.0f} points: 'no big impact' read as within 2 points either way",)),
     Finding(description="Fig. 9 (App. D): ... nor on the landscape: the mean training G over the grid of "
                         "'- grad. clip' is within 5 points of '- warm up', both ways",
             quote='App. D: "This does not seem to have a big impact in our setup."',
             metric="train_accuracy", statistic="mean",
-            ahead={"- grad. clip": ("- warm up",), "- warm up": ("- grad. clip",)}, margin=-0.05, scales=PAPER),
+            ahead={"- grad. clip": ("- warm up",), "- warm up": ("- grad. clip",)}, margin=-0.05, scales=PAPER,
+            chosen=("5 points: 'no big impact' on a mean over the grid read as within 5 points either way",)),
 )
 
 FIG13 = (
@@ -66,20 +76,26 @@ FIG13 = (
                   'hyper-parameters should not be optimized independent of each other."',
             metric="train_accuracy", where={"learning_rate": {"min": _lr(4)}, "batch_size": {"min": 64}},
             versus_where={"learning_rate": {"min": _lr(4)}, "batch_size": {"max": 2}},
-            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER),
+            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER,
+            chosen=("10 points: 'require a smaller learning rate' read as a 10-point lead across batch sizes",
+                    "rates >= 8.1e-3, batches >= 64 against <= 2: the corners the crossing shows in")),
     Finding(description="Fig. 13 (App. G.1, obs. 1): ... the crossing's other side: at rates <= 6.6e-5 every "
                         "architecture's best training G at batch <= 2 leads its best at batch >= 64 by 10 points",
             quote='App. G.1: "(1) smaller batches require a smaller learning rate."',
             metric="train_accuracy", where={**LOW_RATES, "batch_size": {"max": 2}},
             versus_where={**LOW_RATES, "batch_size": {"min": 64}},
-            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER),
+            ahead={a: (a,) for a in ALL}, margin=0.1, scales=PAPER,
+            chosen=("10 points: the crossing's other side read as a 10-point lead across batch sizes",
+                    "rates <= 6.6e-5: the three smallest rates of the grid")),
     Finding(description="Fig. 13 (App. G.1, obs. 2): BERT's first-case focus at high rates (>= 0.09) is stronger at "
                         "batch <= 4 than at batch >= 32 (mean first-minus-argmin case accuracy), by more than seed "
                         "noise",
             quote='App. G.1: "(2) The focus of BERT on the first-case when the learning rate is too high is amplified '
                   'in smaller batches."',
             metric=FIRST_OVER_ARGMIN, statistic="mean", where={**HIGH_RATES, "batch_size": {"max": 4}},
-            versus_where={**HIGH_RATES, "batch_size": {"min": 32}}, ahead={"BERT": ("BERT",)}, scales=PAPER),
+            versus_where={**HIGH_RATES, "batch_size": {"min": 32}}, ahead={"BERT": ("BERT",)}, scales=PAPER,
+            chosen=("margin 0: 'stronger' read as a lead beyond seed noise",
+                    "batch <= 4 against >= 32, rates >= 0.09: the sizes and rates the figure contrasts")),
 )
 
 #: The validation cases of the first-token task (N = 64): all three learned at one evaluation, each at 50% or more.
@@ -96,7 +112,9 @@ def _nap_performs_well_at(depth: int) -> Finding:
                                f"{depth} NAP learns all three cases (each >= 50% at one evaluation, validation)",
                    quote='App. G.3: "(2) The NAP architecture achieves a higher best mean accuracy and performs well '
                          'on a wide range of depths."',
-                   metric=VAL_ALL_CASES, where={"n_layers": (depth,)}, above={"NAP": 0.5}, scales=PAPER)
+                   metric=VAL_ALL_CASES, where={"n_layers": (depth,)}, above={"NAP": 0.5}, scales=PAPER,
+                   chosen=("50%: 'learns' a case read as at least half its examples, all three at one evaluation",
+                           f"L = {depth}: one of the depths read as 'a wide range' (WIDE_DEPTHS)"))
 
 
 FIG15 = (
@@ -105,24 +123,30 @@ FIG15 = (
             quote='App. G.3: "(1) The BERT architecture does seem to perform better when the number of Transformer '
                   'layers is increased to L = 4."',
             metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": (2,)},
-            ahead={"BERT": ("BERT",)}, scales=PAPER),
+            ahead={"BERT": ("BERT",)}, scales=PAPER,
+            chosen=("margin 0: 'better' read as a lead beyond seed noise",)),
     Finding(description="Fig. 15 (App. G.3, obs. 1): ... and degrades deeper: its best at L = 4 leads its best at "
                         "L >= 32 by 5 points",
             quote='App. G.3: "However, the performance degrades if we further increase the depth."',
             metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": {"min": 32}},
-            ahead={"BERT": ("BERT",)}, margin=0.05, scales=PAPER),
+            ahead={"BERT": ("BERT",)}, margin=0.05, scales=PAPER,
+            chosen=("5 points: 'degrades' read as a 5-point fall",
+                    "L >= 32: 'deeper' read as the grid's two deepest")),
     Finding(description="Fig. 15 (App. G.3, obs. 2): NAP reaches a higher best validation G than BERT, by more than "
                         "seed noise ...",
             quote='App. G.3: "(2) The NAP architecture achieves a higher best mean accuracy and performs well on a '
                   'wide range of depths."',
-            metric="val_accuracy", ahead={"NAP": ("BERT",)}, scales=PAPER),
+            metric="val_accuracy", ahead={"NAP": ("BERT",)}, scales=PAPER,
+            chosen=("margin 0: 'better' read as a lead beyond seed noise",)),
     *(_nap_performs_well_at(depth) for depth in WIDE_DEPTHS),
     Finding(description="Fig. 15 (App. G.3, obs. 3): max pooling performs well (all three cases >= 50% at one "
                         "evaluation, validation) on the largest share of the depths x rates grid, ahead of every other "
                         "architecture by more than seed noise",
             quote='App. G.3: "(3) The max architecture performs well on the biggest range of hyperparameters."',
             metric=VAL_ALL_CASES, statistic="share", level=0.5,
-            ahead={"max": ("BERT", "MTE", "NAP", "NON", "sum")}, scales=PAPER),
+            ahead={"max": ("BERT", "MTE", "NAP", "NON", "sum")}, scales=PAPER,
+            chosen=("50%: 'learns' a case read as at least half its examples, all three at one evaluation",
+                    "margin 0: 'the largest share' read as a share ahead beyond seed noise")),
 )
 
 #: "Fails" at mode finding: at most 5 points above the base rate (the paper's max: 1.1-2.9 points above it).
@@ -137,7 +161,9 @@ def _max_fails(size: int) -> Finding:
                    quote='App. H: "(1) max completely fails to learn in any of the vocabulary sizes. Note that the '
                          'shading to the left merely corresponds to the majority class base rate."',
                    metric="train_accuracy", where={"vocab_size": (size,)},
-                   below={"max": MODE_BASE_RATE[size] + ABOVE_BASE})
+                   below={"max": MODE_BASE_RATE[size] + ABOVE_BASE},
+                   chosen=(f"{100 * ABOVE_BASE:g} points over the base rate: 'fails' read as near the "
+                           f"majority-class rate",))
 
 
 def _small_vocabulary(size: int) -> Finding:
@@ -146,7 +172,8 @@ def _small_vocabulary(size: int) -> Finding:
                    quote='App. H: "(3) While all models learn the task well on small vocabularies, NAP outperforms '
                          'all other approaches significantly when S gets larger then the training sequence length."',
                    metric="train_accuracy", where={"vocab_size": (size,)},
-                   above=dict.fromkeys(("BERT", "MTE", "NAP", "NON", "sum"), 0.95), scales=PAPER)
+                   above=dict.fromkeys(("BERT", "MTE", "NAP", "NON", "sum"), 0.95), scales=PAPER,
+                   chosen=("95%: 'learns' the small vocabularies read as G >= 95% (Table 5: 99.6-100%)",))
 
 
 #: Table 5's bold numbers (all NAP's): (accuracy, S). Training at S = 64 and 256, validation (N = 256) at S = 256.
@@ -163,7 +190,9 @@ def _table5_bold(split: str, size: int) -> Finding:
                          'other models." App. H: "(3) [...] NAP outperforms all other approaches significantly when S '
                          'gets larger then the training sequence length, cf. Table 5."',
                    metric=f"{split}_accuracy", where={"vocab_size": (size,)}, worst_beats_best={"NAP": OTHERS},
-                   scales=PAPER)
+                   scales=PAPER,
+                   chosen=("none: the paper's own criterion (worst seed beats best seed) at each side's best "
+                           "learning rate",))
 
 
 FIG16 = (
@@ -174,25 +203,32 @@ FIG16 = (
                   'mean subtraction in the normalization effectively removes the task relevant information (the '
                   'mode) in this case."',
             metric="train_accuracy", statistic="share", level=0.9, where={"vocab_size": (2,)},
-            ahead={"sum": ("NAP",)}, margin=0.1, scales=PAPER),
+            ahead={"sum": ("NAP",)}, margin=0.1, scales=PAPER,
+            chosen=("90%: 'learns well' read as G >= 90% (the paper's white pixels)",
+                    "10 points: 'struggles' read as a 10-point smaller share of the rates")),
     Finding(description="Fig. 16 (App. H, obs. 2): ... an S = 2 effect: NAP learns well (training G >= 90%) at a "
                         "share of the learning rates at S = 4 and 8 that is 10 points larger than at S = 2",
             quote='App. H: "(2) NAP struggles when the vocabulary consists of only 2 tokens."',
             metric="train_accuracy", statistic="share", level=0.9, where={"vocab_size": (4, 8)},
-            versus_where={"vocab_size": (2,)}, ahead={"NAP": ("NAP",)}, margin=0.1, scales=PAPER),
+            versus_where={"vocab_size": (2,)}, ahead={"NAP": ("NAP",)}, margin=0.1, scales=PAPER,
+            chosen=("90%: 'learns well' read as G >= 90% (the paper's white pixels)",
+                    "10 points: 'an S = 2 effect' read as a 10-point larger share at S = 4 and 8")),
     Finding(description="Fig. 16 (App. H, obs. 2): ... but at S = 2 and a high enough learning rate (>= 0.027) NAP "
                         "learns it (best training G >= 90%; Table 5: 100%)",
             quote='App. H: "Note however, that for a high enough learning rate, the model learns to use the bias '
                   'parameter b introduced in Equation 1 - effectively reverting to sum pooling."',
             metric="train_accuracy", where={"vocab_size": (2,), "learning_rate": {"min": _lr(3)}},
-            above={"NAP": 0.9}, scales=PAPER),
+            above={"NAP": 0.9}, scales=PAPER,
+            chosen=("90%: 'learns well' read as G >= 90% (the paper's white pixels)",
+                    "rates >= 0.027: 'a high enough learning rate' read as the three largest rates")),
     *(_small_vocabulary(size) for size in SMALL_VOCABULARIES),
     Finding(description="Fig. 16 / Table 5 (App. H, obs. 3): at S = 256 (> N = 128) NAP's best training G leads "
                         "every other architecture's by 5 points",
             quote='App. H: "(3) While all models learn the task well on small vocabularies, NAP outperforms all '
                   'other approaches significantly when S gets larger then the training sequence length, cf. Table 5."',
             metric="train_accuracy", where={"vocab_size": (256,)},
-            ahead={"NAP": ("BERT", "MTE", "NON", "sum", "max")}, margin=0.05, scales=PAPER),
+            ahead={"NAP": ("BERT", "MTE", "NON", "sum", "max")}, margin=0.05, scales=PAPER,
+            chosen=("5 points: 'performs best' read as a 5-point lead over every other architecture",)),
     *(_table5_bold(split, size) for split, size in TABLE5_BOLD),
 )
 
@@ -211,7 +247,9 @@ def _regularization_does_not_help(table: int, split: str) -> Finding:
                          'considering the performance variation across random seeds"',
                    metric=f"{split}_accuracy", where={"regularization": REGULARIZED},
                    versus_where={"regularization": ("none",)}, not_ahead={a: (a,) for a in ALL},
-                   equivalence_margin=SIMILAR, scales=PAPER)
+                   equivalence_margin=SIMILAR, scales=PAPER,
+                   chosen=(f"{100 * SIMILAR:.0f} points: 'not significant considering the variation across seeds' "
+                           f"read as a lead of at most 2 points (equivalence)",))
 
 
 def regularization_findings(table: int) -> tuple[Finding, ...]:
