@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,9 +34,10 @@ from typing import Any
 
 import yaml
 
+from tests.cli import RAY, TOKEN_AUTH, free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTER_YAML = ROOT / "cluster.yaml"
-RAY = str(Path(sys.executable).with_name("ray"))
 FAKE_PROVIDER = {  # Ray's local node provider, and what it cannot do (update nodes over SSH)
     "type": "fake_multinode", "use_node_id_as_ip": True, "disable_node_updaters": True,
     "disable_launch_config_check": True,
@@ -93,12 +93,6 @@ def no_such_gpus(cluster: dict[str, Any]) -> str:
     machine that has a GPU, and the tests see the same cluster on a GPU machine as on a laptop."""
     most = max(int(spec["resources"].get("GPU", 0)) for spec in cluster["available_node_types"].values())
     return ",".join(str(1000 + i) for i in range(most))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _die_with_parent() -> None:
@@ -223,7 +217,7 @@ class LocalAutoscalingCluster:
 def ray_env(**extra: str) -> dict[str, str]:
     """Environment of the cluster's processes and of drivers: token auth (Ray >= 2.60), the checkout importable."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return {**os.environ, "RAY_AUTH_MODE": "token", "PYTHONPATH": path, **extra}
+    return {**os.environ, **TOKEN_AUTH, "PYTHONPATH": path, **extra}
 
 
 @contextlib.contextmanager
@@ -231,7 +225,7 @@ def local_autoscaling_cluster(cluster_yaml: Path = CLUSTER_YAML, *, idle_timeout
                               start_timeout: float = 90.0) -> Iterator[LocalAutoscalingCluster]:
     """Start the head of a local autoscaling cluster built from `cluster_yaml`; stop it however the block ends."""
     cluster = yaml.safe_load(cluster_yaml.read_text())
-    port = _free_port()
+    port = free_port()
     address = f"127.0.0.1:{port}"
     # Short: Unix socket paths under it must stay below 108 bytes.
     directory = Path(tempfile.mkdtemp(prefix="ras-", dir="/tmp"))

@@ -46,6 +46,13 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict
                           env={**os.environ, "PYTHONPATH": str(ROOT), **extra})
 
 
+def free_port() -> int:
+    """A TCP port nothing on this machine listens on now (for a Ray head or node the test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 _head: subprocess.Popen | None = None
 _head_address = ""
 _head_directory: Path | None = None
@@ -57,9 +64,7 @@ def shared_head(start_timeout: float = 120.0) -> str:
     global _head, _head_address, _head_directory
     if _head is not None and _head.poll() is None:
         return _head_address
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     _head_directory = Path(tempfile.mkdtemp(prefix="rh-", dir="/tmp"))  # short: Unix socket paths < 108 bytes
     log_path = _head_directory / "head.log"
     env = {**os.environ, **TOKEN_AUTH, "PYTHONPATH": str(ROOT), "RAY_prestart_worker_first_driver": "0"}
@@ -70,7 +75,6 @@ def shared_head(start_timeout: float = 120.0) -> str:
              f"--num-cpus={os.cpu_count()}", "--num-gpus=0", "--include-dashboard=false", "--disable-usage-stats",
              f"--temp-dir={_head_directory}"],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True)
-    atexit.register(stop_shared_head)
     deadline = time.time() + start_timeout
     while "Ray runtime started" not in log_path.read_text():
         if _head.poll() is not None or time.time() > deadline:
@@ -98,6 +102,9 @@ def stop_shared_head() -> None:
     _head = None
     if _head_directory is not None:
         shutil.rmtree(_head_directory, ignore_errors=True)
+
+
+atexit.register(stop_shared_head)  # a no-op in a process that never started one
 
 
 def rows(study_dir: Path) -> pl.DataFrame:

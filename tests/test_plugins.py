@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.cli import ROOT, rows, run_cli
+from tests.cli import ROOT, free_port, rows, run_cli
 
 #: The issue's scenario: a mixer defined in the study file itself (and a helper module beside it), used in a study.
 OUTSIDE_STUDY = '''"""A researcher's own file: a ReLU attention mixer and a study that uses it."""
@@ -94,12 +93,6 @@ def test_a_mixer_defined_in_the_study_file_trains_on_every_worker(tmp_path: Path
     assert plugins["study file's folder"]["module"] == "my_helpers"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ray_node(*args: str, env: dict[str, str]) -> subprocess.Popen:
     """A Ray node started elsewhere: its own process group, cwd /, and no user folder on its path."""
     ray = str(Path(sys.executable).with_name("ray"))
@@ -122,7 +115,7 @@ def test_user_code_travels_to_a_two_node_cluster_whose_workers_lack_the_users_fo
     marker = tmp_path / "imports.jsonl"
     node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
     node_env.update(RAY_AUTH_MODE="token", PLUGIN_MARKER=str(marker))
-    port = _free_port()
+    port = free_port()
     address = f"127.0.0.1:{port}"
     head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false", "--node-ip-address", "127.0.0.1",
                      env=node_env)
@@ -447,7 +440,7 @@ def test_the_projects_families_come_in_through_the_same_entry_point_group() -> N
 
 
 def test_an_address_where_no_ray_cluster_answers_ends_in_one_line_within_30_s(tmp_path: Path) -> None:
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     started = time.time()
     result = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), "--address", f"127.0.0.1:{port}",
                      timeout=60)

@@ -15,10 +15,9 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from tests.cli import STUDY, finished_trials, rows, run_cli
+from tests.cli import RAY, STUDY, TOKEN_AUTH, finished_trials, free_port, rows, run_cli
 from tests.test_study_cli import STUDIES
 
-RAY = str(Path(sys.executable).with_name("ray"))
 EIGHT_TRIALS = f"{STUDIES}:INTERRUPTIBLE"  # 8 trials x 2 seeds x 3 evaluations, ~1 s per trial
 
 
@@ -105,33 +104,27 @@ def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> No
     assert _files(study_dir) == []  # the retrained trial is in the table too
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-TOKEN_AUTH = {**os.environ, "RAY_AUTH_MODE": "token"}  # what `ray start` clusters require since Ray 2.60
+NODE_ENV = {**os.environ, **TOKEN_AUTH}  # what `ray start` clusters require since Ray 2.60
 
 
 def _ray_node(*args: str) -> subprocess.Popen:
     """A Ray node in its own process group (so that the test can stop exactly this node)."""
     return subprocess.Popen([RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=TOKEN_AUTH)
+                            env=NODE_ENV)
 
 
 def _alive_nodes(address: str) -> int:
     code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
             "print(sum(n['Alive'] for n in ray.nodes()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=TOKEN_AUTH).stdout
+                         env=NODE_ENV).stdout
     return int(out.strip().splitlines()[-1]) if out.strip() else 0
 
 
 @pytest.mark.slow
 def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     address = f"127.0.0.1:{port}"
     head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false",
                      "--node-ip-address", "127.0.0.1")

@@ -19,13 +19,12 @@ import polars as pl
 import pyarrow.fs as pafs
 import pytest
 
-from tests.cli import ROOT, STUDY
-from tests.test_reliability import _free_port
+from tests.cli import ROOT, STUDY, free_port
 
 
 @pytest.fixture(scope="module")
 def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("moto") / "requests.log"  # one line per request the stand-in served
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=log.open("w"))
