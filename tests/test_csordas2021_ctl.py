@@ -57,6 +57,23 @@ def test_generator_is_deterministic_and_holdout_seeded(data: ctl.CTLData) -> Non
         (s.arg, s.cmd) for s in data.iid_valid + data.iid_test}
 
 
+@pytest.mark.parametrize("block", [7, ctl._Stream.BLOCK])
+def test_the_stream_draws_what_randint_draws_and_leaves_the_state_after_them(block: int,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ctl._Stream, "BLOCK", block)  # 7: a refill every few draws, as at the end of every block
+    mine, numpy_own = np.random.RandomState(7), np.random.RandomState(7)
+    mine.permutation(8), numpy_own.permutation(8)  # drawn on the state before the stream, as the tables are
+    stream = ctl._Stream(mine)
+    for _ in range(3000):
+        for high in (1, 2, 3, 5, 8, 9, 10, 2**20 + 3):
+            assert stream.randint(high) == numpy_own.randint(high)
+        assert stream.randint(2, 6) == numpy_own.randint(2, 6)
+        assert stream.randint(4, 5) == numpy_own.randint(4, 5) == 4  # one value: no output taken
+        assert stream.ints(9, 5) == numpy_own.randint(9, size=[5]).tolist()
+    stream.close()
+    assert mine.randint(1000, size=50).tolist() == numpy_own.randint(1000, size=50).tolist()
+
+
 def test_hand_checked_example_forward_and_backward(data: ctl.CTLData) -> None:
     # cmd [g, b, g, c, d], x = 0: d(0)=4, c(4)=0, g(0)=5, b(5)=0, g(0)=5 -> 101 (spec 1.1.6).
     sample = ctl.Sample(0, (6, 1, 6, 2, 3), "iid")

@@ -22,6 +22,7 @@ with 0 beyond its length (the length counts SOS and EOS); the readout is at the 
 from __future__ import annotations
 
 import functools
+import operator
 import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -81,8 +82,8 @@ class CTLData:
     reserved: frozenset[tuple[int, ...]]
 
 
-def evaluate(tables: np.ndarray, cmd: tuple[int, ...], arg: int) -> int:
-    """c0(c1(...c_{n-1}(arg))): the last element of ``cmd`` is applied first."""
+def evaluate(tables: np.ndarray | list[list[int]], cmd: tuple[int, ...], arg: int) -> int:
+    """c0(c1(...c_{n-1}(arg))): the last element of ``cmd`` is applied first (``tables[f][x] = f(x)``)."""
     value = arg
     for f in reversed(cmd):
         value = int(tables[f][value])
@@ -110,7 +111,60 @@ def token_ids(sample: Sample, direction: str) -> list[int]:
     raise ValueError(f"invalid direction={direction!r}; allowed: {', '.join(DIRECTIONS)}")
 
 
-def _unique(n: int, draw: Callable[[], tuple[int, tuple[int, ...]]], kind: str) -> list[Sample]:
+class _Stream:
+    """``RandomState.randint`` of one seeded stream, bit for bit, without numpy's per-call cost (the IID pool's
+    ~116,000 draws took 5 s through ``randint``, 0.3 s here). numpy's legacy bounded integers below 2^32 take one
+    32-bit output per try, masked to the range's bit width and rejected above it (none taken for a range of one value),
+    so the outputs are read in blocks from a copy of the state, and the state itself is moved past what was read when
+    the stream closes: draws on the RandomState after it continue where they would have."""
+
+    BLOCK = 1 << 16
+
+    def __init__(self, rs: np.random.RandomState) -> None:
+        self._rs = rs
+        self._copy = np.random.RandomState()
+        self._copy.set_state(rs.get_state())
+        self._outputs: Iterator[int] = iter(())
+        self._drawn = 0  # outputs drawn from the copy; those read are the drawn less the current block's rest
+
+    def _refill(self) -> Iterator[int]:
+        self._outputs = iter(self._copy.randint(0, 2**32, size=self.BLOCK, dtype=np.uint32).tolist())
+        self._drawn += self.BLOCK
+        return self._outputs
+
+    def randint(self, low: int, high: int | None = None) -> int:
+        """One integer in [low, high) (``randint(high)``: in [0, high)), as ``RandomState.randint`` draws it."""
+        low, high = (0, low) if high is None else (low, high)
+        span = high - 1 - low
+        if span == 0:
+            return low
+        mask = (1 << span.bit_length()) - 1
+        outputs = self._outputs
+        while True:
+            value = next(outputs, None)
+            if value is None:
+                outputs = self._refill()
+                continue
+            if value & mask <= span:
+                return low + (value & mask)
+
+    def ints(self, high: int, size: int) -> list[int]:
+        """``RandomState.randint(high, size=[size])`` as a list."""
+        return [self.randint(high) for _ in range(size)]
+
+    def close(self) -> None:
+        """Move the RandomState past every output this stream read."""
+        read = self._drawn - operator.length_hint(self._outputs)
+        if read:
+            self._rs.randint(0, 2**32, size=read, dtype=np.uint32)
+        self._copy.set_state(self._rs.get_state())
+        self._outputs, self._drawn = iter(()), 0
+
+
+Draw = Callable[[_Stream], tuple[int, tuple[int, ...]]]
+
+
+def _unique(n: int, draw: Draw, stream: _Stream, kind: str) -> list[Sample]:
     """Draw until ``n`` distinct inputs exist (dedup on the input, as the release does on the string).
 
     The forward and backward strings of a sample determine each other, so deduplicating on (arg, cmd) takes
@@ -118,7 +172,7 @@ def _unique(n: int, draw: Callable[[], tuple[int, tuple[int, ...]]], kind: str) 
     """
     seen: dict[tuple[int, tuple[int, ...]], None] = {}
     while len(seen) < n:
-        arg, cmd = draw()
+        arg, cmd = draw(stream)
         seen.setdefault((arg, cmd), None)
     return [Sample(arg, cmd, kind) for arg, cmd in seen]
 
@@ -133,47 +187,41 @@ def _reserved_compositions(rs: np.random.RandomState) -> set[tuple[int, ...]]:
     return reserved
 
 
-def _iid_draw(rs: np.random.RandomState, reserved: set[tuple[int, ...]]) -> Callable[[], tuple[int, tuple[int, ...]]]:
+def _iid_draw(reserved: set[tuple[int, ...]]) -> Draw:
     """Step 4's draw: 5 indices, truncated to a length in 2..5; reserved ones redrawn; then the argument."""
-    def draw() -> tuple[int, tuple[int, ...]]:
+    def draw(rs: _Stream) -> tuple[int, tuple[int, ...]]:
         while True:
-            full = rs.randint(N_COMPOSED, size=[MAX_DEPTH])
-            cmd = tuple(int(v) for v in full[:rs.randint(2, MAX_DEPTH + 1)])
+            full = rs.ints(N_COMPOSED, MAX_DEPTH)
+            cmd = tuple(full[:rs.randint(2, MAX_DEPTH + 1)])
             if cmd not in reserved:
-                return int(rs.randint(N_SYMBOLS)), cmd
+                return rs.randint(N_SYMBOLS), cmd
 
     return draw
 
 
-def _new_primitive_1_draw(rs: np.random.RandomState) -> Callable[[], tuple[int, tuple[int, ...]]]:
+def _new_primitive_1_draw(rs: _Stream) -> tuple[int, tuple[int, ...]]:
     """Step 6's draw: functions 0..9 with one position forced to j."""
-    def draw() -> tuple[int, tuple[int, ...]]:
-        arg = int(rs.randint(N_SYMBOLS))
-        cmd = [int(v) for v in rs.randint(N_TABLES - 1, size=[MAX_DEPTH])[:rs.randint(2, MAX_DEPTH + 1)]]
-        cmd[rs.randint(len(cmd))] = N_TABLES - 2
-        return arg, tuple(cmd)
-
-    return draw
+    arg = rs.randint(N_SYMBOLS)
+    cmd = rs.ints(N_TABLES - 1, MAX_DEPTH)[:rs.randint(2, MAX_DEPTH + 1)]
+    cmd[rs.randint(len(cmd))] = N_TABLES - 2
+    return arg, tuple(cmd)
 
 
-def _new_primitive_2_draw(rs: np.random.RandomState) -> Callable[[], tuple[int, tuple[int, ...]]]:
+def _new_primitive_2_draw(rs: _Stream) -> tuple[int, tuple[int, ...]]:
     """Step 7's draw: j replaced by k, one position forced to k."""
-    def draw() -> tuple[int, tuple[int, ...]]:
-        arg = int(rs.randint(N_SYMBOLS))
-        cmd = rs.randint(N_TABLES - 1, size=[MAX_DEPTH])[:rs.randint(2, MAX_DEPTH + 1)]
-        cmd[cmd == N_TABLES - 2] = N_TABLES - 1
-        cmd[rs.randint(len(cmd))] = N_TABLES - 1
-        return arg, tuple(int(v) for v in cmd)
-
-    return draw
+    arg = rs.randint(N_SYMBOLS)
+    cmd = [N_TABLES - 1 if f == N_TABLES - 2 else f
+           for f in rs.ints(N_TABLES - 1, MAX_DEPTH)[:rs.randint(2, MAX_DEPTH + 1)]]
+    cmd[rs.randint(len(cmd))] = N_TABLES - 1
+    return arg, tuple(cmd)
 
 
-def _deeper_draw(rs: np.random.RandomState, low: int, high: int) -> Callable[[], tuple[int, tuple[int, ...]]]:
+def _deeper_draw(low: int, high: int) -> Draw:
     """Steps 8 and 9's draw: the argument first, then the indices, then the length."""
-    def draw() -> tuple[int, tuple[int, ...]]:
-        arg = int(rs.randint(N_SYMBOLS))
-        full = rs.randint(N_COMPOSED, size=[high])
-        return arg, tuple(int(v) for v in full[:rs.randint(low, high + 1)])
+    def draw(rs: _Stream) -> tuple[int, tuple[int, ...]]:
+        arg = rs.randint(N_SYMBOLS)
+        full = rs.ints(N_COMPOSED, high)
+        return arg, tuple(full[:rs.randint(low, high + 1)])
 
     return draw
 
@@ -190,23 +238,25 @@ def generate(holdout_seed: int = 0) -> CTLData:
     n_test = min(n_iid_train, 4000)
     # 3. Basic samples: every function on every argument.
     basic = [Sample(a, (t,), "basic") for t in range(N_TABLES) for a in range(N_SYMBOLS)]
-    pool = _unique(n_iid_train + 2 * n_test, _iid_draw(rs, reserved), "iid")
+    stream = _Stream(rs)  # every draw below on the generator's RandomState, through the stream
+    pool = _unique(n_iid_train + 2 * n_test, _iid_draw(reserved), stream, "iid")
     # 5. IID hold-out: our seeded RNG instead of the release's unseeded global one (module docstring).
     held = np.random.RandomState(holdout_seed).choice(len(pool), 2 * n_test, replace=False)
     held_set = set(int(i) for i in held)
     iid_train = [s for i, s in enumerate(pool) if i not in held_set]
     iid_test = [pool[int(i)] for i in held[:n_test]]
     iid_valid = [pool[int(i)] for i in held[n_test:]]
-    np1 = _unique(1000, _new_primitive_1_draw(rs), "new_primitive_1")
+    np1 = _unique(1000, _new_primitive_1_draw, stream, "new_primitive_1")
     # 7. new_primitive_2: 1,000 of 3,000 go to test.
-    np2 = _unique(3000, _new_primitive_2_draw(rs), "new_primitive_2")
+    np2 = _unique(3000, _new_primitive_2_draw, stream, "new_primitive_2")
     np2_test_idx = np.random.RandomState(holdout_seed + 1).choice(len(np2), 1000, replace=False)
     np2_test = [np2[int(i)] for i in np2_test_idx]
-    depth_valid = _unique(1000, _deeper_draw(rs, MAX_DEPTH + 1, MAX_DEPTH + N_MORE_DEPTH_VALID), "deeper_val")
-    depth_test = _unique(1000, _deeper_draw(rs, MAX_DEPTH + 1 + N_MORE_DEPTH_VALID, MAX_DEPTH + N_MORE_DEPTH),
+    depth_valid = _unique(1000, _deeper_draw(MAX_DEPTH + 1, MAX_DEPTH + N_MORE_DEPTH_VALID), stream, "deeper_val")
+    depth_test = _unique(1000, _deeper_draw(MAX_DEPTH + 1 + N_MORE_DEPTH_VALID, MAX_DEPTH + N_MORE_DEPTH), stream,
                          "deeper")
     # 10. new_composition: one random argument per reserved composition, in set iteration order.
-    new_composition = [Sample(int(rs.randint(N_SYMBOLS)), cmd, "new_composition") for cmd in reserved]
+    new_composition = [Sample(stream.randint(N_SYMBOLS), cmd, "new_composition") for cmd in reserved]
+    stream.close()
     # 11. j and k x 8 arguments x 30 repeats, appended to train.
     repeats = [Sample(a, (t,), "basic") for t in range(N_TABLES - 2, N_TABLES) for _ in range(30)
                for a in range(N_SYMBOLS)]
@@ -237,14 +287,14 @@ class Encoded:
 def encode(samples: list[Sample], tables: np.ndarray, direction: str) -> Encoded:
     """Tokens ``SOS x_1 .. x_n EOS`` (0-padded), lengths n + 2, labels and composition depths."""
     rows = [[SOS, *token_ids(s, direction), EOS] for s in samples]
-    width = max(len(r) for r in rows)
-    tokens = torch.zeros(len(rows), width, dtype=torch.long)
+    lengths = [len(r) for r in rows]
+    tokens = np.zeros((len(rows), max(lengths)), dtype=np.int64)
     for i, r in enumerate(rows):
-        tokens[i, :len(r)] = torch.tensor(r)
-    lengths = torch.tensor([len(r) for r in rows])
-    labels = torch.tensor([evaluate(tables, s.cmd, s.arg) for s in samples])
-    depths = torch.tensor([len(s.cmd) for s in samples])
-    return Encoded(tokens, lengths, labels, depths)
+        tokens[i, :len(r)] = r
+    lookup = tables.tolist()  # Python lists: a lookup per function of every sample, numpy's per-item cost avoided
+    labels = [evaluate(lookup, s.cmd, s.arg) for s in samples]
+    return Encoded(torch.from_numpy(tokens), torch.tensor(lengths), torch.tensor(labels),
+                   torch.tensor([len(s.cmd) for s in samples]))
 
 
 @functools.lru_cache(maxsize=4)
