@@ -25,16 +25,20 @@ demo: $(STAMP)
 ## module's slow tests stay on one worker, tests/conftest.py), each worker on one torch and one polars thread (two
 ## workers on two cores: more threads only fight; Ray's trial workers take one thread per CPU of theirs anyway).
 ## tests/test_report_browser.py needs headless Chromium: Debian's package, installed here when missing.
+## Bytecode is written (PYTHONDONTWRITEBYTECODE unset, where a machine sets it): without it every `study` subprocess
+## and Ray worker compiles the project again, and every worker rewrites the tests' asserts again (collection 19 s ->
+## 12.5 s a worker once they are cached).
+TEST_ENV := PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
+	$(TEST_ENV) $(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
 
 ## The fast loop (under 4 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long
 ## simulations: the `slow` marker in pyproject.toml), two workers of one torch and one polars thread each (measured
 ## 3 min 38 s at 5b3e7f1).
 test-fast: $(STAMP)
-	OMP_NUM_THREADS=1 POLARS_MAX_THREADS=1 $(PY) -m pytest -q -n 2 -m "not slow"
+	$(TEST_ENV) $(PY) -m pytest -q -n 2 -m "not slow"
 
 ## Lint: ruff, then mypy (strict on every package: core/, study/, search_spaces/, trainables/, analysis/; [tool.mypy] in
 ## pyproject.toml).
