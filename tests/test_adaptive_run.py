@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -45,12 +46,33 @@ def _given(looks: list[dict]) -> dict[tuple, int]:
     return given
 
 
+@dataclass(frozen=True)
+class FirstRun:
+    """An uninterrupted adaptive run: its storage, output, and the looks and seeds per cell it ended with (read
+    before the first test resumes and completes the same storage)."""
+
+    storage: Path
+    result: subprocess.CompletedProcess
+    looks: list[dict]
+    seeds: dict[tuple, list[int]]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> FirstRun:
+    """One uninterrupted run for both tests (the killed driver's reference, and the run the first test goes on
+    from): a study run less."""
+    storage = tmp_path_factory.mktemp("adaptive")
+    result = run_cli("run", ADAPTIVE, "--storage", str(storage))
+    assert result.returncode == 0, result.stderr + result.stdout
+    return FirstRun(storage, result, _looks(storage / "test.adaptive"), _seeds_per_cell(storage / "test.adaptive"))
+
+
 @pytest.mark.slow
-def test_an_adaptive_study_runs_in_rounds_resumes_and_completes_to_the_full_grid(tmp_path: Path) -> None:
-    study_dir = tmp_path / "test.adaptive"
-    first = run_cli("run", ADAPTIVE, "--storage", str(tmp_path))
-    assert first.returncode == 0, first.stderr + first.stdout
+def test_an_adaptive_study_runs_in_rounds_resumes_and_completes_to_the_full_grid(first_run: FirstRun) -> None:
+    storage, first = first_run.storage, first_run.result
+    study_dir = storage / "test.adaptive"
     looks = _looks(study_dir)
+    assert looks == first_run.looks, "this test runs first on the module's run (its next steps change it)"
     assert [look["look"] for look in looks] == list(range(1, len(looks) + 1)) and len(looks) >= 2
     assert looks[0]["statuses"] == ["UNDECIDED", "UNDECIDED"]  # one seed per cell: no noise, nothing decided
     assert "look 1 of 4: 2 of 2 finding(s) undecided, 6 models so far" in first.stdout
@@ -62,37 +84,36 @@ def test_an_adaptive_study_runs_in_rounds_resumes_and_completes_to_the_full_grid
     assert sum(len(s) for s in seeds.values()) < 6 * 4  # the budget saved models
     assert [look["models"] for look in looks] == sorted(look["models"] for look in looks)
     # the run ends with its verdicts: the very lines `study findings` prints (one function builds both)
-    findings = run_cli("findings", ADAPTIVE, "--storage", str(tmp_path))
+    findings = run_cli("findings", ADAPTIVE, "--storage", str(storage))
     assert "findings on" in findings.stdout and first.stdout.rstrip().endswith(findings.stdout.rstrip())
 
-    again = run_cli("run", ADAPTIVE, "--storage", str(tmp_path))
+    again = run_cli("run", ADAPTIVE, "--storage", str(storage))
     assert again.returncode == 0 and "6 finished before" in again.stdout
     assert "running" not in again.stdout  # nothing trained again, the looks replayed from study.json
     assert _looks(study_dir) == looks and _seeds_per_cell(study_dir) == seeds
-    status = run_cli("status", ADAPTIVE, "--storage", str(tmp_path)).stdout
+    status = run_cli("status", ADAPTIVE, "--storage", str(storage)).stdout
     trials = 6 + sum(len(look["requests"]) for look in looks)  # a cell's first seed, then one trial per request
     assert f"done {trials} | running 0 | failed 0 | unreadable 0 | pending 0 | total {trials}" in status
     assert f"{len(looks)} of 4 looks taken, {looks[-1]['models']} models given of the full grid's 24" in status
 
-    full = run_cli("run", ADAPTIVE, "--budget", "fixed", "--storage", str(tmp_path))
+    full = run_cli("run", ADAPTIVE, "--budget", "fixed", "--storage", str(storage))
     assert full.returncode == 0, full.stderr + full.stdout
     short = sum(len(s) < 4 for s in seeds.values())
     assert f"{6 - short} finished before, {short} to run" in full.stdout  # each short cell: one trial of the rest
     completed = _seeds_per_cell(study_dir)
-    status = run_cli("status", ADAPTIVE, "--storage", str(tmp_path)).stdout
+    status = run_cli("status", ADAPTIVE, "--storage", str(storage)).stdout
     assert "done 6 | running 0 | failed 0 | unreadable 0 | pending 0 | total 6" in status  # every point, every seed
     assert all(s == [0, 1, 2, 3] for s in completed.values())
     kept = rows(study_dir).filter(pl.col("seed") == 0).sort(CELL)  # the first seeds' rows are the first run's
     assert kept.height == 6 * 2
-    verify = run_cli("verify", ADAPTIVE, "--storage", str(tmp_path), "--trials", "3")
+    verify = run_cli("verify", ADAPTIVE, "--storage", str(storage), "--trials", "3")
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "3 of 3 trial(s) reproduced" in verify.stdout
 
 
 @pytest.mark.slow
-def test_a_driver_killed_mid_round_resumes_to_the_looks_of_an_uninterrupted_run(tmp_path: Path) -> None:
-    reference = run_cli("run", ADAPTIVE, "--storage", str(tmp_path / "reference"))
-    assert reference.returncode == 0, reference.stderr
+def test_a_driver_killed_mid_round_resumes_to_the_looks_of_an_uninterrupted_run(first_run: FirstRun,
+                                                                                tmp_path: Path) -> None:
     study_dir = tmp_path / "killed" / "test.adaptive"
     # one trial at a time: the round's second model trains for seconds after its first one's rows land, so the kill
     # lands between them on a loaded machine too (two at once finished within one poll: CI saw look 2 recorded)
@@ -109,8 +130,8 @@ def test_a_driver_killed_mid_round_resumes_to_the_looks_of_an_uninterrupted_run(
 
     resumed = run_cli("run", ADAPTIVE, "--storage", str(tmp_path / "killed"))
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
-    assert _looks(study_dir) == _looks(tmp_path / "reference" / "test.adaptive")
-    assert _seeds_per_cell(study_dir) == _seeds_per_cell(tmp_path / "reference" / "test.adaptive")
+    assert _looks(study_dir) == first_run.looks
+    assert _seeds_per_cell(study_dir) == first_run.seeds
 
 
 def _seeds_beyond_the_first(study_dir: Path) -> bool:
