@@ -5,7 +5,8 @@
 entry and adapter, its Parquet file, the fold): milliseconds per trivial trial, and the wall time of the run.
 ``--bench ctl``: ``bench/ctl_throughput.py``, the CTL models' training steps at the cpu scale. Its script is this
 checkout's own, run on each checkout's code (it needs only ``train_seed``, which checkouts older than the script
-have too).
+have too). ``--bench ctl_data``: ``bench/ctl_data.py``, seconds to build the CTL splits and their tokens (this
+checkout's script too; lower is better).
 
 Each round runs the old checkout's benchmark, then the new one's (each with its checkout's ``.venv``, as a
 separate process), so drifting load on a shared machine hits both alike; the table gives the median of each
@@ -19,6 +20,7 @@ script checks where each side's ``trainables`` comes from and stops if it is not
         -- --d-model 16 128 --packs 5 --auto --runs 1 --threads 1
     .venv/bin/python bench/compare_checkouts.py --bench orchestration --old OLD --new . --rounds 5 -- --trials 300
     .venv/bin/python bench/compare_checkouts.py --bench ctl --old OLD --new . --rounds 5 -- --steps 10
+    .venv/bin/python bench/compare_checkouts.py --bench ctl_data --old OLD --new . --rounds 5 -- --runs 1
 """
 
 from __future__ import annotations
@@ -75,8 +77,14 @@ def run_ctl(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], floa
     return run_once(checkout, bench_args, Path(__file__).resolve().with_name("ctl_throughput.py"))
 
 
+def run_ctl_data(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
+    """{(hold-out seed, what): median seconds} of one run of this checkout's bench/ctl_data.py on ``checkout``'s
+    code."""
+    return run_once(checkout, bench_args, Path(__file__).resolve().with_name("ctl_data.py"))
+
+
 BENCHES = {"throughput": (run_once, "d", "steps/s"), "orchestration": (run_orchestration, "trials", ""),
-           "ctl": (run_ctl, "d", "steps/s")}
+           "ctl": (run_ctl, "d", "steps/s"), "ctl_data": (run_ctl_data, "hold-out seed", "s")}
 
 
 def main() -> None:

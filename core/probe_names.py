@@ -9,7 +9,8 @@ have with one line naming the field, the value and what is allowed.
 Probe values are extra float columns of the evaluation rows (docs/results.md, "Probe columns"), named
 ``probe_<statistic>_l<layer>_h<head>`` (a stack of layers), ``probe_<statistic>_s<step>_h<head>`` (the CTL
 models, whose one layer is applied step after step) and ``probe_<statistic>_s<step>`` (a statistic of the whole
-step, the copy gate's). Layers, steps and heads count from 1. The statistics themselves: :mod:`trainables.probes`.
+step, the copy gate's); a parameter probe is per layer and head like an attention one. Layers, steps and heads
+count from 1. The statistics themselves: :mod:`trainables.probes`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from collections.abc import Sequence
 WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "range")
 ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range")
 GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
+#: Statistics of a mixer's own parameters (per layer and head), not of its weights on an input: ``bias``, NAP's
+#: share of the bias b in its token weights, |b| / (|g| + |b|) (0: pure normalised attention; 1: sum pooling, what
+#: App. H says NAP reverts to at S = 2). A mixer without such a parameter writes no column.
+PARAMETER_PROBES: tuple[str, ...] = ("bias",)
 PREFIX = "probe_"
 
 

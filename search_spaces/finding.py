@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import field_validator, model_validator
 
-from core.probe_names import ATTENTION_PROBES, GATE_PROBES
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES, PARAMETER_PROBES
 from core.probe_names import PREFIX as PROBE_PREFIX
 from search_spaces.schema import SCALES, Schema, fail
 
@@ -29,9 +29,10 @@ CELLS = ("best", "any")
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
-PROBE_STATISTICS = (*ATTENTION_PROBES, *GATE_PROBES)
+PROBE_STATISTICS = (*ATTENTION_PROBES, *GATE_PROBES, *PARAMETER_PROBES)
 #: A probe column's name (core.probe_names.column): a statistic at a layer or step, an attention one per head.
-PROBE_COLUMN = re.compile(rf"^{PROBE_PREFIX}(({'|'.join(ATTENTION_PROBES)})_[ls][1-9][0-9]*_h[1-9][0-9]*"
+PROBE_COLUMN = re.compile(rf"^{PROBE_PREFIX}(({'|'.join((*ATTENTION_PROBES, *PARAMETER_PROBES))})_[ls][1-9][0-9]*"
+                          rf"_h[1-9][0-9]*"
                           rf"|({'|'.join(GATE_PROBES)})_s[1-9][0-9]*)$")
 
 

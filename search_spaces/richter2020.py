@@ -215,6 +215,25 @@ FIG16 = Study(
                    cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}),
 )
 
+FIG16_BIAS = Study(
+    name="richter2020.fig16_bias", tasks=("mode",),
+    goal="Does NAP revert to sum pooling at S = 2 by learning to use its bias b (App. H, obs. 2), and less at S = 4 "
+         "and 8?",
+    scientific={"architecture": ("NAP",),
+                "vocab_size": _budget_axis("vocab_size", (2, 4, 8), lambda s: 400 * s, 32)},
+    nuisance={"learning_rate": LEARNING_RATES},
+    fixed={"d_model": 128, "batch_size": 32, "probes": "bias"},
+    plot=Plot(panel="architecture", x="vocab_size", y="learning_rate"),
+    metric="train_accuracy", findings=appendix.FIG16_BIAS,
+    deviations=COMMON_DEVIATIONS + (
+        "Not a figure of the paper: Fig. 16's NAP at S = 2, 4 and 8 again, each evaluation also reading NAP's bias "
+        "share |b| / (|g| + |b|) per layer and head (the probe `bias`); the paper states the mechanism without a "
+        "number.",),
+    scales=_scales(cpu={"vocab_size": _budget_axis("vocab_size", (2, 4, 8), lambda s: 100 * s, 8)},
+                   smoke={"vocab_size": _budget_axis("vocab_size", (2, 4), lambda s: 10 * s, 2)},
+                   cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}, smoke_architectures=None),
+)
+
 REGULARIZATION = Linked(options={
     "none": {"dropout": 0.0, "l2_weight": 0.0},
     **{f"dropout {p}": {"dropout": p, "l2_weight": 0.0} for p in (0.0625, 0.125, 0.25, 0.5)},
@@ -277,4 +296,5 @@ CONTEXT_SHARE = Study(
     scales={"smoke": {"scientific": {"seq_len": (2, 16, 128)}, "fixed": {"n_vectors": 512}}},
 )
 
-STUDIES = (FIG1, CONTEXT_SHARE, FIG3, FIG4, FIG5, FIG6, FIG7, FIG9, FIG13, FIG15, FIG16, TABLE2, TABLE3, TABLE4)
+STUDIES = (FIG1, CONTEXT_SHARE, FIG3, FIG4, FIG5, FIG6, FIG7, FIG9, FIG13, FIG15, FIG16, FIG16_BIAS, TABLE2, TABLE3,
+           TABLE4)

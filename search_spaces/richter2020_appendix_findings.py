@@ -255,3 +255,31 @@ def _regularization_does_not_help(table: int, split: str) -> Finding:
 def regularization_findings(table: int) -> tuple[Finding, ...]:
     """Table 2, 3 or 4's claim, on the training and on the validation accuracy (its top and bottom rows)."""
     return (_regularization_does_not_help(table, "train"), _regularization_does_not_help(table, "val"))
+
+
+#: NAP's bias share |b| / (|g| + |b|) (core.probe_names.PARAMETER_PROBES), the largest over the 4 heads of its 2
+#: layers.
+NAP_BIAS_SHARE = "max(" + ", ".join(f"probe_bias_l{layer}_h{head}" for layer in (1, 2) for head in (1, 2, 3, 4)) + ")"
+_BIAS_QUOTE = ('App. H: "Note however, that for a high enough learning rate, the model learns to use the bias '
+               'parameter b introduced in Equation 1 - effectively reverting to sum pooling."')
+_BIAS_CHOSEN = ("the largest share over the heads of both layers: one head of sum pooling is enough to read the mode "
+                "of two tokens",
+                "rates >= 0.027: 'a high enough learning rate' read as the three largest rates")
+
+#: App. H's mechanism (issue 58 item 4: a probe of the bias b), read on NAP at S = 2, 4 and 8 (study fig16_bias).
+FIG16_BIAS = (
+    Finding(description="Fig. 16 (App. H, obs. 2, the mechanism): at S = 2 and a high enough learning rate "
+                        "(>= 0.027) NAP learns to use its bias b: its bias share |b| / (|g| + |b|) reaches 0.5 in some "
+                        "head (b outweighs the normalised weights: effectively sum pooling)",
+            quote=_BIAS_QUOTE, metric=NAP_BIAS_SHARE,
+            where={"vocab_size": (2,), "learning_rate": {"min": _lr(3)}}, above={"NAP": 0.5},
+            chosen=("0.5: 'learns to use b, effectively reverting to sum pooling' read as b at least as large as g "
+                    "in some head (a share of 0 at initialisation)", *_BIAS_CHOSEN)),
+    Finding(description="Fig. 16 (App. H, obs. 2, the mechanism): ... an S = 2 effect: there NAP's bias share leads "
+                        "its share at S = 4 and 8 (same rates) by 0.2",
+            quote=_BIAS_QUOTE + ' App. H: "(2) NAP struggles when the vocabulary consists of only 2 tokens."',
+            metric=NAP_BIAS_SHARE, where={"vocab_size": (2,), "learning_rate": {"min": _lr(3)}},
+            versus_where={"vocab_size": (4, 8), "learning_rate": {"min": _lr(3)}},
+            ahead={"NAP": ("NAP",)}, margin=0.2,
+            chosen=("0.2: 'an S = 2 effect' read as a bias share 0.2 larger than at S = 4 and 8", *_BIAS_CHOSEN)),
+)

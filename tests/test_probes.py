@@ -289,6 +289,39 @@ def test_richter_nap_at_initialisation_reads_near_uniform() -> None:
     assert all(0.8 * math.log(n) <= rows[0][c] <= math.log(n) for c in columns)
 
 
+def test_nap_bias_share_reads_b_against_g_per_head_and_member() -> None:
+    from trainables.mixers.normalized import NormalizedAttention
+
+    mixer = NormalizedAttention(8, 2)
+    assert mixer.bias_share().tolist() == [0.0, 0.0]  # initialisation: g 1, b 0
+    with torch.no_grad():
+        mixer.bias.copy_(torch.tensor([1.0, -3.0]))
+        assert mixer.bias_share().tolist() == [0.5, 0.75]  # |b| / (|g| + |b|): the sign of b does not matter
+        mixer.gain.zero_()
+        mixer.bias.zero_()
+        assert mixer.bias_share().tolist() == [0.0, 0.0]  # nothing at all: no share
+    mixer.gain = torch.nn.Parameter(torch.tensor([[1.0, 3.0], [0.0, 1.0]]))  # stacked members (K, H)
+    mixer.bias = torch.nn.Parameter(torch.tensor([[1.0, 1.0], [2.0, 0.0]]))
+    assert mixer.bias_share().tolist() == [[0.5, 0.25], [1.0, 0.0]]
+
+
+def test_richter_nap_rows_hold_its_bias_share_per_layer_and_head_without_reading_any_input(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(richter_inside, "inputs_of", _never)  # the bias share reads parameters only
+    cfg = tiny_config(architecture="NAP", task="mode", n_steps=4, eval_every=2, probes="bias")
+    probed = train_members([cfg], [0, 1], pack=None)
+    columns = {f"probe_bias_l{layer}_h{head}" for layer in (1, 2) for head in (1, 2)}
+    assert probe_columns(probed) == columns
+    assert all(0 < row[c] < 1 for row in probed for c in columns)  # b has moved from 0, g has not vanished
+    assert probed[0]["probe_bias_l1_h1"] != probed[2]["probe_bias_l1_h1"]  # each member its own
+    assert_rows_equal(probed, train_members([cfg], [0, 1], pack=1), tol=1e-5)
+    plain = train_members([tiny_config(architecture="NAP", task="mode", n_steps=4, eval_every=2)], [0, 1], pack=None)
+    assert_same_rows(probed, plain)
+    summed = train_members([tiny_config(architecture="sum", task="mode", n_steps=2, eval_every=2, probes="bias")],
+                           [0], pack=1)
+    assert not probe_columns(summed)  # no bias b: no column
+
+
 def test_the_column_names_follow_the_documented_scheme() -> None:
     from core.probe_names import column
 

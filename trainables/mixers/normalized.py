@@ -40,6 +40,13 @@ class NormalizedAttention(MultiHeadMixer):
         self.gain = nn.Parameter(torch.ones(n_heads))  # (H,) one scalar per head
         self.bias = nn.Parameter(torch.zeros(n_heads))  # (H,)
 
+    def bias_share(self) -> torch.Tensor:
+        """|b| / (|g| + |b|) per head, (H,) or stacked (K, H): how much of the token weights g z + b (z: logits
+        standardised over the keys, unit variance) is the bias, the same for every key (1: sum pooling, 0: pure
+        normalised attention). 0 where g and b are both 0."""
+        g, b = self.gain.detach().abs(), self.bias.detach().abs()
+        return torch.where(g + b > 0, b / (g + b).clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(b))
+
     def weights(self, q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
         logits = q @ k.transpose(-2, -1)  # (..., H, N, N)
         g, b = per_head(self.gain), per_head(self.bias)

@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.probe_names import WEIGHT_PROBES
+from core.probe_names import PARAMETER_PROBES, WEIGHT_PROBES
 from trainables.config_fields import ConfigFields
 from trainables.mixers import MIXERS
 from trainables.mixers.sepconv import DEFAULT_CONV_WIDTH
 from trainables.richter2020.architectures import ARCHITECTURES, LN_PLACEMENTS
 from trainables.richter2020.tasks import TASKS, parse_case_mix
 
-#: What a Richter trial may probe (trainables.probes): the attention of each layer, per head.
-RICHTER_PROBES = WEIGHT_PROBES
+#: What a Richter trial may probe (trainables.probes): the attention of each layer, per head, and NAP's bias share
+#: (last: every column an older request wrote keeps its place).
+RICHTER_PROBES = (*WEIGHT_PROBES, *PARAMETER_PROBES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,9 +48,10 @@ class TrainConfig(ConfigFields):
         mixer_stack: one mixer name per layer, bottom first, comma-separated ("sepconv,softmax" for L = 2);
             None = ``mixer`` in every layer. Set at most one of mixer / mixer_stack.
         conv_width: filter length k of the sepconv mixer (centred, non-causal; ignored by other mixers).
-        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, range
-            (comma-separated or a list): statistics of each layer's attention per head at every evaluation, as
-            ``probe_*`` columns (docs/richter2020.md, "Probes").
+        probes: None (nothing probed, no column), True / ``"all"``, or some of entropy, peak, distance, range,
+            bias (comma-separated or a list): statistics of each layer's attention per head at every evaluation
+            (bias: NAP's share of its bias b in the token weights), as ``probe_*`` columns (docs/richter2020.md,
+            "Probes").
     """
 
     REQUIRED = ("architecture", "task")
