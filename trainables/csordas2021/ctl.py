@@ -145,8 +145,9 @@ class _Stream:
             if value is None:
                 outputs = self._refill()
                 continue
-            if value & mask <= span:
-                return low + (value & mask)
+            value &= mask
+            if value <= span:
+                return low + value
 
     def ints(self, high: int, size: int) -> list[int]:
         """``RandomState.randint(high, size=[size])`` as a list."""
