@@ -43,9 +43,9 @@ class NormalizedAttention(MultiHeadMixer):
     def bias_share(self) -> torch.Tensor:
         """|b| / (|g| + |b|) per head, (H,) or stacked (K, H): how much of the token weights g z + b (z: logits
         standardised over the keys, unit variance) is the bias, the same for every key (1: sum pooling, 0: pure
-        normalised attention). 0 where g and b are both 0."""
+        normalised attention). 0 where g and b are both 0 (b is, and the denominator is kept above 0)."""
         g, b = self.gain.detach().abs(), self.bias.detach().abs()
-        return torch.where(g + b > 0, b / (g + b).clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(b))
+        return b / (g + b).clamp_min(torch.finfo(b.dtype).tiny)
 
     def weights(self, q: torch.Tensor, k: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
         logits = q @ k.transpose(-2, -1)  # (..., H, N, N)
