@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -29,7 +30,11 @@ import polars as pl
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = [sys.executable, "-m", "study.cli"]
 RAY = str(Path(sys.executable).with_name("ray"))
-#: What `ray start` clusters require since Ray 2.60 (a driver sends the token it finds in ~/.ray/auth_token).
+#: What `ray start` clusters require since Ray 2.60: token authentication. The tests' clusters and drivers share one
+#: token of this test process, put in its environment so that every subprocess inherits it (Ray reads RAY_AUTH_TOKEN
+#: before ~/.ray/auth_token): a fresh machine has no ~/.ray/auth_token until some local ray.init writes one (a `ray
+#: start` never does), and the tests must neither depend on one nor write one.
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 TOKEN_AUTH = {"RAY_AUTH_MODE": "token"}
 
 
