@@ -22,10 +22,12 @@ def _names_called(code: CodeType) -> set[str]:
     return set(code.co_names).union(*map(_names_called, nested))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the xdist_group marks added here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark slow every test that uses a slow fixture or calls run_cli, so that a new one cannot forget the mark; and
     keep each module's slow tests together under pytest-xdist (`make test` runs ``pytest -n 2 --dist loadgroup``):
-    they share module-scoped fixtures (a cluster, a simulation), and at most two Rays run at once, one a worker."""
+    they share module-scoped fixtures (a cluster, a simulation), and at most two Rays run at once, one a worker.
+    Without tryfirst xdist's hook ran first and saw no group: each worker built its own copy of a module fixture."""
     for item in items:
         code = getattr(getattr(item, "function", None), "__code__", None)
         calls = _names_called(code) if code else set()
