@@ -12,9 +12,9 @@ import pytest
 def test_a_slow_test_is_in_its_modules_group_and_xdist_schedules_it_so(request: pytest.FixtureRequest) -> None:
     groups = [mark.args[0] for mark in request.node.iter_markers("xdist_group")]
     assert groups == ["tests/test_suite_grouping.py"]
-    if request.config.getvalue("dist") == "no" and request.config.getoption("loadgroup", False):
-        # an xdist worker of --dist loadgroup (it sets dist to "no" and loadgroup to True): the scheduler sees the
-        # group only as the id's suffix
+    if request.config.getoption("loadgroup", False):
+        # an xdist worker of --dist loadgroup (xdist sets this option there only): the scheduler sees the group only
+        # as the id's suffix
         assert request.node.nodeid.endswith("@tests/test_suite_grouping.py"), request.node.nodeid
 
 
