@@ -6,7 +6,8 @@ entry and adapter, its Parquet file, the fold): milliseconds per trivial trial, 
 ``--bench ctl``: ``bench/ctl_throughput.py``, the CTL models' training steps at the cpu scale. Its script is this
 checkout's own, run on each checkout's code (it needs only ``train_seed``, which checkouts older than the script
 have too). ``--bench ctl_data``: ``bench/ctl_data.py``, seconds to build the CTL splits and their tokens (this
-checkout's script too; lower is better).
+checkout's script too; lower is better). ``--bench replay``: ``bench/replay_speed.py``, CPU seconds of the
+calibration's replays (this checkout's script; lower is better).
 
 Each round runs the old checkout's benchmark, then the new one's (each with its checkout's ``.venv``, as a
 separate process), so drifting load on a shared machine hits both alike; the table gives the median of each
@@ -21,6 +22,7 @@ script checks where each side's ``trainables`` comes from and stops if it is not
     .venv/bin/python bench/compare_checkouts.py --bench orchestration --old OLD --new . --rounds 5 -- --trials 300
     .venv/bin/python bench/compare_checkouts.py --bench ctl --old OLD --new . --rounds 5 -- --steps 10
     .venv/bin/python bench/compare_checkouts.py --bench ctl_data --old OLD --new . --rounds 5 -- --runs 1
+    .venv/bin/python bench/compare_checkouts.py --bench replay --old OLD --new . --rounds 5 -- --runs 1
 """
 
 from __future__ import annotations
@@ -83,8 +85,15 @@ def run_ctl_data(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str],
     return run_once(checkout, bench_args, Path(__file__).resolve().with_name("ctl_data.py"))
 
 
+def run_replay(checkout: Path, bench_args: list[str]) -> dict[tuple[int, str], float]:
+    """{(replays, what): median CPU seconds} of one run of this checkout's bench/replay_speed.py on ``checkout``'s
+    code."""
+    return run_once(checkout, bench_args, Path(__file__).resolve().with_name("replay_speed.py"))
+
+
 BENCHES = {"throughput": (run_once, "d", "steps/s"), "orchestration": (run_orchestration, "trials", ""),
-           "ctl": (run_ctl, "d", "steps/s"), "ctl_data": (run_ctl_data, "hold-out seed", "s")}
+           "ctl": (run_ctl, "d", "steps/s"), "ctl_data": (run_ctl_data, "hold-out seed", "s"),
+           "replay": (run_replay, "replays", "CPU s")}
 
 
 def main() -> None:

@@ -17,8 +17,8 @@ safe side (:func:`analysis.stats.metric.combined_sd`) and its per-seed statistic
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -83,6 +83,8 @@ class CellTable:
 
     frame: pl.DataFrame
     keys: tuple[str, ...]
+    #: :meth:`values` read once per column and fill (a frame is never changed in place: every change is a new table)
+    _read: dict[tuple[str, float], Floats] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, frame: pl.DataFrame) -> CellTable:
@@ -107,10 +109,17 @@ class CellTable:
         return self.frame.is_empty()
 
     def values(self, column: Column, fill: float = math.nan) -> Floats:
-        """A value column as float64 numbers, a null or NaN as ``fill``. Numpy, not a polars expression: the verdicts
-        read these columns thousands of times on small tables."""
-        values = self.frame.get_column(column).to_numpy().astype(float)  # a null comes out NaN
-        return values if math.isnan(fill) else np.where(np.isnan(values), fill, values)
+        """A value column as float64 numbers, a null or NaN as ``fill`` (read-only: shared by every reader). Numpy,
+        not a polars expression, read once per table: the verdicts read these columns thousands of times on small
+        tables."""
+        key = (str(column), fill)
+        if key not in self._read:
+            values = self.frame.get_column(column).to_numpy().astype(float)  # a null comes out NaN
+            if not math.isnan(fill):
+                values = np.where(np.isnan(values), fill, values)
+            values.setflags(write=False)
+            self._read[key] = values
+        return self._read[key]
 
     def seed_values(self) -> list[Floats | None]:
         """Per cell its seeds' values (:data:`MEANING` of ``seeds``), None where the data has none."""
@@ -118,7 +127,8 @@ class CellTable:
 
     def replace(self, frame: pl.DataFrame) -> CellTable:
         """The same keys over ``frame`` (these cells, some of them or with changed values; the same columns)."""
-        return CellTable(frame.select(*self.keys, *VALUES), self.keys)
+        columns = [*self.keys, *VALUES]
+        return CellTable(frame if frame.columns == columns else frame.select(columns), self.keys)
 
     def filter(self, *predicates: pl.Expr) -> CellTable:
         """The cells for which every predicate holds."""
@@ -140,6 +150,11 @@ class CellTable:
     def cell(self, index: int) -> CellTable:
         """The ``index``-th cell alone."""
         return self.replace(self.frame.slice(index, 1))
+
+    def key(self, index: int = 0, columns: Sequence[str] | None = None) -> tuple[Any, ...]:
+        """The ``index``-th cell's values of ``columns`` (default: its keys), in that order; no query (a row read)."""
+        row = self.frame.row(index, named=True)
+        return tuple(row[c] for c in (self.keys if columns is None else columns))
 
     def key_frame(self) -> pl.DataFrame:
         """The cells' keys."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -29,6 +29,10 @@ class Curve:
     points: CellTable
     time: str
     grid: tuple[float, float] | None = None
+    #: :func:`curve_bounds` per (metric, errors, union), read-only: every bound read on the curve shares them (not
+    #: carried by ``dataclasses.replace``: a curve with another grid floor has other bounds)
+    bounds: dict[tuple[str, Errors, bool], tuple[Floats, Floats]] = field(default_factory=dict, init=False,
+                                                                         repr=False, compare=False)
 
     def is_empty(self) -> bool:
         """Whether the cell has not run yet (no evaluation)."""
@@ -74,7 +78,7 @@ class CellRows:
 
     def rows(self, cell: CellTable) -> pl.DataFrame:
         """The rows of ``cell`` (one cell of a cell table): every seed's evaluations; empty while it has not run."""
-        return self.parts.get(cell.frame.select(self.keys).row(0), self.empty)
+        return self.parts.get(cell.key(columns=self.keys), self.empty)
 
     def curve(self, cell: CellTable, metric: str, time: str) -> Curve:
         """The learning curve of ``cell`` (one cell of a cell table); empty while it has not run."""
@@ -114,8 +118,14 @@ def curve_bounds(points: Curve, metric: str, errors: Errors, union: bool) -> tup
     ``union`` (an end that any evaluation could make wrong: which evaluation is the first to reach a level is read
     from the data), from the curve's standard errors (:attr:`Curve.noise`); an evaluation of one seed spans the
     metric's range."""
-    m = points.points.height if union else 1
-    return g_interval(points.points, points.noise, errors, metric, (m, m))
+    key = (metric, errors, union)
+    if key not in points.bounds:
+        m = points.points.height if union else 1
+        ends = g_interval(points.points, points.noise, errors, metric, (m, m))
+        for end in ends:
+            end.setflags(write=False)
+        points.bounds[key] = ends
+    return points.bounds[key]
 
 
 def first_reached(points: Curve, level: float, metric: str, errors: Errors) -> Estimate:

@@ -76,7 +76,7 @@ def curve_of(cell: CellTable, reading: Reading) -> Curve:
     once per cell and time axis, shared by every finding of the metric (``reading.memo``: a curve's noise is fitted
     once, :attr:`~analysis.stats.intervals.curves.Curve.noise`)."""
     time = reading.finding.time
-    key = ("curve", time, cell.frame.select(reading.table.keys).row(0))
+    key = ("curve", time, cell.key(columns=reading.table.keys))
     if key not in reading.memo:
         points = rows_by_cell(reading).curve(cell, reading.metric, time)
         reading.memo[key] = with_grid_noise(points, cell, reading.noise)
@@ -87,7 +87,7 @@ def curve_of(cell: CellTable, reading: Reading) -> Curve:
 def cell_words(cell: CellTable, panel: str) -> str:
     """``d_model 8, learning_rate 0.0002187``: one cell's axis values other than the panel's, in words."""
     others = [k for k in cell.keys if k != panel]
-    return ", ".join(f"{k} {show_value(v)}" for k, v in cell.frame.select(others).row(0, named=True).items()
+    return ", ".join(f"{k} {show_value(v)}" for k, v in zip(others, cell.key(columns=others), strict=True)
                      if v is not None)
 
 
