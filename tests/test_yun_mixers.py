@@ -1,184 +1,205 @@
-"""yun2020.mixers: Yun et al.'s Sec. 5.1 / 5.3 sentences on the cheaper mixers, counted and measured on the registry's
-mixers as built (task ``mixer_properties``): matrix products and multiply-adds against dot-product attention, the
-parameter count against the sequence length, and whether the token-mixing weights depend on the input."""
+"""Yun et al. 2020 mixers (bilinear, sepconv, average), per-layer mixer stacks, and their packed forms."""
 
 from __future__ import annotations
 
-import polars as pl
+import math
+from collections.abc import Iterator
+
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
+import torch.nn.functional as F
 
-import trainables.mixers.sepconv as sepconv_module
-from analysis.stats.verdicts.data import FindingData
-from analysis.stats.verdicts.evaluate import evaluate_findings
-from analysis.stats.verdicts.status import Status
-from search_spaces import get_study
-from search_spaces.record import StudyRecord
-from trainables.catalog import family_for_task
-from trainables.mixers import build_mixer
-from trainables.mixers.base import Mixer
-from trainables.pooling_scale.config import PoolingScaleConfig
-from trainables.pooling_scale.cost import macs, matmuls, products
-from trainables.pooling_scale.mixer_properties import changed_share, mixer_measures, token_weights
+from tests.tiny import DEVICES, tiny_config
+from trainables.mixers import MIXERS
+from trainables.mixers.average import AverageAttention
+from trainables.mixers.bilinear import BilinearProjection
+from trainables.mixers.sepconv import SeparableConvolution
 from trainables.richter2020.config import TrainConfig
+from trainables.richter2020.loop import train_members, train_seed
 from trainables.richter2020.model import build_model
+from trainables.stacked import count_parameters, stack_modules
 
-METRICS = ("mixer_params", "matmuls", "macs", "matmuls_saved", "macs_saved", "input_dependent_share")
-
-
-def _cpu_sdpa(query: tuple[int, ...], key: tuple[int, ...], value: tuple[int, ...], *_: object,
-              **__: object) -> int:
-    return int(sdpa_flop_count(query, key, value))
+YUN_MIXERS = ["bilinear", "sepconv", "average"]
 
 
-#: torch's FlopCounterMode has no formula for the CPU kernel of scaled_dot_product_attention: its own sdpa count
-CPU_SDPA = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa}
+@pytest.fixture(autouse=True)
+def _one_thread(one_torch_thread: None) -> Iterator[None]:
+    yield
 
 
-def _mixer(name: str, d: int, heads: int, n: int) -> Mixer:
-    return build_mixer(name, d, heads, hidden_norm=False, attention_gelu=False, dropout=0.0,
-                       options={"seq_len": n}).eval()
+def _explicit_sepconv(m: SeparableConvolution, x: torch.Tensor, causal: bool = False) -> torch.Tensor:
+    """The convolution written as loops: channel ch uses filter ch mod H, taps centred on the token (causal: all
+    k taps on the token and the k-1 before it)."""
+    b, n, d = x.shape
+    u = F.glu(m.glu(x), dim=-1)  # (B, N, d)
+    w = m.filters.softmax(dim=-1)  # (H, k)
+    h, k = w.shape
+    left = k - 1 if causal else (k - 1) // 2
+    c = torch.zeros_like(u)
+    for i in range(n):
+        for t in range(k):
+            j = i + t - left
+            if 0 <= j < n:
+                for ch in range(d):
+                    c[:, i, ch] += w[ch % h, t] * u[:, j, ch]
+    return m.mix(c)
 
 
-def _counted_macs(module: torch.nn.Module, x: torch.Tensor) -> int:
-    """Multiply-adds of one forward as torch's FlopCounterMode counts them (half its FLOPs)."""
-    with FlopCounterMode(display=False, custom_mapping=CPU_SDPA) as counter, torch.no_grad():
-        module(x)
-    return counter.get_total_flops() // 2
+@pytest.mark.parametrize("width", [3, 4, 9])
+def test_sepconv_equals_explicit_centred_convolution_with_shared_filters(width: int) -> None:
+    torch.manual_seed(0)
+    m = SeparableConvolution(6, 3, conv_width=width).double()
+    x = torch.randn(2, 5, 6, dtype=torch.float64)
+    torch.testing.assert_close(m(x), _explicit_sepconv(m, x))
+    torch.testing.assert_close(m(x, causal=True), _explicit_sepconv(m, x, causal=True))
+    assert m.filters.shape == (3, width)  # H filters, each shared by d/H = 2 channels
 
 
-def _config(pooling: str, n: int, d: int = 32, **kw: int) -> PoolingScaleConfig:
-    return PoolingScaleConfig.from_dict({"task": "mixer_properties", "pooling": pooling, "seq_len": n,
-                                         "d_head": d, "n_vectors": 256, **kw})
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("width", [1, 4, 7, 12])
+@pytest.mark.parametrize("lead", [(), (3,)])
+def test_toeplitz_and_conv1d_paths_agree(width: int, lead: tuple[int, ...], causal: bool) -> None:
+    """The matmul form (short sequences) and F.conv1d (long ones) compute the same convolution, packed or not,
+    centred and causal."""
+    from trainables.mixers.sepconv import grouped_conv1d, left_taps, toeplitz_conv
+
+    torch.manual_seed(0)
+    u = torch.randn(*lead, 2, 9, 6, dtype=torch.float64)
+    taps = torch.randn(*lead, 3, width, dtype=torch.float64)
+    left = left_taps(width, causal)
+    torch.testing.assert_close(toeplitz_conv(u, taps, left), grouped_conv1d(u, taps, left))
 
 
-def test_the_counts_by_hand() -> None:
-    """d = 32, N = 4, one head: attention 6 products, 4 N d^2 + 2 N^2 d = 16,384 + 1,024; bilinear 2, N^2 d + N d^2 =
-    512 + 4,096; the convolution 2 products, 3 N d^2 + N k d = 12,288 + 3,968 (k = 31)."""
-    assert [matmuls(_mixer(m, 32, 1, 4), 4) for m in ("softmax", "bilinear", "sepconv")] == [6, 2, 2]
-    assert [macs(_mixer(m, 32, 1, 4), 4) for m in ("softmax", "bilinear", "sepconv")] == [17_408, 4_608, 16_256]
-    assert matmuls(_mixer("softmax", 32, 4, 4), 4) == 24  # per head, as eq. 1 writes it; the work is the same
-    assert macs(_mixer("softmax", 32, 4, 4), 4) == 17_408
-    assert products(_mixer("bilinear", 8, 1, 3), 3) == ((3, 3, 8), (3, 8, 8))
-    with pytest.raises(ValueError, match="invalid mixer='average' for a cost count; allowed: softmax, bilinear, "
-                                         "sepconv"):
-        products(_mixer("average", 8, 1, 3), 3)
+def test_sepconv_runs_at_any_length_and_is_local() -> None:
+    torch.manual_seed(0)
+    m = SeparableConvolution(4, 2, conv_width=3).double()
+    x = torch.randn(1, 9, 4, dtype=torch.float64)
+    y = m(x)
+    x2 = x.clone()
+    x2[0, 8] += 1.0  # a change at the last token reaches only tokens 7 and 8 (window +-1)
+    changed = (m(x2) - y).abs().sum(dim=-1)[0] > 1e-12
+    assert changed.tolist() == [False] * 7 + [True, True]
+    assert m(torch.randn(1, 3, 4, dtype=torch.float64)).shape == (1, 3, 4)
 
 
-@pytest.mark.parametrize("name", ["softmax", "bilinear", "sepconv"])
-def test_the_multiply_adds_are_torch_s_flop_count_of_the_real_module(name: str,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """An independent count: FlopCounterMode on the module's own forward (the convolution as F.conv1d, its form beyond
-    N = 512; the banded-matmul form below it multiplies the band's zeros too: N^2 d instead of N k d)."""
-    monkeypatch.setattr(sepconv_module, "TOEPLITZ_MAX_LEN", 0)
-    for d, heads, n in ((32, 1, 4), (32, 4, 32), (128, 4, 128), (16, 2, 7)):
-        mixer = _mixer(name, d, heads, n)
-        assert _counted_macs(mixer, torch.randn(1, n, d)) == macs(mixer, n), (d, heads, n)
+def test_bilinear_mixes_tokens_with_one_matrix_and_refuses_other_lengths() -> None:
+    torch.manual_seed(0)
+    m = BilinearProjection(4, 2, seq_len=5).double()
+    x = torch.randn(3, 5, 4, dtype=torch.float64)
+    expected = m.mix(torch.einsum("mn,bnd->bmd", m.seq_weight, x))
+    torch.testing.assert_close(m(x), expected)
+    assert m.seq_weight.shape == (5, 5)
+    with pytest.raises(ValueError, match=r"invalid sequence length 6 for mixer 'bilinear'; allowed: 5"):
+        m(torch.randn(1, 6, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"invalid seq_len=None for mixer 'bilinear'"):
+        BilinearProjection(4, 2)
 
 
-def test_the_banded_form_counts_the_band_s_zeros() -> None:
-    mixer = _mixer("sepconv", 32, 4, 32)
-    assert _counted_macs(mixer, torch.randn(1, 32, 32)) == macs(mixer, 32) - 32 * 31 * 32 + 32 * 32 * 32
+def test_average_gives_every_token_the_projected_mean() -> None:
+    torch.manual_seed(0)
+    m = AverageAttention(4, 2).double()
+    x = torch.randn(2, 7, 4, dtype=torch.float64)
+    y = m(x)
+    expected = m.mix(m.value(x).mean(dim=1, keepdim=True)).expand_as(x)  # softmax with weights 1/N
+    torch.testing.assert_close(y, expected)
+    torch.testing.assert_close(m(x[:, torch.randperm(7)]), y)  # order does not matter
+    assert count_parameters(m) == 2 * (4 * 4 + 4)  # W_V and W_O only
 
 
-def test_the_model_s_cost_falls_by_the_mixer_s_saving_per_convolution_layer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hybrid stacks (yun2020.hybrid's cpu scale: d = 32, N = 32, 4 heads, L = 4) counted whole: each convolution
-    layer at the bottom takes off exactly macs_saved of one layer (the rest of the model is the same)."""
-    monkeypatch.setattr(sepconv_module, "TOEPLITZ_MAX_LEN", 0)
-    hybrid = get_study("yun2020.hybrid", "cpu")
-    tokens = torch.zeros(1, 32, dtype=torch.long)
+@pytest.mark.parametrize("name", YUN_MIXERS)
+def test_yun_mixers_map_bnd_to_bnd_with_every_switch(name: str) -> None:
+    kwargs = {"seq_len": 7} if name == "bilinear" else {}
+    m = MIXERS.get(name)(8, 2, hidden_norm=True, attention_gelu=True, dropout=0.1, **kwargs)
+    m.train()
+    y = m(torch.randn(2, 7, 8))
+    assert y.shape == (2, 7, 8) and torch.isfinite(y).all()
+
+
+def test_config_mixer_and_stack_validation() -> None:
+    cfg = tiny_config(architecture="BERT", n_layers=3, mixer_stack="sepconv,sepconv,softmax")
+    assert cfg.layer_mixers() == ("sepconv", "sepconv", "softmax")
+    r = cfg.resolved()
+    assert r["mixer"] is None and r["mixer_stack"] == "sepconv,sepconv,softmax" and r["conv_width"] == 31
+    r = tiny_config(architecture="NAP").resolved()
+    assert r["mixer"] == "normalized" and r["mixer_stack"] == "normalized,normalized"
+    assert tiny_config(architecture="MTE", mixer="average").layer_mixers() == ("average", "average")
+    with pytest.raises(ValueError, match=r"invalid mixer_stack='sepconv'; allowed: 2 comma-separated mixer names"):
+        tiny_config(mixer_stack="sepconv")
+    with pytest.raises(ValueError, match=r"unknown mixer 'conv'; allowed: .*softmax"):
+        tiny_config(mixer_stack="conv,softmax")
+    with pytest.raises(ValueError, match=r"invalid mixer='conv'; allowed: None \(architecture default\), .*sepconv"):
+        tiny_config(mixer="conv")
+    with pytest.raises(ValueError, match=r"set one of mixer / mixer_stack, not both"):
+        tiny_config(mixer="softmax", mixer_stack="softmax,softmax")
+    with pytest.raises(ValueError, match=r"invalid conv_width=0; allowed: a positive integer"):
+        tiny_config(conv_width=0)
+
+
+def test_bilinear_config_must_validate_at_training_length() -> None:
+    with pytest.raises(ValueError, match=r"invalid val_seq_len=None \(task default 4\); allowed: 8 \(= seq_len\): "
+                                         r"mixer 'bilinear' has parameters fixed to the training length"):
+        tiny_config(mixer="bilinear")  # cases validates at N/2 by default
+    with pytest.raises(ValueError, match=r"invalid val_seq_len=16; allowed: 8"):
+        tiny_config(task="mode", mixer_stack="bilinear,softmax", val_seq_len=16)
+    cfg = tiny_config(mixer="bilinear", val_seq_len=8)
+    assert cfg.resolved()["val_seq_len"] == 8
+    model = build_model(cfg)
+    assert model.layers[0].mixer.seq_weight.shape == (8, 8)
+
+
+def test_hybrid_stack_builds_the_layers_in_order_and_saves_parameters() -> None:
     counts = []
     for k in range(5):
-        cfg = TrainConfig.from_dict({**hybrid.fixed, "task": "cases", "learning_rate": 1e-3,
-                                     "mixer_stack": hybrid.scientific["conv_layers"].options[k]["mixer_stack"]})
-        counts.append(_counted_macs(build_model(cfg).eval(), tokens))
-    saved = mixer_measures(_config("sepconv", 32, n_vectors=32), seed=0)["macs_saved"]
-    assert [counts[0] - c for c in counts] == [k * saved for k in range(5)]
-    assert saved == 4 * 32 * 32**2 + 2 * 32**2 * 32 - (3 * 32 * 32**2 + 32 * 31 * 32) > 0
+        stack = ",".join(["sepconv"] * k + ["softmax"] * (4 - k))
+        cfg = tiny_config(architecture="BERT", n_layers=4, mixer_stack=stack, conv_width=5)
+        model = build_model(cfg)
+        kinds = [type(layer.mixer).__name__ for layer in model.layers]
+        assert kinds == ["SeparableConvolution"] * k + ["SoftmaxAttention"] * (4 - k)
+        counts.append(count_parameters(model))
+    # per layer: attention 4d^2 + 4d = 288; conv 3d^2 + 3d + H k = 216 + 10 (d = 8, H = 2, k = 5)
+    assert [counts[0] - c for c in counts] == [0, 62, 124, 186, 248]
 
 
-def test_the_parameter_counts() -> None:
-    """bilinear N^2 + d^2 + d, attention 4 d^2 + 4 d, the convolution 3 d^2 + 3 d + H k (one head: one filter)."""
-    for n in (4, 256):
-        m = {p: mixer_measures(_config(p, n, n_vectors=256), seed=1)["mixer_params"]
-             for p in ("softmax", "bilinear", "sepconv")}
-        assert m == {"softmax": 4 * 32**2 + 4 * 32, "bilinear": n**2 + 32**2 + 32, "sepconv": 3 * 32**2 + 3 * 32 + 31}
+@pytest.mark.parametrize("overrides", [
+    {"mixer": "sepconv", "conv_width": 4},
+    {"mixer": "average"},
+    {"mixer": "bilinear", "val_seq_len": 8},
+    {"mixer_stack": "sepconv,softmax"},
+    {"mixer_stack": "average,bilinear", "val_seq_len": 8, "task": "mode"},
+])
+@pytest.mark.parametrize("architecture", ["BERT", "MTE"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_packed_equals_separate_runs(float64: None, overrides: dict[str, object], architecture: str,
+                                     device: str) -> None:
+    cfg = tiny_config(architecture=architecture, n_steps=30, learning_rate=3e-4, **overrides)
+    solo = [row for seed in (0, 1) for row in train_seed(cfg, seed, device=device)]
+    packed = train_members([cfg], [0, 1], device=device)
+    assert len(packed) == len(solo) == 6
+    for p, s in zip(packed, solo, strict=True):
+        for key in ("train_loss", "val_loss", "val_accuracy", "n_params"):
+            assert p[key] == pytest.approx(s[key], abs=1e-9, rel=1e-9), key
 
 
-def test_the_token_weights_are_the_ones_the_forward_mixes_with() -> None:
-    x = torch.randn(3, 8, 16, generator=torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        softmax = _mixer("softmax", 16, 2, 8)
-        _, _, v = softmax.project(x)  # (S, H, N, d_h)
-        mixed = (token_weights(softmax, x) @ v).transpose(1, 2).flatten(-2)
-        assert torch.allclose(softmax.output(mixed), softmax(x), atol=1e-6)
-        bilinear = _mixer("bilinear", 16, 1, 8)
-        assert torch.allclose(bilinear.output(token_weights(bilinear, x)[:, 0] @ x), bilinear(x), atol=1e-6)
-        conv = _mixer("sepconv", 16, 4, 8)
-        u = torch.nn.functional.glu(conv.glu(x), dim=-1)  # (S, N, d); channel c uses filter c mod H
-        w = token_weights(conv, x)  # (S, H, N, N)
-        by_hand = torch.stack([(w[:, c % 4] @ u[..., c, None])[..., 0] for c in range(16)], dim=-1)
-        assert torch.allclose(conv.output(by_hand), conv(x), atol=1e-6)
-        taps = conv.taps()  # (H, k): w[h, i, j] is tap j - i + (k - 1) // 2 of filter h (centred)
-        assert all(w[0, h, i, j] == taps[h, j - i + 15] for h in range(4) for i in range(8) for j in range(8))
+def test_packed_bilinear_refuses_another_length() -> None:
+    stacked = stack_modules([BilinearProjection(8, 2, seq_len=8), BilinearProjection(8, 2, seq_len=8)])
+    with pytest.raises(ValueError, match=r"invalid sequence length 4 for mixer 'bilinear'; allowed: 8"):
+        stacked(torch.zeros(2, 3, 4, 8))
 
 
-def test_changed_share_by_hand() -> None:
-    a = torch.tensor([[0.5, 0.5], [1.0, 0.0], [0.2, 0.8]])
-    b = torch.tensor([[0.5, 0.5], [0.9, 0.1], [0.2, 0.8 + 1e-7]])
-    assert changed_share(a, b) == pytest.approx(1 / 3)  # the second row; the third within 1e-5 of its largest weight
+@pytest.mark.slow  # 6-21 s (measured 2026-11-28): in `make test`, out of the 3-minute `make test-fast`
+def test_a_hybrid_stack_learns_mode_where_max_pooling_cannot() -> None:
+    def accuracy(stack: str) -> float:  # mean over three seeds: one seed's 200 steps swung 0.67-0.92 (below)
+        accuracies = []
+        for seed in range(3):
+            cfg = TrainConfig(architecture="MTE", task="mode", d_model=16, n_heads=2, n_layers=2, seq_len=8,
+                              val_seq_len=8, vocab_size=4, n_steps=400, eval_every=400, eval_batches=4,
+                              learning_rate=1e-2, mixer_stack=stack, conv_width=5)
+            row = train_seed(cfg, seed)[-1]
+            assert not math.isnan(row["val_loss"])
+            accuracies.append(row["val_accuracy"])
+        return sum(accuracies) / len(accuracies)
 
-
-def test_only_attention_s_weights_depend_on_the_input() -> None:
-    for n in (4, 64):
-        shares = {p: mixer_measures(_config(p, n, n_vectors=256), seed=2)["input_dependent_share"]
-                  for p in ("softmax", "bilinear", "sepconv")}
-        assert shares == {"softmax": 1.0, "bilinear": 0.0, "sepconv": 0.0}
-
-
-def test_validation_and_the_family() -> None:
-    with pytest.raises(ValueError, match="invalid pooling='average'; allowed: softmax, bilinear, sepconv"):
-        _config("average", 4)
-    family = family_for_task("mixer_properties")
-    result = family.train([_config("bilinear", 8)], [0, 1], device="cpu")
-    assert [r["seed"] for r in result.rows] == [0, 1] and all(set(METRICS) <= set(r) for r in result.rows)
-    assert result.rows[1]["macs_saved"] == mixer_measures(_config("bilinear", 8), seed=1)["macs_saved"]
-
-
-def _data(study_name: str = "yun2020.mixers") -> tuple[StudyRecord, FindingData]:
-    study = get_study(study_name)
-    rows = [{"pooling": p, "d_head": d, "seq_len": n, "seed": seed,
-             **mixer_measures(_config(p, n, d, n_vectors=256), seed)}
-            for p in study.axis_values("pooling") for d in study.axis_values("d_head")
-            for n in study.axis_values("seq_len") for seed in study.seeds]
-    frame = pl.DataFrame(rows)
-    cells = {m: frame.group_by("pooling", "d_head", "seq_len").agg(
-        pl.col(m).mean().alias("g"), pl.col(m).std().alias("sd"), pl.len().alias("n_seeds")) for m in METRICS}
-    return StudyRecord.of(study), FindingData(cells=cells, panel="pooling", select_metric="input_dependent_share",
-                                              max_seeds=len(study.seeds))
-
-
-def test_the_findings_pass_on_the_measurement_and_fail_on_a_mixer_without_the_property() -> None:
-    record, data = _data()
-    verdicts = evaluate_findings(record, data)
-    assert [v.status for v in verdicts] == [Status.PASS] * 7, [line for v in verdicts for line in v.lines()]
-    study = get_study("yun2020.mixers")
-    f = study.findings
-    wrong = study.replace(findings=(
-        f[0].replace(above={"softmax": 1.0}),  # attention saves no product against itself
-        f[1].replace(above={"softmax": 1.0}),
-        f[2].replace(ahead={"sepconv": ("sepconv",)}, level_with={}, equivalence_margin=None),  # no growth with N
-        f[2].replace(ahead={}, level_with={"bilinear": ("bilinear",)}),  # the bilinear's count is not level
-        f[3].replace(below={"softmax": 0.01}),  # attention's weights move with the input
-        f[4].replace(above={"bilinear": 0.99}),  # the bilinear's do not
-        f[5].replace(level_with={"bilinear": ("bilinear",)}),
-        f[6].replace(above={"softmax": 1.0}),
-    ))
-    assert [v.status for v in evaluate_findings(StudyRecord.of(wrong), data)] == [Status.FAIL] * 8
-
-
-def test_mixers_scales() -> None:
-    assert get_study("yun2020.mixers").trial_count() == 3 * 2 * 4
-    smoke = get_study("yun2020.mixers", "smoke")
-    assert smoke.trial_count() == 3 * 2 and smoke.seeds == (0, 1)
+    # mode of 8 tokens over 4 values: max pooling stays near the majority-guess level (seeds 0-5 at 400 steps:
+    # 0.37-0.47), a convolution + attention stack counts (0.84-0.99). At 200 steps and one seed the stack gave
+    # 0.67-0.92 by seed and 0.76 on a 16-core machine with torch 2.11: too close to a bound to test on.
+    assert accuracy("sepconv,softmax") > 0.75 > 0.55 > accuracy("max,max")
