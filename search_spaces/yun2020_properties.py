@@ -111,7 +111,7 @@ EQUIVARIANCE = Study(
     scientific={"pooling": ("BERT", "MTE", "NAP", "NON"), "seq_len": (4, 16, 64)},
     fixed={"d_head": 32, "n_vectors": 1024},
     seeds=(0, 1, 2), metric="equivariant_share",
-    plot=Plot(panel="pooling", x="seq_len", y=None), findings=EQUIVARIANCE_FINDINGS,
+    plot=Plot(panel="pooling", x="seq_len", y="d_head"), findings=EQUIVARIANCE_FINDINGS,
     deviations=(
         "Not a paper experiment: the paper proves the claim; here it is measured on two layers of each architecture "
         "of the project (BERT, MTE, NAP, NON) as initialised, on random N(0, I) token vectors, one random permutation "
