@@ -21,9 +21,10 @@ N, the convolution's default filter length 31; initialised under ``torch.manual_
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
-from trainables.mixers import build_mixer
 from trainables.mixers.base import Mixer, MultiHeadMixer
 from trainables.mixers.bilinear import BilinearProjection
 from trainables.mixers.sepconv import SeparableConvolution, shared_filter_conv
@@ -65,8 +66,7 @@ def mixer_measures(config: PoolingScaleConfig, seed: int) -> dict[str, float]:
     g = torch.Generator().manual_seed(seed)
     n_seq, n, d = config.n_vectors // config.seq_len, config.seq_len, config.d_head
     x, other = torch.randn(n_seq, n, d, generator=g), torch.randn(n_seq, n, d, generator=g)  # (S, N, d) each
-    mixer = build(config, seed)
-    attention = build_mixer("softmax", d, mixer.n_heads, hidden_norm=False, attention_gelu=False, dropout=0.0)
+    mixer, attention = build(config, seed), build(dataclasses.replace(config, pooling="softmax"), seed)
     with torch.no_grad():
         dependent = changed_share(token_weights(mixer, x), token_weights(mixer, other))
     return {"mixer_params": float(count_parameters(mixer)), "matmuls": float(matmuls(mixer, n)),
