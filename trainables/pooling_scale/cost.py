@@ -16,7 +16,7 @@ One sequence of N tokens of width d through the mixer as built (its heads H, d_h
 
 Multiply-adds are those of the products and the convolution only, as ``torch.utils.flop_counter.FlopCounterMode``
 counts them (its FLOPs are twice these): biases, softmax, GLU, LayerNorm and GELU are elementwise and not counted.
-tests/test_yun_mixers.py checks each count against FlopCounterMode on the real module.
+tests/test_yun_mixer_properties.py checks each count against FlopCounterMode on the real module.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from trainables.stacked import count_parameters
 def token_weights(mixer: Mixer, x: torch.Tensor) -> torch.Tensor:
     """The weights (S, H, N_query, N_key) with which ``mixer`` mixes the tokens of x (S, N, d): output token i of head
     (filter) h is sum_j w[s, h, i, j] times token j's value (softmax: V; bilinear: x itself; sepconv: the GLU's
-    output); the forward computes exactly these (tests/test_yun_mixers.py)."""
+    output); the forward computes exactly these (tests/test_yun_mixer_properties.py)."""
     s, n, _ = x.shape
     if isinstance(mixer, MultiHeadMixer):
         return mixer.attention_weights(x)  # (S, H, N, N), from x's queries and keys
