@@ -19,9 +19,12 @@ from collections.abc import Sequence
 
 #: Attention statistics (per layer or step, and head) and gate statistics (per step), in column order. ``nearest``
 #: (the adjacent key in the direction attended) is the CTL family's only: geometric attention's own question.
-#: ``range`` (issue 58 item 2) came last: every column an older request wrote keeps its place.
+#: ``range`` (issue 58 item 2) came last: every column an older request wrote keeps its place. ``drift`` and
+#: ``last_op`` (issue 58, the NDR's routing over its steps) are the CTL family's only and came after it
+#: (:data:`ROUTE_PROBES`: they read more than one step's weights, or where the task puts its operations).
 WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "range")
-ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range")
+ROUTE_PROBES: tuple[str, ...] = ("drift", "last_op")
+ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range", *ROUTE_PROBES)
 GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
 #: Statistics of a mixer's own parameters (per layer and head), not of its weights on an input: ``bias``, NAP's
 #: share of the bias b in its token weights, |b| / (|g| + |b|) (0: pure normalised attention; 1: sum pooling, what

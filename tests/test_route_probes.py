@@ -1,0 +1,59 @@
+"""The CTL family's own attention probes over its steps (trainables/csordas2021/inside.py): ``drift`` (how much of a
+query's attention moved since step 1) and ``last_op`` (the share of samples whose read-out column looks hardest at the
+last operation), on hand-built weights with hand-computed values."""
+
+import pytest
+import torch
+
+from trainables.csordas2021.inside import last_operation, route_columns
+
+
+def _rows(*rows: list[float]) -> torch.Tensor:
+    """Weights (K=1, B=1, H=1, N, N) from N rows."""
+    return torch.tensor(rows, dtype=torch.float64)[None, None, None]
+
+
+def _values(w: torch.Tensor, first: torch.Tensor, names: tuple[str, ...], real: torch.Tensor | None = None,
+            targets: torch.Tensor | None = None) -> dict[str, list[float]]:
+    k, b, _, n, _ = w.shape
+    real = torch.ones(k, b, n, dtype=torch.bool) if real is None else real
+    targets = torch.ones(b, dtype=torch.long) if targets is None else targets
+    return {name: value.tolist() for name, value in route_columns(w, first, real, targets, names, step=2)}
+
+
+def test_the_last_operation_is_after_sos_backward_and_before_eos_forward() -> None:
+    lengths = torch.tensor([5, 7])  # SOS, 2 or 4 functions, the argument, EOS
+    assert last_operation(lengths, "backward").tolist() == [1, 1]  # "g b 000": g, applied last, right after SOS
+    assert last_operation(lengths, "forward").tolist() == [3, 5]  # "000 b g": g, applied last, right before EOS
+    with pytest.raises(ValueError, match=r"^invalid direction='up'; allowed: forward, backward$"):
+        last_operation(lengths, "up")
+
+
+def test_drift_is_the_share_of_attention_moved_since_step_1() -> None:
+    first = _rows([0, 1, 0], [1, 0, 0], [0, 1, 0])
+    same_shares = 3 * first  # other magnitudes, the same shares: nothing moved
+    assert _values(same_shares, first, ("drift",)) == {"probe_drift_s2_h1": [0.0]}
+    # row 0 moved wholly (1), row 1 half (0.5), row 2 not at all (0): mean 0.5
+    moved = _rows([0, 0, 1], [0.5, 0, 0.5], [0, 1, 0])
+    assert _values(moved, first, ("drift",))["probe_drift_s2_h1"] == pytest.approx([0.5])
+    # a padding query is left out: only rows 0 and 1 count, (1 + 0.5) / 2
+    real = torch.tensor([[[True, True, False]]])
+    assert _values(moved, first, ("drift",), real=real)["probe_drift_s2_h1"] == pytest.approx([0.75])
+
+
+def test_last_op_counts_the_samples_whose_read_out_column_peaks_at_the_last_operation() -> None:
+    # two samples of lengths 4 and 3 (width 4): their read-out columns are 3 and 2; the last operation at 1 (backward)
+    w = torch.zeros(2, 2, 1, 4, 4, dtype=torch.float64)  # (K=2 members, B, H, N, N)
+    w[0, 0, 0, 3] = torch.tensor([0.1, 0.6, 0.3, 0.0])  # member 1, sample 1: peak at 1, a hit
+    w[0, 1, 0, 2] = torch.tensor([0.7, 0.3, 0.0, 0.0])  # member 1, sample 2: peak at 0, a miss
+    w[1, 0, 0, 3] = torch.tensor([0.0, 0.5, 0.5, 0.0])  # member 2: a tie goes to the first key, 1: a hit
+    w[1, 1, 0, 2] = torch.tensor([0.2, 0.8, 0.0, 0.0])  # a hit
+    real = (torch.arange(4) < torch.tensor([4, 3])[:, None]).expand(2, 2, 4)
+    values = _values(w, w, ("last_op", "drift"), real=real, targets=torch.tensor([1, 1]))
+    assert values["probe_last_op_s2_h1"] == [0.5, 1.0]
+    # forward the same weights read the position before EOS (2 and 1): member 1 misses both, member 2 hits sample 2
+    forward = _values(w, w, ("last_op",), real=real, targets=last_operation(torch.tensor([4, 3]), "forward"))
+    assert forward["probe_last_op_s2_h1"] == [0.0, 0.5]
+    # a read-out column without any weight is left out of the share
+    w[1, 1, 0, 2] = 0.0
+    assert _values(w, w, ("last_op",), real=real, targets=torch.tensor([1, 1]))["probe_last_op_s2_h1"] == [0.5, 1.0]
