@@ -25,7 +25,10 @@ from collections.abc import Sequence
 WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "range")
 ROUTE_PROBES: tuple[str, ...] = ("drift", "last_op")
 ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range", *ROUTE_PROBES)
-GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
+#: ``gate_early`` and ``gate_ready`` (issue 58): the CTL family's only, when each function's column opens against when
+#: its input is ready (they read where the task puts its operations: trainables/csordas2021/inside.py)
+TIMING_PROBES: tuple[str, ...] = ("gate_early", "gate_ready")
+GATE_PROBES: tuple[str, ...] = ("gate", "gate_open", *TIMING_PROBES)
 #: Statistics of a mixer's own parameters (per layer and head), not of its weights on an input: ``bias``, NAP's
 #: share of the bias b in its token weights, |b| / (|g| + |b|) (0: pure normalised attention; 1: sum pooling, what
 #: App. H says NAP reverts to at S = 2). A mixer without such a parameter writes no column.

@@ -1,8 +1,9 @@
 """The csordas2021.table1 findings on what the models do inside (Sec. 3 "Analysis", Fig. 2, App. D Figs. 3-7), read
 from the probes (docs/results.md, "Probe columns"; docs/csordas2021.md, "What the models do inside").
 
-:data:`INSIDE_FINDINGS` are the study's findings #13-#17 and :data:`ROUTE_FINDINGS` its #19-#20 (issue 58): the
-NDR's attention map over every step and where its read-out column looks. All are checked at the paper scale only (at
+:data:`INSIDE_FINDINGS` are the study's findings #13-#17 and :data:`ROUTE_FINDINGS` its #19-#22 (issue 58): the
+NDR's attention map over every step, where its read-out column looks, and when each function's gate opens against when
+its input is ready. All are checked at the paper scale only (at
 the cpu budget NDR stays at chance, and an untrained model's routing says nothing of the trained one's).
 """
 
@@ -80,11 +81,21 @@ INSIDE_FINDINGS = (
 # The NDR's routing over its 14 steps (issue 58): the same probe input, read at every step. "Remains similar over time"
 # as at most a quarter of each position's attention moved from where it was at step 1, at every step (the largest over
 # steps 2-14 of the mean total-variation distance from step 1's map); "always attends to the second position" as the
-# read-out column's largest weight on the last operation in at least 95% of the samples, at every step 1-14.
+# read-out column's largest weight on the last operation in at least 95% of the samples, at every step 1-14. The i-th
+# function applied has its input at step i (trainables/csordas2021/inside.py): "closed until the dependencies are
+# satisfied" as at most 10% of the columns not yet ready open, at every step 1-8 (depth 9-10: some column is not ready
+# at each), "open one after another, when the input is available" as at least 90% of the columns whose input arrives at
+# step s open at s, at every step 1-9 (every probe sample has a 9th function).
 #: "remains similar": the largest share of attention moved from step 1's map, at any step (the project's number)
 SIMILAR_DRIFT = 0.25
 #: "always": the smallest share of samples, at any step, whose read-out column looks hardest at the last operation
 ALWAYS_SHARE = 0.95
+#: "closed until ready": the largest share, at any step, of the function columns not yet ready that are open
+CLOSED_SHARE = 0.1
+#: "open when the input is available": the smallest share, at any step, of the columns ready then that are open
+READY_SHARE = 0.9
+EARLY_ANY_STEP = "max(" + ", ".join(f"probe_gate_early_s{s}" for s in range(1, 9)) + ")"
+READY_EVERY_STEP = "min(" + ", ".join(f"probe_gate_ready_s{s}" for s in range(1, 10)) + ")"
 DRIFT_ANY_STEP = "max(" + ", ".join(f"probe_drift_s{s}_h1" for s in range(2, NDR_STEPS + 1)) + ")"
 LAST_OP_EVERY_STEP = "min(" + ", ".join(f"probe_last_op_s{s}_h1" for s in range(1, NDR_STEPS + 1)) + ")"
 ROUTE_FINDINGS = (
@@ -109,4 +120,24 @@ ROUTE_FINDINGS = (
             chosen=(f"{ALWAYS_SHARE:.0%}: 'always' read as the largest weight on the last operation in at least that "
                     "share of the 64 probe samples (a seed mean), at every step",
                     "every step 1-14: 'always' read over the whole computation")),
+    Finding(description="Fig. 2 caption, App. D Figs. 5 and 7 (backward): the gates of NDR and + abs/rel + gate remain "
+                        "closed until a function's input is ready: at every step (1-8) at most "
+                        f"{CLOSED_SHARE:.0%} of the function columns whose input is not ready yet are open (the "
+                        "largest over the steps of that share; the level is the project's)",
+            quote='Fig. 2 caption: "The gates remain closed until the data dependencies are satisfied." App. D, '
+                  'Figs. 5 and 7: "The gates are closed until all arguments of the given operations are not ready."',
+            metric=EARLY_ANY_STEP, where=by_model(*GATED), below={"backward": CLOSED_SHARE}, scales=PAPER,
+            chosen=(f"{CLOSED_SHARE:.0%}: 'closed' read as at most that share of the columns not yet ready open (a "
+                    "gate open: its mean over channels above 1/2)",
+                    "steps 1-8: every step at which a depth-9/10 sample has a function not yet ready")),
+    Finding(description="Sec. 3 (backward, Fig. 2): NDR's gates open one after another, when the input is available: "
+                        f"at every step s (1-9) at least {READY_SHARE:.0%} of the function columns whose input arrives "
+                        "at s (the s-th function applied) are open at s (the smallest over the steps of that share; "
+                        "the level is the project's)",
+            quote='Sec. 3: "As shown in Fig. 2/Right, the gates of different columns open sequentially one after '
+                  'another, when the input is available for them."',
+            metric=READY_EVERY_STEP, where=by_model("NDR"), above={"backward": READY_SHARE}, scales=PAPER,
+            chosen=(f"{READY_SHARE:.0%}: 'open when the input is available' read as at least that share of the "
+                    "columns open at the step their input arrives",
+                    "steps 1-9: every function of a depth-9/10 sample but the 10th (depth 9 has none)")),
 )

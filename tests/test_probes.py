@@ -181,7 +181,7 @@ def test_an_unknown_probe_is_refused_in_one_line_naming_field_value_and_allowed(
 def test_the_probes_column_is_written_only_when_asked() -> None:
     assert "probes" not in CTLConfig(model="NDR").resolved()
     assert CTLConfig(model="NDR", probes=True).resolved()["probes"] == \
-        "entropy,peak,distance,nearest,range,drift,last_op,gate,gate_open"
+        "entropy,peak,distance,nearest,range,drift,last_op,gate,gate_open,gate_early,gate_ready"
     assert "probes" not in GrosConfig(task="nt").resolved()
     assert tiny_config(probes="entropy").resolved()["probes"] == "entropy"
 
@@ -194,7 +194,7 @@ def test_ctl_ndr_rows_hold_every_step_heads_attention_and_gate(monkeypatch: pyte
     steps, heads = range(1, 4), range(1, 3)
     attention = ("entropy", "peak", "distance", "nearest", "range", "drift", "last_op")
     expected = {f"probe_{s}_s{step}_h{h}" for s in attention for step in steps for h in heads} | {
-        f"probe_{s}_s{step}" for s in ("gate", "gate_open") for step in steps}
+        f"probe_{s}_s{step}" for s in ("gate", "gate_open", "gate_early", "gate_ready") for step in steps}
     assert probe_columns(probed) == expected and all(expected <= row.keys() for row in probed)
     longest = 14  # the deeper test samples have at most 14 tokens: SOS, argument, 10 functions, EOS (and a digit)
     for row in probed:

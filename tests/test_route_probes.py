@@ -1,11 +1,14 @@
-"""The CTL family's own attention probes over its steps (trainables/csordas2021/inside.py): ``drift`` (how much of a
-query's attention moved since step 1) and ``last_op`` (the share of samples whose read-out column looks hardest at the
-last operation), on hand-built weights with hand-computed values."""
+"""The CTL family's own probes over its steps (trainables/csordas2021/inside.py): ``drift`` (how much of a query's
+attention moved since step 1), ``last_op`` (the share of samples whose read-out column looks hardest at the last
+operation), ``gate_early`` / ``gate_ready`` (function columns open before their input is ready / at the step it is), on
+hand-built weights and gates with hand-computed values."""
+
+import math
 
 import pytest
 import torch
 
-from trainables.csordas2021.inside import last_operation, route_columns
+from trainables.csordas2021.inside import application_order, last_operation, route_columns, timing_columns
 
 
 def _rows(*rows: list[float]) -> torch.Tensor:
@@ -57,3 +60,40 @@ def test_last_op_counts_the_samples_whose_read_out_column_peaks_at_the_last_oper
     # a read-out column without any weight is left out of the share
     w[1, 1, 0, 2] = 0.0
     assert _values(w, w, ("last_op",), real=real, targets=torch.tensor([1, 1]))["probe_last_op_s2_h1"] == [0.5, 1.0]
+
+
+def test_the_functions_are_numbered_in_the_order_they_are_applied() -> None:
+    lengths = torch.tensor([6, 5])  # SOS, 3 or 2 functions, the argument, EOS (width 6)
+    # backward "SOS f3 f2 f1 x EOS": the function right after SOS is applied last
+    assert application_order(lengths, "backward", 6).tolist() == [[0, 3, 2, 1, 0, 0], [0, 2, 1, 0, 0, 0]]
+    # forward "SOS x f1 f2 f3 EOS"
+    assert application_order(lengths, "forward", 6).tolist() == [[0, 0, 1, 2, 3, 0], [0, 0, 1, 2, 0, 0]]
+    with pytest.raises(ValueError, match=r"^invalid direction='sideways'; allowed: forward, backward$"):
+        application_order(lengths, "sideways", 6)
+
+
+def test_gate_timing_counts_columns_open_before_and_when_their_input_is_ready() -> None:
+    """One backward sample of 3 functions (positions 1-3 apply the 3rd, 2nd, 1st), two members. Member 1 opens each
+    column exactly at its step; member 2 opens the last-applied column (position 1) from step 1 on, too early."""
+    order = application_order(torch.tensor([6]), "backward", 6)  # [[0, 3, 2, 1, 0, 0]]
+    on_time = {1: [3], 2: [2], 3: [1]}  # step -> the open positions
+    too_early = {1: [3, 1], 2: [2, 1], 3: [1]}
+
+    def gates(step: int) -> torch.Tensor:
+        g = torch.zeros(2, 1, 6, 4, dtype=torch.float64)  # (K, B, N, d)
+        for member, opened in enumerate((on_time, too_early)):
+            for position in opened[step]:
+                g[member, 0, position] = 0.9  # mean over channels above 1/2: open
+        g[:, 0, 5] = 0.9  # EOS open: not a function, never counted
+        return g
+
+    def values(step: int) -> dict[str, list[float]]:
+        return {name: v.tolist() for name, v in timing_columns(gates(step), order, ("gate_early", "gate_ready"),
+                                                                step=step)}
+
+    # step 1: not ready yet the 2nd and 3rd (positions 2, 1): member 2 has 1 of those 2 open; ready the 1st (position 3)
+    assert values(1) == {"probe_gate_early_s1": [0.0, 0.5], "probe_gate_ready_s1": [1.0, 1.0]}
+    assert values(2) == {"probe_gate_early_s2": [0.0, 1.0], "probe_gate_ready_s2": [1.0, 1.0]}
+    step3 = values(3)  # every input ready: nothing early to count (NaN); the 3rd (position 1) ready now
+    assert step3["probe_gate_ready_s3"] == [1.0, 1.0]
+    assert all(math.isnan(v) for v in step3["probe_gate_early_s3"])

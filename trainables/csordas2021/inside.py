@@ -18,6 +18,16 @@ row's weights are read as shares p_ij = |w_ij| / sum_j |w_ij|, as every probe re
 * ``last_op``: the share of samples whose read-out column (EOS, where the result is read) puts its largest weight on
   the position of the last operation to be performed (:func:`last_operation`: backward the function right after SOS,
   the sequence's second position; forward the one right before EOS).
+
+Two gate probes are its own too (:data:`core.probe_names.TIMING_PROBES`): when each function's column opens against
+when its input is ready. The i-th function applied (:func:`application_order`) reads the result of the (i - 1)-th,
+which is in its neighbour's column after step i - 1 (the first reads the argument): its input is ready at step i. A
+column is open when its gate's mean over channels exceeds 1/2 (as ``gate_open``). At step s:
+
+* ``gate_early``: of the function columns whose input is not ready yet (i > s), the share that is open;
+* ``gate_ready``: of the function columns whose input becomes ready at this step (i = s), the share that is open.
+
+Each pools the function columns of every sample (NaN where there are none: ``gate_early`` once every input is ready).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from collections.abc import Sequence
 
 import torch
 
-from core.probe_names import ATTENTION_PROBES, GATE_PROBES, ROUTE_PROBES, asked, column
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES, ROUTE_PROBES, TIMING_PROBES, asked, column
 from trainables.csordas2021.ctl import Encoded
 from trainables.csordas2021.members import Members
 from trainables.csordas2021.models import SharedLayerClassifier
@@ -62,18 +72,20 @@ def probe_columns(members: Members, data: Encoded, request: str | None, limit: i
         module.layer.attention.last_weights = module.layer.last_gates = None  # nothing kept between probes
         module.train(training)
     real = (torch.arange(width, device=device) < lengths[:, None]).expand(k, b, width)  # (K, B, N)
-    targets = last_operation(lengths, direction)
-    return member_values(step_columns(trace, real, names, stacked=k > 1, targets=targets), k)
+    return member_values(step_columns(trace, real, names, stacked=k > 1, lengths=lengths, direction=direction), k)
 
 
 def step_columns(trace: Sequence[dict[str, torch.Tensor | None]], real: torch.Tensor, names: Sequence[str], *,
-                 stacked: bool, targets: torch.Tensor) -> Columns:
+                 stacked: bool, lengths: torch.Tensor, direction: str) -> Columns:
     """The columns of every step of a recorded trace (one dict per step: ``attention`` (K, B, H, N, N) and
-    ``gates`` (K, B, N, d), without the K axis unless ``stacked``; None where the layer has none); ``targets`` (B,):
-    each sample's last operation's position (:func:`last_operation`)."""
+    ``gates`` (K, B, N, d), without the K axis unless ``stacked``; None where the layer has none); ``lengths`` (B,)
+    and ``direction``: where each sample's operations lie."""
     attention = [n for n in names if n in ATTENTION_PROBES and n not in ROUTE_PROBES]
     route = [n for n in names if n in ROUTE_PROBES]
-    gates = [n for n in names if n in GATE_PROBES]
+    gates = [n for n in names if n in GATE_PROBES and n not in TIMING_PROBES]
+    timing = [n for n in names if n in TIMING_PROBES]
+    targets = last_operation(lengths, direction)
+    order = application_order(lengths, direction, real.shape[-1]) if timing else None
     columns: Columns = []
     first: torch.Tensor | None = None
     for step, entry in enumerate(trace, start=1):
@@ -88,6 +100,8 @@ def step_columns(trace: Sequence[dict[str, torch.Tensor | None]], real: torch.Te
         if g is not None and gates:
             gate_stats = gate_statistics(g if stacked else g.unsqueeze(0), real, gates)  # each (K,)
             columns += [(column(name, step=step), gate_stats[name]) for name in gates]
+        if g is not None and order is not None:
+            columns += timing_columns(g if stacked else g.unsqueeze(0), order, timing, step=step)
     return columns
 
 
@@ -100,6 +114,38 @@ def last_operation(lengths: torch.Tensor, direction: str) -> torch.Tensor:
     if direction == "forward":
         return lengths - 2
     raise ValueError(f"invalid direction={direction!r}; allowed: forward, backward")
+
+
+def application_order(lengths: torch.Tensor, direction: str, width: int) -> torch.Tensor:
+    """Per sample and position (B, N): which function is applied there, counted from 1 (the first applied reads the
+    argument), and 0 where no function is (SOS, the argument, EOS, padding). Backward (``SOS f_n .. f_1 x EOS``)
+    position p in 1..n holds the (n + 1 - p)-th; forward (``SOS x f_1 .. f_n EOS``) position p in 2..n + 1 the
+    (p - 1)-th; n = length - 3."""
+    p = torch.arange(width, device=lengths.device)[None, :]
+    n = (lengths - 3)[:, None]
+    if direction == "backward":
+        return torch.where((p >= 1) & (p <= n), n + 1 - p, torch.zeros_like(p))
+    if direction == "forward":
+        return torch.where((p >= 2) & (p <= n + 1), p - 1, torch.zeros_like(p))
+    raise ValueError(f"invalid direction={direction!r}; allowed: forward, backward")
+
+
+def timing_columns(g: torch.Tensor, order: torch.Tensor, names: Sequence[str], *, step: int) -> Columns:
+    """``gate_early`` and ``gate_ready`` (module docstring) of gates (K, B, N, d) at ``step``, a value per member;
+    ``order`` (B, N): :func:`application_order`."""
+    is_open = at_least_fp32(g.detach()).mean(dim=-1) > 0.5  # (K, B, N)
+    columns: Columns = []
+    for name in names:
+        if name == "gate_early":
+            counted = order > step
+        elif name == "gate_ready":
+            counted = order == step
+        else:
+            raise ValueError(f"invalid gate timing probe {name!r}; allowed: {', '.join(TIMING_PROBES)}")
+        counted = counted.to(g.device)[None].expand_as(is_open)
+        share = (is_open & counted).sum(dim=(1, 2)).to(torch.float64) / counted.sum(dim=(1, 2)).to(torch.float64)
+        columns.append((column(name, step=step), share))
+    return columns
 
 
 def _shares(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
