@@ -1,10 +1,11 @@
 """The csordas2021.table1 findings on what the models do inside (Sec. 3 "Analysis", Fig. 2, App. D Figs. 3-7), read
 from the probes (docs/results.md, "Probe columns"; docs/csordas2021.md, "What the models do inside").
 
-:data:`INSIDE_FINDINGS` are the study's findings #13-#17 and :data:`ROUTE_FINDINGS` its #19-#22 (issue 58): the
-NDR's attention map over every step, where its read-out column looks, and when each function's gate opens against when
-its input is ready. All are checked at the paper scale only (at
-the cpu budget NDR stays at chance, and an untrained model's routing says nothing of the trained one's).
+:data:`INSIDE_FINDINGS` are the study's findings #13-#17 and :data:`ROUTE_FINDINGS` its #19-#24 (issue 58): the
+NDR's attention map over every step, where its read-out column looks, when each function's gate opens against when
+its input is ready, and how + abs/rel + gate's attention keeps its place and blurs once a column is processed. All are
+checked at the paper scale only (at the cpu budget NDR stays at chance, and an untrained model's routing says nothing
+of the trained one's).
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ INSIDE_FINDINGS = (
 # function applied has its input at step i (trainables/csordas2021/inside.py): "closed until the dependencies are
 # satisfied" as at most 10% of the columns not yet ready open, at every step 1-8 (depth 9-10: some column is not ready
 # at each), "open one after another, when the input is available" as at least 90% of the columns whose input arrives at
-# step s open at s, at every step 1-9 (every probe sample has a 9th function).
+# step s open at s, at every step 1-9 (every probe sample has a 9th function). + abs/rel + gate's (Fig. 4) "relatively
+# stable" as at least half of the positions still attending most to the key they did at step 1, at every step 2-14, and
+# "blurrier after the given column is processed" as each processed function column's entropy above its entropy at the
+# step it was processed (the mean over those columns > 0 nats), at every step 2-14.
 #: "remains similar": the largest share of attention moved from step 1's map, at any step (the project's number)
 SIMILAR_DRIFT = 0.25
 #: "always": the smallest share of samples, at any step, whose read-out column looks hardest at the last operation
@@ -96,6 +100,10 @@ CLOSED_SHARE = 0.1
 READY_SHARE = 0.9
 EARLY_ANY_STEP = "max(" + ", ".join(f"probe_gate_early_s{s}" for s in range(1, 9)) + ")"
 READY_EVERY_STEP = "min(" + ", ".join(f"probe_gate_ready_s{s}" for s in range(1, 10)) + ")"
+#: "relatively stable": the smallest share, at any step, of the positions still peaking on their step-1 key
+STABLE_SHARE = 0.5
+SAME_PEAK_EVERY_STEP = "min(" + ", ".join(f"probe_same_peak_s{s}_h1" for s in range(2, NDR_STEPS + 1)) + ")"
+BLUR_EVERY_STEP = "min(" + ", ".join(f"probe_blur_s{s}_h1" for s in range(2, NDR_STEPS + 1)) + ")"
 DRIFT_ANY_STEP = "max(" + ", ".join(f"probe_drift_s{s}_h1" for s in range(2, NDR_STEPS + 1)) + ")"
 LAST_OP_EVERY_STEP = "min(" + ", ".join(f"probe_last_op_s{s}_h1" for s in range(1, NDR_STEPS + 1)) + ")"
 ROUTE_FINDINGS = (
@@ -140,4 +148,25 @@ ROUTE_FINDINGS = (
             chosen=(f"{READY_SHARE:.0%}: 'open when the input is available' read as at least that share of the "
                     "columns open at the step their input arrives",
                     "steps 1-9: every function of a depth-9/10 sample but the 10th (depth 9 has none)")),
+    Finding(description="App. D Fig. 4 (backward): + abs/rel + gate's attention pattern is relatively stable over "
+                        f"time: at every step (2-14) at least {STABLE_SHARE:.0%} of the positions attend most to the "
+                        "key they attended most at step 1 (the smallest over the steps of that share; the level is the "
+                        "project's)",
+            quote='App. D, Fig. 4: "The attention pattern is relatively stable over time, and its gets blurrier after '
+                  'the given column is processed and updated."',
+            metric=SAME_PEAK_EVERY_STEP, where=by_model("+ abs/rel + gate"), above={"backward": STABLE_SHARE},
+            scales=PAPER,
+            chosen=(f"{STABLE_SHARE:.0%}: 'relatively stable' read as at least that share of the positions keeping "
+                    "their most-attended key of step 1 (the pattern's place, however it spreads)",
+                    "every step 2-14: 'over time' read as the whole computation")),
+    Finding(description="App. D Fig. 4 (backward): + abs/rel + gate's attention gets blurrier after the given column "
+                        "is processed: at every step (2-14) the function columns already processed attend with more "
+                        "entropy than at the step each was processed (the smallest over the steps of the mean rise "
+                        "> 0 nats)",
+            quote='App. D, Fig. 4: "The attention pattern is relatively stable over time, and its gets blurrier after '
+                  'the given column is processed and updated."',
+            metric=BLUR_EVERY_STEP, where=by_model("+ abs/rel + gate"), above={"backward": 0.0}, scales=PAPER,
+            chosen=("0 nats: 'gets blurrier' read as any rise of entropy (as #17)",
+                    "the i-th function's column processed at step i (one step per function, as #21-#22)",
+                    "every step 2-14: each step after a column is processed")),
 )

@@ -145,7 +145,8 @@ def test_the_inside_findings_read_columns_the_paper_scale_models_write(one_torch
                                   packed=False)
         columns.update(result.rows[0])
     assert {"probe_gate_open_s14", "probe_nearest_s1_h1", "probe_entropy_s3_h4", "probe_drift_s14_h1",
-            "probe_last_op_s14_h1", "probe_gate_early_s8", "probe_gate_ready_s9"} <= columns
+            "probe_last_op_s14_h1", "probe_gate_early_s8", "probe_gate_ready_s9", "probe_same_peak_s14_h1",
+            "probe_blur_s14_h1"} <= columns
     assert not any(c.startswith("probe_") and ("_s15" in c or "_h5" in c) for c in columns)
     inside = study.model_copy(update={"findings": INSIDE_FINDINGS + ROUTE_FINDINGS})
     check_finding_metrics(inside, columns)  # raises StudyError naming a column no model writes

@@ -1,14 +1,21 @@
 """The CTL family's own probes over its steps (trainables/csordas2021/inside.py): ``drift`` (how much of a query's
 attention moved since step 1), ``last_op`` (the share of samples whose read-out column looks hardest at the last
-operation), ``gate_early`` / ``gate_ready`` (function columns open before their input is ready / at the step it is), on
-hand-built weights and gates with hand-computed values."""
+operation), ``same_peak`` (queries still peaking where they did at step 1), ``blur`` (a processed column's entropy
+against its entropy when processed), ``gate_early`` / ``gate_ready`` (function columns open before their input is ready
+/ at the step it is), on hand-built weights and gates with hand-computed values."""
 
 import math
 
 import pytest
 import torch
 
-from trainables.csordas2021.inside import application_order, last_operation, route_columns, timing_columns
+from trainables.csordas2021.inside import (
+    application_order,
+    last_operation,
+    route_columns,
+    step_columns,
+    timing_columns,
+)
 
 
 def _rows(*rows: list[float]) -> torch.Tensor:
@@ -97,3 +104,37 @@ def test_gate_timing_counts_columns_open_before_and_when_their_input_is_ready() 
     step3 = values(3)  # every input ready: nothing early to count (NaN); the 3rd (position 1) ready now
     assert step3["probe_gate_ready_s3"] == [1.0, 1.0]
     assert all(math.isnan(v) for v in step3["probe_gate_early_s3"])
+
+
+def test_same_peak_counts_the_queries_whose_largest_weight_stays_on_its_step_1_key() -> None:
+    first = _rows([0, 0.9, 0.1], [0.6, 0, 0.4], [0.2, 0.8, 0])
+    # row 0 spreads but keeps its peak (key 1), row 1 moves it to key 2, row 2 keeps key 1: 2 of 3
+    later = _rows([0.3, 0.4, 0.3], [0.3, 0, 0.7], [0.4, 0.6, 0])
+    assert _values(later, first, ("same_peak",))["probe_same_peak_s2_h1"] == pytest.approx([2 / 3])
+    assert _values(first, first, ("same_peak",))["probe_same_peak_s2_h1"] == [1.0]
+
+
+def test_blur_is_a_processed_columns_entropy_now_minus_when_it_was_processed() -> None:
+    """One backward sample "SOS f2 f1 x EOS" (length 5): f1 (position 2) is processed at step 1, f2 (position 1) at
+    step 2. Its attention rows over three steps, each one-hot or uniform over two keys (entropy 0 or ln 2)."""
+    one_hot, two = [0.0, 0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.5, 0.5]
+    eos_row = [0.0, 1.0, 0.0, 0.0, 0.0]
+
+    def step(f2: list[float], f1: list[float]) -> dict[str, torch.Tensor | None]:
+        rows = torch.tensor([one_hot, f2, f1, one_hot, eos_row], dtype=torch.float64)
+        return {"attention": rows[None, None], "gates": None}  # (B=1, H=1, N, N): one model, no K axis
+
+    trace = [step(one_hot, one_hot), step(one_hot, two), step(two, two)]
+    real = torch.ones(1, 1, 5, dtype=torch.bool)
+    columns = dict(step_columns(trace, real, ["blur"], stacked=False, lengths=torch.tensor([5]),
+                                direction="backward"))
+    assert math.isnan(columns["probe_blur_s1_h1"].item())  # nothing processed before step 1
+    # step 2: f1 (processed at step 1, entropy 0) now at ln 2
+    assert columns["probe_blur_s2_h1"].item() == pytest.approx(math.log(2))
+    # step 3: f1 ln 2 - 0, f2 (processed at step 2, entropy 0) ln 2 - 0: mean ln 2
+    assert columns["probe_blur_s3_h1"].item() == pytest.approx(math.log(2))
+    sharper = [step(two, two), step(one_hot, one_hot), step(one_hot, one_hot)]  # f1 sharper after: -ln 2
+    columns = dict(step_columns(sharper, real, ["blur"], stacked=False, lengths=torch.tensor([5]),
+                                direction="backward"))
+    assert columns["probe_blur_s2_h1"].item() == pytest.approx(-math.log(2))
+    assert columns["probe_blur_s3_h1"].item() == pytest.approx(-math.log(2) / 2)  # f1 -ln 2, f2 0 - 0

@@ -17,7 +17,12 @@ row's weights are read as shares p_ij = |w_ij| / sum_j |w_ij|, as every probe re
   weight at both steps (0 at step 1);
 * ``last_op``: the share of samples whose read-out column (EOS, where the result is read) puts its largest weight on
   the position of the last operation to be performed (:func:`last_operation`: backward the function right after SOS,
-  the sequence's second position; forward the one right before EOS).
+  the sequence's second position; forward the one right before EOS);
+* ``same_peak``: the share of the real queries (with weight at both steps) whose most-attended key is the one they
+  attended most at step 1 (1 at step 1): whether the pattern stays where it was, however it spreads;
+* ``blur``: how much blurrier a function's column has become since it was processed, in nats: over the columns whose
+  function was applied before this step (the i-th at step i, i < s: :func:`application_order`), the mean of the
+  column's attention entropy now minus at step i (NaN at step 1: nothing processed yet).
 
 Two gate probes are its own too (:data:`core.probe_names.TIMING_PROBES`): when each function's column opens against
 when its input is ready. The i-th function applied (:func:`application_order`) reads the result of the (i - 1)-th,
@@ -85,7 +90,8 @@ def step_columns(trace: Sequence[dict[str, torch.Tensor | None]], real: torch.Te
     gates = [n for n in names if n in GATE_PROBES and n not in TIMING_PROBES]
     timing = [n for n in names if n in TIMING_PROBES]
     targets = last_operation(lengths, direction)
-    order = application_order(lengths, direction, real.shape[-1]) if timing else None
+    order = application_order(lengths, direction, real.shape[-1]) if timing or "blur" in route else None
+    entropies: list[torch.Tensor] = []  # blur: each step's per-query entropies so far
     columns: Columns = []
     first: torch.Tensor | None = None
     for step, entry in enumerate(trace, start=1):
@@ -96,7 +102,9 @@ def step_columns(trace: Sequence[dict[str, torch.Tensor | None]], real: torch.Te
             columns += attention_columns(w, real, attention, step=step)
         if w is not None and route:
             first = w if first is None else first
-            columns += route_columns(w, first, real, targets, route, step=step)
+            if order is not None:
+                entropies.append(_entropies(w))
+            columns += route_columns(w, first, real, targets, route, step=step, order=order, entropies=entropies)
         if g is not None and gates:
             gate_stats = gate_statistics(g if stacked else g.unsqueeze(0), real, gates)  # each (K,)
             columns += [(column(name, step=step), gate_stats[name]) for name in gates]
@@ -156,10 +164,20 @@ def _shares(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return a / torch.where(held, total, torch.ones_like(total))[..., None], held
 
 
+def _entropies(w: torch.Tensor) -> torch.Tensor:
+    """Each query's attention entropy in nats (K, B, H, N) of weights (K, B, H, N, N), read as shares."""
+    p, _ = _shares(w)
+    entropy: torch.Tensor = -torch.special.xlogy(p, p).sum(dim=-1)
+    return entropy
+
+
 def route_columns(w: torch.Tensor, first: torch.Tensor, real: torch.Tensor, targets: torch.Tensor,
-                  names: Sequence[str], *, step: int) -> Columns:
-    """``drift`` and ``last_op`` (module docstring) of weights (K, B, H, N, N) at ``step`` against ``first`` (the
-    weights of step 1), per head, a value per member; ``real`` (K, B, N): the real queries; ``targets`` (B,)."""
+                  names: Sequence[str], *, step: int, order: torch.Tensor | None = None,
+                  entropies: Sequence[torch.Tensor] = ()) -> Columns:
+    """``drift``, ``last_op``, ``same_peak`` and ``blur`` (module docstring) of weights (K, B, H, N, N) at ``step``
+    against ``first`` (the weights of step 1), per head, a value per member; ``real`` (K, B, N): the real queries;
+    ``targets`` (B,); ``blur`` also reads ``order`` (B, N: :func:`application_order`) and ``entropies``, each step's
+    per-query entropies up to this one (:func:`_entropies`)."""
     p, held = _shares(w)
     k, b, h, n, _ = p.shape
     out: dict[str, torch.Tensor] = {}
@@ -176,6 +194,22 @@ def route_columns(w: torch.Tensor, first: torch.Tensor, real: torch.Tensor, targ
             valid = held.gather(3, readout[:, :, None, None].expand(k, b, h, 1)).squeeze(3)  # (K, B, H)
             hit = (row.argmax(dim=-1) == targets.to(row.device)[None, :, None]) & valid
             out[name] = hit.sum(dim=1).to(p.dtype) / valid.sum(dim=1).to(p.dtype)
+        elif name == "same_peak":
+            p0, held0 = _shares(first)
+            valid = held & held0 & real[:, :, None, :]
+            kept = (p.argmax(dim=-1) == p0.argmax(dim=-1)) & valid
+            out[name] = kept.sum(dim=(1, 3)).to(p.dtype) / valid.sum(dim=(1, 3)).to(p.dtype)
+        elif name == "blur":
+            if order is None or len(entropies) != step:
+                raise ValueError(f"invalid blur at step {step}: it needs the order of the functions and the "
+                                 f"entropies of steps 1..{step}; allowed: step_columns' own call")
+            done = ((order > 0) & (order < step)).to(p.device)  # (B, N): processed before this step
+            history = torch.stack(list(entropies))  # (S, K, B, H, N)
+            at = (order.clamp(1, step) - 1).to(p.device)  # a column not processed yet: any step (left out)
+            then = history.gather(0, at[None, None, :, None, :].expand(1, k, b, h, n)).squeeze(0)  # at its own step
+            valid = done[None, :, None, :] & held & real[:, :, None, :]
+            rise = torch.where(valid, entropies[-1] - then, torch.zeros_like(then))
+            out[name] = rise.sum(dim=(1, 3)) / valid.sum(dim=(1, 3)).to(p.dtype)
         else:
             raise ValueError(f"invalid route probe {name!r}; allowed: {', '.join(ROUTE_PROBES)}")
     return [(column(name, step=step, head=i + 1), out[name][:, i]) for i in range(h) for name in names]
