@@ -8,7 +8,9 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than` - the time axis
-  (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`).
+  (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`);
+* :mod:`~analysis.stats.kinds.falls_short` - every row of a region short of a level in some panel value ("the only
+  one"), stated under a finding's ``kinds``.
 """
 
 # Each module registers its kind when imported, and a verdict lists its checks in this order (not sorted: I001).
@@ -22,4 +24,5 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     still_holds,
     learned_then_unlearned,
     faster_than,
+    falls_short,
 )
