@@ -115,7 +115,8 @@ class Finding(Schema):
     ``above`` 0.45, ``below`` 0.65; the lower bound must be the smaller). ``worst_beats_best`` is the NAP paper's
     significance criterion (A's worst seed beats B's best, each at its best cell). ``reached_by``, ``still_holds``,
     ``learned_then_unlearned`` and ``faster_than`` bound when a panel value's learning curve reaches ``level`` along
-    ``time`` (epoch or step). Semantics and verdicts: docs/cli.md, Findings.
+    ``time`` (epoch or step); ``level_along`` holds two panel values' curves within ``equivalence_margin`` of each
+    other at every evaluation. Semantics and verdicts: docs/cli.md, Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -136,7 +137,8 @@ class Finding(Schema):
     margin: float = 0.0
     level_with: dict[str, tuple[str, ...]] = {}
     not_ahead: dict[str, tuple[str, ...]] = {}
-    #: level_with / not_ahead: the largest difference that still counts as none (required with them, refused without)
+    #: level_with / not_ahead / level_along: the largest difference that still counts as none (required with them,
+    #: refused without)
     equivalence_margin: float | None = None
     versus_where: dict[str, Any] | None = None
     #: panel value A -> [B, ...]: A's worst seed beats B's best seed, each at its best cell (the NAP paper's
@@ -154,7 +156,10 @@ class Finding(Schema):
     learned_then_unlearned: dict[str, float] = {}
     #: panel value A -> [B, ...]: A's curve reaches ``level`` at an earlier evaluation than B's ("converges faster")
     faster_than: dict[str, tuple[str, ...]] = {}
-    #: the time axis of the four above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
+    #: panel value A -> [B, ...]: A's curve lies within ``equivalence_margin`` of B's at every evaluation they share
+    #: ("nearly identical training behavior": the curves, not only their ends; :mod:`analysis.stats.kinds.level_along`)
+    level_along: dict[str, tuple[str, ...]] = {}
+    #: the time axis of the five above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
     time: str = "epoch"
     #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
     time_margin: float = 0.0
@@ -200,7 +205,8 @@ class Finding(Schema):
     def _regions(cls, raw: Any, info: Any) -> Any:
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
-    @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", mode="before")
+    @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", "level_along",
+                     mode="before")
     @classmethod
     def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
@@ -240,19 +246,20 @@ class Finding(Schema):
         for name in ("level", "margin"):
             if not _is_number(getattr(self, name)):
                 raise fail(f"{name} of {named}", getattr(self, name), "a finite number")
-        equivalence = bool(self.level_with or self.not_ahead)
+        equivalence = bool(self.level_with or self.not_ahead or self.level_along)
         margin = self.equivalence_margin
         if equivalence and (margin is None or not _is_number(margin) or margin < 0):
-            raise fail(f"equivalence_margin of {named}", margin, "a number >= 0 with level_with or not_ahead: the "
-                                                                  "largest difference that still counts as none")
+            raise fail(f"equivalence_margin of {named}", margin, "a number >= 0 with level_with, not_ahead or "
+                                                                  "level_along: the largest difference that still "
+                                                                  "counts as none")
         if margin is not None and not equivalence:
-            raise fail(f"equivalence_margin of {named}", margin, "None without level_with or not_ahead")
+            raise fail(f"equivalence_margin of {named}", margin, "None without level_with, not_ahead or level_along")
         self._kinds_consistent(named)
         if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead or self.worst_beats_best
                 or self.timed() or self.kinds):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
-                                                 "faster_than, kinds")
+                                                 "faster_than, level_along, kinds")
         return self
 
     def _probes_consistent(self, named: str, columns: tuple[str, ...]) -> None:
@@ -279,7 +286,7 @@ class Finding(Schema):
                            "a lower bound (above) smaller than the upper bound (below)")
         if self.worst_beats_best and self.statistic != "best":
             raise fail(f"statistic of {named}", self.statistic, "best with worst_beats_best (each side's best cell)")
-        for name in ("worst_beats_best", "faster_than"):
+        for name in ("worst_beats_best", "faster_than", "level_along"):
             selves = [a for a, bs in getattr(self, name).items() if a in bs]
             if selves and self.versus_where is None:
                 raise fail(f"{name} of {named}", getattr(self, name),
@@ -290,9 +297,10 @@ class Finding(Schema):
         """The checks of the time-axis bounds."""
         if self.cell not in CELLS:
             raise fail(f"cell of {named}", self.cell, ", ".join(CELLS))
-        if self.cell != "best" and (not self.timed() or self.faster_than):
+        if self.cell != "best" and (not self.timed() or self.faster_than or self.level_along):
             raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
-                                                      "(the cell those read), and with faster_than (two best cells)")
+                                                      "(the cell those read), and with faster_than or level_along (two "
+                                                      "best cells)")
         self._per_seed_consistent(named)
         if not self.timed():
             return
@@ -312,19 +320,21 @@ class Finding(Schema):
     def _per_seed_consistent(self, named: str) -> None:
         """The checks of the per-seed readings: ``seeds_show`` (one-sample kinds), ``per_seed`` (faster_than)."""
         if self.seeds_show is not None and (isinstance(self.seeds_show, bool) or not isinstance(self.seeds_show, int)
-                                            or self.seeds_show < 1 or not self.timed() or self.faster_than):
+                                            or self.seeds_show < 1 or not self.timed() or self.faster_than
+                                            or self.level_along):
             raise fail(f"seeds_show of {named}", self.seeds_show,
                        "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
-                       "(faster_than per seed: per_seed)")
+                       "(faster_than per seed: per_seed; level_along compares mean curves)")
         if self.per_seed is not False and (self.per_seed is not True or not self.faster_than or self.reached_by
-                                           or self.still_holds or self.learned_then_unlearned):
+                                           or self.still_holds or self.learned_then_unlearned or self.level_along):
             raise fail(f"per_seed of {named}", self.per_seed,
                        "False, or True with faster_than and no other time-axis bound (faster_than read on each "
                        "seed's first time; the others are read per seed with seeds_show)")
 
     def timed(self) -> bool:
         """Whether the finding has a bound on the time axis (it reads per-evaluation rows)."""
-        return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than)
+        return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than
+                    or self.level_along)
 
     def checked_at(self, scale: str) -> bool:
         """Whether this finding is checked for a study run at ``scale``."""
@@ -337,7 +347,7 @@ class Finding(Schema):
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
         pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
-                 *self.worst_beats_best.items(), *self.faster_than.items()]
+                 *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items()]
         named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
                  *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))

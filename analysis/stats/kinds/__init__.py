@@ -7,8 +7,9 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
   - two panel values compared (:mod:`~analysis.stats.kinds.comparison`);
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
-  :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than` - the time axis
-  (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`).
+  :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than`,
+  :mod:`~analysis.stats.kinds.level_along` - the time axis (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``:
+  :mod:`~analysis.stats.kinds.any_cell`).
 """
 
 # Each module registers its kind when imported, and a verdict lists its checks in this order (not sorted: I001).
@@ -22,4 +23,5 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     still_holds,
     learned_then_unlearned,
     faster_than,
+    level_along,
 )
