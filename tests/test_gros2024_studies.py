@@ -92,16 +92,26 @@ def _fig_verdicts(study_name: str, curves: dict[tuple[str, int], tuple[float, ..
     """The verdicts of a figure study's findings on 16 seeds per (attention, N_con) whose seed mean follows ``curves``
     (one value per evaluation, every ``every`` epochs), each seed scattered by ``spread`` (fixed draws)."""
     import numpy as np
+
+    rng = np.random.default_rng(0)
+    seeds = {key: [tuple(float(np.clip(v + rng.normal(0, spread), 0, 1)) for v in curve) for _ in range(16)]
+             for key, curve in curves.items()}
+    return _seed_verdicts(study_name, seeds, every)
+
+
+def _seed_verdicts(study_name: str, seed_curves: dict[tuple[str, int], list[tuple[float, ...]]], every: int) -> list:
+    """The verdicts of a figure study's findings on the seeds' own curves: per (attention, N_con) one curve per seed
+    (one value per evaluation, every ``every`` epochs)."""
     import polars as pl
 
     from analysis.stats.verdicts.data import FindingData
     from analysis.stats.verdicts.evaluate import evaluate_findings
     from search_spaces.record import StudyRecord
 
-    rng = np.random.default_rng(0)
     rows = pl.DataFrame([{"attention": a, "n_context": n, "seed": s, "epoch": every * (i + 1),
-                          "step": every * (i + 1), "val_accuracy": float(np.clip(v + rng.normal(0, spread), 0, 1))}
-                         for (a, n), curve in curves.items() for s in range(16) for i, v in enumerate(curve)])
+                          "step": every * (i + 1), "val_accuracy": v}
+                         for (a, n), curves in seed_curves.items() for s, curve in enumerate(curves)
+                         for i, v in enumerate(curve)])
     keys = ["attention", "n_context"]
     per_epoch = rows.group_by(*keys, "epoch").agg(g=pl.col("val_accuracy").mean(), sd=pl.col("val_accuracy").std(),
                                                   n_seeds=pl.len())
@@ -160,3 +170,37 @@ def test_fig3_trapped_levels_are_two_sided_and_its_time_findings_read_the_curves
     assert [c.relation for c in chance[0].checks] == ["below", "above"]
     assert chance[6].checks[0].text() == ("dpa: first reaches 99.9%: epoch 150 [epoch 150, epoch 150] (16 seeds), "
                                           "required at or before epoch 100: fails")
+
+
+@pytest.mark.parametrize(("perfect", "status"), [
+    (13, "PASS"),  # 13 of 16 seeds end at 100%: chance 1.1% if a seed did so no more often than not
+    (10, "UNDECIDED"),  # a majority of these 16, but 23% by chance: not a majority of runs beyond seed luck
+    (8, "FAIL"),  # 8 of 16 end below 99.9%: no majority of the 16 runs, whatever the test
+])
+def test_fig7_majority_of_ea_runs_end_perfect_read_per_seed(perfect: int, status: str) -> None:
+    """Fig. 7 #5 / #6 ("The majority of runs achieves however perfect performance"): EA's seeds' own last evaluations,
+    at N_con = 64 and 128 alike; the seed mean (98.8% at 13 of 16) would say nothing of the runs. A seed that reached
+    100% earlier and ends at 99% does not count (the end of the run)."""
+    ended = [(0.5, 0.9, 1.0, 1.0)] * perfect + [(0.5, 0.9, 1.0, 0.99)] * (16 - perfect)
+    dpa = [(0.3, 0.35, 0.36, 0.36)] * 16
+    curves = {("ea", 64): ended, ("ea", 128): ended, ("dpa", 64): dpa, ("dpa", 128): dpa}
+    majority = _seed_verdicts("gros2024.fig7", curves, every=100)[4:]
+    assert [v.finding.seeds_show for v in majority] == [9, 9]
+    assert [v.status for v in majority] == [status, status], [v.lines() for v in majority]
+    shown = majority[0].checks[0]
+    assert shown.estimate.value == pytest.approx(perfect / 16)
+    assert f"{perfect} of 16 seeds show it" in shown.text()
+
+
+def test_fig3_nearly_identical_training_reads_the_curves_at_every_evaluation() -> None:
+    """Fig. 3 #9: at N_con = 56 EA's and DPA's seed-mean curves within 5 points at every evaluation. Both at 100%
+    from epoch 75 are level at the end (#6 reads that); DPA 20 points behind at epoch 25 is not level along the curve,
+    and 2 points behind there is."""
+    trapped = {(a, n): (0.3, 0.5, *[0.55] * 38) for a in ("dpa", "ea") for n in (32, 52)}
+    ea = (0.8, 0.99, *[1.0] * 38)
+    for dpa_at_25, status in ((0.78, "PASS"), (0.6, "FAIL")):
+        curves = {**trapped, ("ea", 56): ea, ("dpa", 56): (dpa_at_25, 0.99, *[1.0] * 38)}
+        verdict = _fig_verdicts("gros2024.fig3", curves, every=25, spread=0.0)[8]
+        assert verdict.finding.level_along == {"ea": ("dpa",)} and verdict.finding.equivalence_margin == 0.05
+        assert verdict.status == status, verdict.lines()
+        assert verdict.checks[0].estimate.value == pytest.approx(0.8 - dpa_at_25)
