@@ -134,7 +134,7 @@ def test_fig4_ea_converges_substantially_faster_on_the_learning_curves(dpa_from:
     dpa = (*[0.5] * dpa_from, 0.8, 0.97, *[1.0] * (78 - dpa_from))
     verdicts = _fig_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)
     assert [v.finding.time_margin for v in verdicts[:3]] == [100.0, 100.0, 100.0]
-    assert [v.status for v in verdicts] == [*statuses, *["NOT CHECKED"] * 3], [v.lines() for v in verdicts]
+    assert [v.status for v in verdicts[:6]] == [*statuses, *["NOT CHECKED"] * 3], [v.lines() for v in verdicts]
 
 
 def test_fig4_attention_findings_read_probes_its_one_head_writes() -> None:
@@ -204,3 +204,51 @@ def test_fig3_nearly_identical_training_reads_the_curves_at_every_evaluation() -
         assert verdict.finding.level_along == {"ea": ("dpa",)} and verdict.finding.equivalence_margin == 0.05
         assert verdict.status == status, verdict.lines()
         assert verdict.checks[0].estimate.value == pytest.approx(0.8 - dpa_at_25)
+
+
+@pytest.mark.parametrize(("ea_end", "status"), [
+    (1.0, "PASS"),  # EA's mean at 100% from epoch 200, DPA's from 400: 200 epochs earlier
+    (0.98, "FAIL"),  # EA's mean stays at 98% (no seed converges), DPA's reaches 100%: EA not faster to converge
+])
+def test_fig4_caption_read_at_100_percent_on_the_averaged_curve(ea_end: float, status: str) -> None:
+    """Fig. 4 #7: "converge" as the averaged curve the figure shows reaching 100% (99.9%), more than 100 epochs
+    earlier for EA; #1 (95%) passes on both."""
+    ea = [(0.5, 0.8, 0.97, *[ea_end] * 77)] * 16
+    dpa = [(0.5, 0.5, 0.5, 0.5, 0.8, 0.97, 0.99, *[1.0] * 73)] * 16
+    verdicts = _seed_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)
+    assert verdicts[6].finding.level == 0.999 and verdicts[6].finding.time_margin == 100.0
+    assert (verdicts[0].status, verdicts[6].status) == ("PASS", status), verdicts[6].lines()
+
+
+def _fig6_verdicts(curves: dict[str, tuple[tuple[float, ...], tuple[float, ...]]]) -> list:
+    """Fig. 6's verdicts on 16 identical seeds per mechanism whose N16T2 and N16T2-S curves are ``curves``
+    (an evaluation every 100 epochs)."""
+    import polars as pl
+
+    from analysis.stats.verdicts.data import FindingData
+    from analysis.stats.verdicts.evaluate import evaluate_findings
+    from search_spaces.record import StudyRecord
+
+    rows = pl.DataFrame([{"attention": a, "n_context": 32, "seed": s, "epoch": 100 * (i + 1), "step": 100 * (i + 1),
+                          "val_accuracy_nt": nt, "val_accuracy_nt_s": nt_s}
+                         for a, (t2, t2s) in curves.items() for s in range(16)
+                         for i, (nt, nt_s) in enumerate(zip(t2, t2s, strict=True))])
+    keys = ["attention", "n_context"]
+    cells = {m: rows.group_by(*keys, "epoch").agg(g=pl.col(m).mean(), sd=pl.col(m).std(), n_seeds=pl.len())
+             .sort("g", descending=True).group_by(keys).first().drop("epoch")
+             for m in ("val_accuracy_nt", "val_accuracy_nt_s")}
+    data = FindingData(cells=cells, panel="attention", select_metric="val_accuracy", max_seeds=16, evaluations=rows)
+    return evaluate_findings(StudyRecord.of(get_study("gros2024.fig6")), data)
+
+
+@pytest.mark.parametrize(("ea_nt", "status"), [
+    ((0.2, 0.35, 0.35, 0.6, 0.9, 0.98, 0.99), "PASS"),  # N16T2-S first (64 points ahead), N16T2 after it (1 behind)
+    ((0.2, 0.35, 0.35, 0.6, 0.8, 0.85, 0.89), "FAIL"),  # N16T2 not acquired: 10 points behind at the end (ours)
+    ((0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.99), "FAIL"),  # acquired together: never 30 points apart
+])
+def test_fig6_tasks_are_acquired_consecutively_on_the_gap_between_them(ea_nt: tuple, status: str) -> None:
+    """Fig. 6 #5: EA's N16T2-S seed mean runs 30 points ahead of its N16T2 one, then N16T2 catches up to within 5."""
+    ea_s = (0.6, 0.99, 0.99, 0.99, 0.99, 0.99, 1.0)
+    verdict = _fig6_verdicts({"ea": (ea_nt, ea_s), "dpa": ((0.3,) * 7, (0.99,) * 7)})[4]
+    assert verdict.finding.metric == "val_accuracy_nt_s - val_accuracy_nt"
+    assert verdict.status == status, verdict.lines()
