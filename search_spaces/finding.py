@@ -159,7 +159,13 @@ class Finding(Schema):
     #: panel value A -> [B, ...]: A's curve lies within ``equivalence_margin`` of B's at every evaluation they share
     #: ("nearly identical training behavior": the curves, not only their ends; :mod:`analysis.stats.kinds.level_along`)
     level_along: dict[str, tuple[str, ...]] = {}
-    #: the time axis of the five above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
+    #: panel value -> (least, most): the curve gains more than ``least`` and at most ``most`` from its evaluation at
+    #: ``gain_since`` to its last ("after the drop at epoch 2500 it increases by about 0.5%";
+    #: :mod:`analysis.stats.kinds.gain`)
+    gain: dict[str, tuple[float, float]] = {}
+    #: ``gain``: the time the gain is counted from (the last evaluation at or before it); required with it
+    gain_since: float | None = None
+    #: the time axis of the six above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
     time: str = "epoch"
     #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
     time_margin: float = 0.0
@@ -167,8 +173,8 @@ class Finding(Schema):
     #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.kinds.any_cell`)
     cell: str = "best"
     #: None: the time-axis bounds read the seed mean's curve. m: a sentence about the seeds ("all 5 random seeds follow
-    #: this pattern": 5) - ``reached_by``, ``still_holds`` and ``learned_then_unlearned`` are read on each seed's own
-    #: curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
+    #: this pattern": 5) - ``reached_by``, ``still_holds``, ``learned_then_unlearned`` and ``gain`` are read on each
+    #: seed's own curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
     #: (:mod:`analysis.stats.kinds.per_seed`)
     seeds_show: int | None = None
     #: False: ``faster_than`` compares the seed means' curves. True: a sentence about how long seeds typically take
@@ -221,6 +227,15 @@ class Finding(Schema):
             raise fail("still_holds", raw, "a tuple of panel values")
         return tuple(str(v) for v in raw)
 
+    @field_validator("gain", mode="before")
+    @classmethod
+    def _bands(cls, raw: Any) -> Any:
+        if not isinstance(raw, Mapping) or not all(
+                isinstance(v, Sequence) and not isinstance(v, str) and len(v) == 2 and all(map(_is_number, v))
+                and v[0] < v[1] for v in raw.values()):
+            raise fail("gain", raw, "a mapping panel value -> (least, most), two finite numbers, least < most")
+        return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+
     @field_validator("below", "above", "reached_by", "learned_then_unlearned", mode="before")
     @classmethod
     def _bounds(cls, raw: Any, info: Any) -> Any:
@@ -259,7 +274,7 @@ class Finding(Schema):
                 or self.timed() or self.kinds):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
-                                                 "faster_than, level_along, kinds")
+                                                 "faster_than, level_along, gain, kinds")
         return self
 
     def _probes_consistent(self, named: str, columns: tuple[str, ...]) -> None:
@@ -302,6 +317,10 @@ class Finding(Schema):
                                                       "(the cell those read), and with faster_than or level_along (two "
                                                       "best cells)")
         self._per_seed_consistent(named)
+        since = self.gain_since
+        if bool(self.gain) != (since is not None) or (since is not None and (not _is_number(since) or since < 0)):
+            raise fail(f"gain_since of {named}", since, f"a {self.time} >= 0 with gain (the time its gain is counted "
+                                                        f"from), None without it")
         if not self.timed():
             return
         if self.statistic != "best":
@@ -323,10 +342,11 @@ class Finding(Schema):
                                             or self.seeds_show < 1 or not self.timed() or self.faster_than
                                             or self.level_along):
             raise fail(f"seeds_show of {named}", self.seeds_show,
-                       "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
-                       "(faster_than per seed: per_seed; level_along compares mean curves)")
+                       "None, or a whole number of seeds >= 1 with reached_by, still_holds, learned_then_unlearned or "
+                       "gain (faster_than per seed: per_seed; level_along compares mean curves)")
         if self.per_seed is not False and (self.per_seed is not True or not self.faster_than or self.reached_by
-                                           or self.still_holds or self.learned_then_unlearned or self.level_along):
+                                           or self.still_holds or self.learned_then_unlearned or self.level_along
+                                           or self.gain):
             raise fail(f"per_seed of {named}", self.per_seed,
                        "False, or True with faster_than and no other time-axis bound (faster_than read on each "
                        "seed's first time; the others are read per seed with seeds_show)")
@@ -334,7 +354,7 @@ class Finding(Schema):
     def timed(self) -> bool:
         """Whether the finding has a bound on the time axis (it reads per-evaluation rows)."""
         return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than
-                    or self.level_along)
+                    or self.level_along or self.gain)
 
     def checked_at(self, scale: str) -> bool:
         """Whether this finding is checked for a study run at ``scale``."""
@@ -348,7 +368,7 @@ class Finding(Schema):
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
         pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
                  *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items()]
-        named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
+        named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned, *self.gain,
                  *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 

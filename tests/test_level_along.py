@@ -59,8 +59,9 @@ def test_the_intervals_come_from_each_curves_seed_noise() -> None:
 
 
 def _world(rng: np.random.Generator, shift: np.ndarray, seeds: int = 8, sd: float = 0.02) -> tuple[Curve, Curve]:
-    """B's true curve a rise to 90%, A's B's plus ``shift`` per evaluation; each seed scattered by ``sd``."""
-    truth = np.array([0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.9, 0.9, 0.9, 0.9])
+    """B's true curve a rise to 80%, A's B's plus ``shift`` per evaluation (all within 0-100%); each seed scattered by
+    ``sd``."""
+    truth = np.array([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.8, 0.8, 0.8, 0.8])
     b = truth + rng.normal(0, sd, (seeds, truth.size))
     a = truth + shift + rng.normal(0, sd, (seeds, truth.size))
     return _curve(a), _curve(b)

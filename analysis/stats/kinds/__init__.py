@@ -8,7 +8,7 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than`,
-  :mod:`~analysis.stats.kinds.level_along` - the time axis (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``:
+  :mod:`~analysis.stats.kinds.level_along`, :mod:`~analysis.stats.kinds.gain` - the time axis (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``:
   :mod:`~analysis.stats.kinds.any_cell`).
 """
 
@@ -24,4 +24,5 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     learned_then_unlearned,
     faster_than,
     level_along,
+    gain,
 )
