@@ -174,8 +174,8 @@ class Finding(Schema):
     cell: str = "best"
     #: None: the time-axis bounds read the seed mean's curve. m: a sentence about the seeds ("all 5 random seeds follow
     #: this pattern": 5) - ``reached_by``, ``still_holds``, ``learned_then_unlearned`` and ``gain`` are read on each
-    #: seed's own curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
-    #: (:mod:`analysis.stats.kinds.per_seed`)
+    #: seed's own curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than
+    #: not would (:mod:`analysis.stats.kinds.per_seed`)
     seeds_show: int | None = None
     #: False: ``faster_than`` compares the seed means' curves. True: a sentence about how long seeds typically take
     #: ("needs substantially longer to converge") - A's seeds reach ``level`` more than ``time_margin`` earlier than
@@ -368,8 +368,8 @@ class Finding(Schema):
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
         pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
                  *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items()]
-        named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned, *self.gain,
-                 *(v for a, bs in pairs for v in (a, *bs))]
+        named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
+                 *self.gain, *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 
     def region_columns(self) -> tuple[str, ...]:

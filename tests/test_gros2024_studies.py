@@ -260,7 +260,8 @@ def test_fig6_tasks_are_acquired_consecutively_on_the_gap_between_them(ea_nt: tu
     ((*[0.6] * 20, *[0.99] * 20), "FAIL"),  # no increase after the drop
 ])
 def test_fig6_gain_after_the_learning_rate_drop(ea_nt: tuple, status: str) -> None:
-    """Fig. 6 #6: EA's N16T2 seed mean gains more than 0 and at most 1.5 points from epoch 2500 (the drop) to the end."""
+    """Fig. 6 #6: EA's N16T2 seed mean gains more than 0 and at most 1.5 points from epoch 2500 (the drop) to the
+    end."""
     verdict = _fig6_verdicts({"ea": (ea_nt, (0.99,) * 40), "dpa": ((0.3,) * 40, (0.99,) * 40)})[5]
     assert (verdict.finding.gain, verdict.finding.gain_since) == ({"ea": (0.0, 0.015)}, 2500.0)
     assert verdict.status == status, verdict.lines()

@@ -8,8 +8,8 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than`,
-  :mod:`~analysis.stats.kinds.level_along`, :mod:`~analysis.stats.kinds.gain` - the time axis (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``:
-  :mod:`~analysis.stats.kinds.any_cell`).
+  :mod:`~analysis.stats.kinds.level_along`, :mod:`~analysis.stats.kinds.gain` - the time axis
+  (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`).
 """
 
 # Each module registers its kind when imported, and a verdict lists its checks in this order (not sorted: I001).
