@@ -144,7 +144,7 @@ def test_fig4_attention_findings_read_probes_its_one_head_writes() -> None:
 
     study = get_study("gros2024.fig4", "paper")
     assert study.fixed["probes"] == "entropy,peak,range" and "n_heads" not in study.fixed  # the paper's single head
-    attention = study.findings[3:]
+    attention = study.findings[3:6]
     assert [(f.metric, f.ahead, f.margin, f.below, f.above) for f in attention] == [
         ("probe_range_l1_h1", {"ea": ("dpa",)}, 1.0, {}, {}),
         ("probe_peak_l1_h1", {}, 0.0, {"dpa": 0.5, "ea": 0.5}, {}),
@@ -264,4 +264,21 @@ def test_fig6_gain_after_the_learning_rate_drop(ea_nt: tuple, status: str) -> No
     end."""
     verdict = _fig6_verdicts({"ea": (ea_nt, (0.99,) * 40), "dpa": ((0.3,) * 40, (0.99,) * 40)})[5]
     assert (verdict.finding.gain, verdict.finding.gain_since) == ({"ea": (0.0, 0.015)}, 2500.0)
+    assert verdict.status == status, verdict.lines()
+
+
+@pytest.mark.parametrize(("dpa_leaves", "status"), [
+    ((400, 450), "PASS"),  # DPA's runs leave the baseline 250-350 epochs after EA's: more than 100 later
+    ((100, 150), "FAIL"),  # at the same epochs as EA's: not later at all
+])
+def test_fig4_baseline_stage_per_run(dpa_leaves: tuple[int, int], status: str) -> None:
+    """Fig. 4 #8: each seed sits at 50% until it leaves (then 100%); EA's seeds leave at epochs 100 and 150 (8 each),
+    DPA's at ``dpa_leaves``; the stage per run, compared as a shift of more than 100 epochs."""
+    def run(leaves: int) -> tuple[float, ...]:
+        return tuple(0.5 if 50 * (i + 1) < leaves else 1.0 for i in range(20))
+
+    ea = [run(100)] * 8 + [run(150)] * 8
+    dpa = [run(dpa_leaves[0])] * 8 + [run(dpa_leaves[1])] * 8
+    verdict = _seed_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)[7]
+    assert (verdict.finding.level, verdict.finding.per_seed, verdict.finding.time_margin) == (0.6, True, 100.0)
     assert verdict.status == status, verdict.lines()
