@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from search_spaces import get_study
-from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG7, LADDER
+from search_spaces.gros2024 import FIG3, FIG4, FIG5, FIG6, FIG6_SINGLE, FIG7, LADDER
 from study.run.preflight import validate
 from tests.cli import rows, run_cli
 
@@ -18,6 +18,7 @@ from tests.cli import rows, run_cli
     (FIG4, "nt", 2, 5, (16,)),
     (FIG5, "nt", 16, 5, (128, 256)),
     (FIG6, "nt_mix", 16, 2, (32,)),
+    (FIG6_SINGLE, "nt_s", 16, 2, (32,)),
     (FIG7, "nt_r", 16, 2, (64, 128)),
 ])
 def test_figures_use_the_papers_settings(study, task: str, basis: int, delay: int, n_context: tuple) -> None:
@@ -281,4 +282,12 @@ def test_fig4_baseline_stage_per_run(dpa_leaves: tuple[int, int], status: str) -
     dpa = [run(dpa_leaves[0])] * 8 + [run(dpa_leaves[1])] * 8
     verdict = _seed_verdicts("gros2024.fig4", {("ea", 16): ea, ("dpa", 16): dpa}, every=50)[7]
     assert (verdict.finding.level, verdict.finding.per_seed, verdict.finding.time_margin) == (0.6, True, 100.0)
+    assert verdict.status == status, verdict.lines()
+
+
+@pytest.mark.parametrize(("dpa", "status"), [(1.0, "PASS"), (0.98, "FAIL")])
+def test_fig6_single_task_n16t2_s_is_no_problem_for_either(dpa: float, status: str) -> None:
+    """gros2024.fig6_single #1: N16T2-S alone, both at 100% (99.9%); DPA stuck at 98% fails it."""
+    curves = {("ea", 32): (0.6, 0.99, *[1.0] * 18), ("dpa", 32): (0.6, 0.9, *[dpa] * 18)}
+    (verdict,) = _fig_verdicts("gros2024.fig6_single", curves, every=50, spread=0.0)
     assert verdict.status == status, verdict.lines()
