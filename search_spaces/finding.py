@@ -136,6 +136,9 @@ class Finding(Schema):
     ahead: dict[str, tuple[str, ...]] = {}
     margin: float = 0.0
     level_with: dict[str, tuple[str, ...]] = {}
+    #: panel value A -> [B, ...]: A's lead over B in ``where`` exceeds its lead over B in ``versus_where`` by more than
+    #: ``margin`` ("outperforms with increasing margins" on a harder rung; :mod:`analysis.stats.kinds.lead_grows`)
+    lead_grows: dict[str, tuple[str, ...]] = {}
     not_ahead: dict[str, tuple[str, ...]] = {}
     #: level_with / not_ahead / level_along: the largest difference that still counts as none (required with them,
     #: refused without)
@@ -212,7 +215,7 @@ class Finding(Schema):
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
     @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", "level_along",
-                     mode="before")
+                     "lead_grows", mode="before")
     @classmethod
     def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
@@ -271,10 +274,10 @@ class Finding(Schema):
             raise fail(f"equivalence_margin of {named}", margin, "None without level_with, not_ahead or level_along")
         self._kinds_consistent(named)
         if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead or self.worst_beats_best
-                or self.timed() or self.kinds):
+                or self.lead_grows or self.timed() or self.kinds):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
-                                                 "faster_than, level_along, gain, kinds")
+                                                 "faster_than, level_along, gain, lead_grows, kinds")
         return self
 
     def _probes_consistent(self, named: str, columns: tuple[str, ...]) -> None:
@@ -306,6 +309,10 @@ class Finding(Schema):
             if selves and self.versus_where is None:
                 raise fail(f"{name} of {named}", getattr(self, name),
                            f"no panel value against itself ({selves[0]}) unless versus_where names another region")
+        if self.lead_grows and (self.versus_where is None or any(a in bs for a, bs in self.lead_grows.items())):
+            raise fail(f"lead_grows of {named}", self.lead_grows, "a mapping A -> [B, ...] of other panel values, "
+                                                                  "with versus_where (the region its lead is compared "
+                                                                  "with)")
         self._time_consistent(named)
 
     def _time_consistent(self, named: str) -> None:
@@ -367,7 +374,8 @@ class Finding(Schema):
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
         pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
-                 *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items()]
+                 *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items(),
+                 *self.lead_grows.items()]
         named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
                  *self.gain, *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))

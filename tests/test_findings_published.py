@@ -82,17 +82,18 @@ EXPECTED = {
     # findings at N_con = 32 and 52 are NOT CHECKED; the text prints levels, not curves: the time-axis findings too
     # (#7-#9; the per-seed and time-axis findings issue 58 added to Figs. 6 and 7 as well)
     ("gros2024.fig3", "paper"): [Status.PASS, Status.NOT_CHECKED, Status.PASS, Status.PASS, Status.NOT_CHECKED,
-     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED],
+     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED],
     ("gros2024.fig3", "cpu"): [Status.PASS, Status.NOT_CHECKED, Status.PASS, Status.PASS, Status.NOT_CHECKED,
-     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED],
+     Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED, Status.NOT_CHECKED],
     ("gros2024.fig5", "paper"): [Status.PASS, Status.NOT_CHECKED, Status.PASS],
     ("gros2024.fig5", "cpu"): [Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED],
     ("gros2024.fig6", "paper"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2,
     ("gros2024.fig6", "cpu"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2,
     ("gros2024.fig6_single", "paper"): [Status.PASS],
     ("gros2024.fig6_single", "cpu"): [Status.PASS],
-    ("gros2024.fig7", "paper"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2,
-    ("gros2024.fig7", "cpu"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2,
+    # #7: EA's lead over DPA at N_con = 64 (+62.8 points) exceeds its lead at 128 (+27.9) by 34.9 points
+    ("gros2024.fig7", "paper"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2 + [Status.PASS],
+    ("gros2024.fig7", "cpu"): [Status.PASS] * 4 + [Status.NOT_CHECKED] * 2 + [Status.PASS],
 }
 #: The studies whose shipped published data is a paper's printed table (cells), not a release's per-seed runs.
 CELLS = ("richter2020.table2", "richter2020.table3", "csordas2021.table1", "gros2024.fig3", "gros2024.fig5",

@@ -185,7 +185,7 @@ def test_fig7_majority_of_ea_runs_end_perfect_read_per_seed(perfect: int, status
     ended = [(0.5, 0.9, 1.0, 1.0)] * perfect + [(0.5, 0.9, 1.0, 0.99)] * (16 - perfect)
     dpa = [(0.3, 0.35, 0.36, 0.36)] * 16
     curves = {("ea", 64): ended, ("ea", 128): ended, ("dpa", 64): dpa, ("dpa", 128): dpa}
-    majority = _seed_verdicts("gros2024.fig7", curves, every=100)[4:]
+    majority = _seed_verdicts("gros2024.fig7", curves, every=100)[4:6]
     assert [v.finding.seeds_show for v in majority] == [9, 9]
     assert [v.status for v in majority] == [status, status], [v.lines() for v in majority]
     shown = majority[0].checks[0]
@@ -291,3 +291,13 @@ def test_fig6_single_task_n16t2_s_is_no_problem_for_either(dpa: float, status: s
     curves = {("ea", 32): (0.6, 0.99, *[1.0] * 18), ("dpa", 32): (0.6, 0.9, *[dpa] * 18)}
     (verdict,) = _fig_verdicts("gros2024.fig6_single", curves, every=50, spread=0.0)
     assert verdict.status == status, verdict.lines()
+
+
+@pytest.mark.parametrize(("dpa_64", "status"), [(0.75, "PASS"), (0.97, "FAIL")])
+def test_fig7_ea_lead_grows_with_less_context(dpa_64: float, status: str) -> None:
+    """Fig. 7 #7 (the abstract's "increasing margins"): EA's lead over DPA at N_con = 64 exceeds its lead at 128 (+1
+    point): DPA at 75% against EA's 86% (+11) passes; DPA at 97% against EA's 86% (-11) fails."""
+    curves = {("ea", 64): (0.5, 0.86), ("dpa", 64): (0.5, dpa_64), ("ea", 128): (0.5, 0.98), ("dpa", 128): (0.5, 0.97)}
+    verdict = _fig_verdicts("gros2024.fig7", curves, every=1000)[6]
+    assert verdict.finding.lead_grows == {"ea": ("dpa",)} and verdict.status == status, verdict.lines()
+    assert verdict.checks[0].estimate.value == pytest.approx((0.86 - dpa_64) - 0.01, abs=0.01)

@@ -4,7 +4,8 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
 
 * :mod:`~analysis.stats.kinds.threshold` - ``below`` / ``above`` a threshold;
 * :mod:`~analysis.stats.kinds.ahead`, :mod:`~analysis.stats.kinds.level_with`, :mod:`~analysis.stats.kinds.not_ahead`
-  - two panel values compared (:mod:`~analysis.stats.kinds.comparison`);
+  - two panel values compared (:mod:`~analysis.stats.kinds.comparison`); :mod:`~analysis.stats.kinds.lead_grows` - a
+  lead in one region against the same lead in another;
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than`,
@@ -18,6 +19,7 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     ahead,
     level_with,
     not_ahead,
+    lead_grows,
     worst_beats_best,
     reached_by,
     still_holds,
