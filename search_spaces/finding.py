@@ -116,7 +116,9 @@ class Finding(Schema):
     significance criterion (A's worst seed beats B's best, each at its best cell). ``reached_by``, ``still_holds``,
     ``learned_then_unlearned`` and ``faster_than`` bound when a panel value's learning curve reaches ``level`` along
     ``time`` (epoch or step); ``level_along`` holds two panel values' curves within ``equivalence_margin`` of each
-    other at every evaluation. Semantics and verdicts: docs/cli.md, Findings.
+    other at every evaluation, ``gain`` bounds a curve's gain from ``gain_since`` to its end, and ``lead_grows`` says
+    that A's lead over B in ``where`` exceeds its lead in ``versus_where``. Semantics and verdicts: docs/cli.md,
+    Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -321,8 +323,8 @@ class Finding(Schema):
             raise fail(f"cell of {named}", self.cell, ", ".join(CELLS))
         if self.cell != "best" and (not self.timed() or self.faster_than or self.level_along):
             raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
-                                                      "(the cell those read), and with faster_than or level_along (two "
-                                                      "best cells)")
+                                                      "(the cell those read), and with faster_than (two best cells) "
+                                                      "or level_along")
         self._per_seed_consistent(named)
         since = self.gain_since
         if bool(self.gain) != (since is not None) or (since is not None and (not _is_number(since) or since < 0)):
@@ -350,7 +352,7 @@ class Finding(Schema):
                                             or self.level_along):
             raise fail(f"seeds_show of {named}", self.seeds_show,
                        "None, or a whole number of seeds >= 1 with reached_by, still_holds, learned_then_unlearned or "
-                       "gain (faster_than per seed: per_seed; level_along compares mean curves)")
+                       "gain (faster_than per seed: per_seed)")
         if self.per_seed is not False and (self.per_seed is not True or not self.faster_than or self.reached_by
                                            or self.still_holds or self.learned_then_unlearned or self.level_along
                                            or self.gain):
