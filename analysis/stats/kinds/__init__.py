@@ -6,6 +6,7 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
 * :mod:`~analysis.stats.kinds.ahead`, :mod:`~analysis.stats.kinds.level_with`, :mod:`~analysis.stats.kinds.not_ahead`
   - two panel values compared (:mod:`~analysis.stats.kinds.comparison`);
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
+* :mod:`~analysis.stats.kinds.counted` - more than a share of some comparisons are so (a sentence that counts);
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than` - the time axis
   (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`).
@@ -18,6 +19,7 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     level_with,
     not_ahead,
     worst_beats_best,
+    counted,
     reached_by,
     still_holds,
     learned_then_unlearned,
