@@ -147,6 +147,14 @@ FIG15 = (
             ahead={"max": ("BERT", "MTE", "NAP", "NON", "sum")}, scales=PAPER,
             chosen=("50%: 'learns' a case read as at least half its examples, all three at one evaluation",
                     "margin 0: 'the largest share' read as a share ahead beyond seed noise")),
+    Finding(description="Fig. 15 (App. G.3, obs. 1): ... and degrades with any further depth: its best at L = 4 leads "
+                        "its best at every deeper depth (L >= 8), by more than seed noise",
+            quote='App. G.3: "However, the performance degrades if we further increase the depth."',
+            metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": {"min": 8}},
+            ahead={"BERT": ("BERT",)}, scales=PAPER,
+            chosen=("margin 0: 'degrades' read as a fall beyond seed noise",
+                    "L >= 8: 'further increase the depth' read as every depth of the grid beyond L = 4 (the best of "
+                    "them below L = 4's)")),
 )
 
 #: "Fails" at mode finding: at most 5 points above the base rate (the paper's max: 1.1-2.9 points above it).
