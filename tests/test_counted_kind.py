@@ -84,6 +84,15 @@ def test_per_value_counts_each_panel_value_over_its_metrics() -> None:
     assert "0 of 2 comparisons shown so" in top.text() and "0 could be" in top.text()
 
 
+def test_one_seed_decides_no_member() -> None:
+    """Leads of -20 and +10 points on one seed a cell: every member spans the range, so neither count is shown."""
+    leads = {"BERT": -0.2, "MTE": -0.2, "NAP": -0.2, "NON": 0.1, "sum": 0.1, "max": 0.1}
+    cells = _cells(leads, sd=0.01).with_columns(n_seeds=pl.lit(1))
+    verdict = _verdict(_counted(lead="below", more_than=0.25), {"val_accuracy": cells})
+    assert verdict.status == Status.UNDECIDED and "0 of 6 comparisons shown so" in verdict.checks[0].text() and \
+        "6 could be" in verdict.checks[0].text() and "3 on the means" in verdict.checks[0].text()
+
+
 def test_a_side_without_cells_leaves_its_member_open() -> None:
     """A printed table gives one strength per kind: a member whose other side has no cell is open, never so."""
     cells = _cells({"BERT": -0.2}, sd=0.01).filter(pl.col("d_model") == 512)
