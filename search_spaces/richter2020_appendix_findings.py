@@ -6,6 +6,8 @@ observation, its finding or why it has none, and the verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from search_spaces import Finding
 from search_spaces.richter2020_findings import ALL, FIRST_OVER_ARGMIN, HIGH_RATES, LOW_RATES, MODE_BASE_RATE, PAPER
 
@@ -273,7 +275,7 @@ def _regularization_does_not_help(table: int, split: str) -> Finding:
                            f"read as a lead of at most 2 points (equivalence)",))
 
 
-def _counted(compare: dict[str, tuple[tuple[str, ...], tuple[str, ...]]], **count: object) -> dict[str, object]:
+def _counted(compare: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], **count: object) -> dict[str, object]:
     """A ``counted`` bound over the table's printed values: every architecture x split x kind of regularisation."""
     return {"counted": {"values": ALL, "axis": "regularization", "compare": compare, "metrics": SPLITS, **count}}
 
