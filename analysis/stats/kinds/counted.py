@@ -226,7 +226,7 @@ class Counted(Kind):
         return f"{self.panel_value} ({', '.join(label for label, _, _ in self.count.compare)} on {self.count.axis})"
 
     def contention(self, check: Check) -> pl.DataFrame | None:
-        return None  # the count's cells are its members', read afresh at each look
+        return None  # an adaptive budget asks no seeds for it: its members are bests of many regions
 
     def points_to_failing(self, check: Check) -> bool:
         value = check.estimate.value
