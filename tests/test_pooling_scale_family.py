@@ -55,7 +55,8 @@ def test_the_reduce_poolings_are_the_registry_mixers_on_the_same_draws() -> None
 
 def test_norm_and_validation() -> None:
     out = pooling_output_scale(_config("normalized", 16, n_vectors=1024), seed=1)
-    assert set(out) == {"output_std", "output_norm"}
+    assert set(out) == {"output_std", "output_std_log10", "output_norm"}
+    assert out["output_std_log10"] == pytest.approx(math.log10(out["output_std"]))
     assert out["output_norm"] == pytest.approx(math.sqrt(32), rel=1e-3)
     assert POOLINGS == ("softmax", "mean", "sum", "max", "normalized", "non")
     with pytest.raises(ValueError, match="invalid pooling='median'; allowed: softmax, mean, sum, max, normalized, non"):

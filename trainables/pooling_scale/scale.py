@@ -49,6 +49,9 @@ def pooled(config: PoolingScaleConfig, seed: int) -> torch.Tensor:
 
 
 def pooling_output_scale(config: PoolingScaleConfig, seed: int) -> dict[str, float]:
-    """Std over all output values and mean output-vector norm: ``{"output_std": ..., "output_norm": ...}``."""
+    """Std over all output values, its log10 (scales compared as ratios: "within a factor of 2" is a level of 0.3)
+    and mean output-vector norm: ``{"output_std": ..., "output_std_log10": ..., "output_norm": ...}``."""
     out = pooled(config, seed)  # (vectors, d_h)
-    return {"output_std": float(out.std()), "output_norm": float(out.norm(dim=-1).mean())}
+    std = float(out.std())
+    return {"output_std": std, "output_std_log10": math.log10(std) if std > 0 else -math.inf,
+            "output_norm": float(out.norm(dim=-1).mean())}
