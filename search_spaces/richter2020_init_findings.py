@@ -78,7 +78,22 @@ def _softmax_like_mean(size: int) -> Finding:
                            f"paper's N = 128, a long N) read for 'at initialization'"))
 
 
-FIG1 = (*FIG1, *(_softmax_like_mean(size) for size in SIMILAR_SCALE_AT))
+_ANY_AGGREGATION = ('App. B: "Note that such a normalization can be applied to any of the aggregation methods to get '
+                    'qualitatively similar results."')
+#: App. B's normalisation applied to the other aggregations (the sum's is ``normalized``, findings #4-#5).
+NORMALISED = ("normalized_mean", "normalized_max", "normalized_softmax")
+
+FIG1 = (*FIG1, *(_softmax_like_mean(size) for size in SIMILAR_SCALE_AT),
+        Finding(description="App. B: the normalisation applied to any aggregation gives the same result as to the sum: "
+                            "the normalised mean's, max's and softmax attention's output std is at least 0.99 at every "
+                            "N ...",
+                quote=_ANY_AGGREGATION, statistic="worst", above=dict.fromkeys(NORMALISED, 0.99),
+                chosen=("0.99: 'qualitatively similar results' read as the normalised sum's: within 1% of 1 at every "
+                        "N",)),
+        Finding(description="App. B: ... and at most 1.01 at every N",
+                quote=_ANY_AGGREGATION, statistic="best", below=dict.fromkeys(NORMALISED, 1.01),
+                chosen=("1.01: 'qualitatively similar results' read as the normalised sum's: within 1% of 1 at every "
+                        "N",)))
 
 _SEC3_QUOTE = ('Sec. 3: "This means that the fraction of context information in e^i is dependent on the sequence '
                'length and is smaller for longer sequences! Specifically, at initialization, Transformers focus more '
