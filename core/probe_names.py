@@ -19,10 +19,16 @@ from collections.abc import Sequence
 
 #: Attention statistics (per layer or step, and head) and gate statistics (per step), in column order. ``nearest``
 #: (the adjacent key in the direction attended) is the CTL family's only: geometric attention's own question.
-#: ``range`` (issue 58 item 2) came last: every column an older request wrote keeps its place.
+#: ``range`` (issue 58 item 2) came last: every column an older request wrote keeps its place. ``drift``, ``last_op``,
+#: ``same_peak`` and ``blur`` (issue 58, the routing over the steps) are the CTL family's only and came after it
+#: (:data:`ROUTE_PROBES`: they read more than one step's weights, or where the task puts its operations).
 WEIGHT_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "range")
-ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range")
-GATE_PROBES: tuple[str, ...] = ("gate", "gate_open")
+ROUTE_PROBES: tuple[str, ...] = ("drift", "last_op", "same_peak", "blur")
+ATTENTION_PROBES: tuple[str, ...] = ("entropy", "peak", "distance", "nearest", "range", *ROUTE_PROBES)
+#: ``gate_early`` and ``gate_ready`` (issue 58): the CTL family's only, when each function's column opens against when
+#: its input is ready (they read where the task puts its operations: trainables/csordas2021/inside.py)
+TIMING_PROBES: tuple[str, ...] = ("gate_early", "gate_ready")
+GATE_PROBES: tuple[str, ...] = ("gate", "gate_open", *TIMING_PROBES)
 #: Statistics of a mixer's own parameters (per layer and head), not of its weights on an input: ``bias``, NAP's
 #: share of the bias b in its token weights, |b| / (|g| + |b|) (0: pure normalised attention; 1: sum pooling, what
 #: App. H says NAP reverts to at S = 2). A mixer without such a parameter writes no column.

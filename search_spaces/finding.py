@@ -115,7 +115,10 @@ class Finding(Schema):
     ``above`` 0.45, ``below`` 0.65; the lower bound must be the smaller). ``worst_beats_best`` is the NAP paper's
     significance criterion (A's worst seed beats B's best, each at its best cell). ``reached_by``, ``still_holds``,
     ``learned_then_unlearned`` and ``faster_than`` bound when a panel value's learning curve reaches ``level`` along
-    ``time`` (epoch or step). Semantics and verdicts: docs/cli.md, Findings.
+    ``time`` (epoch or step); ``level_along`` holds two panel values' curves within ``equivalence_margin`` of each
+    other at every evaluation, ``gain`` bounds a curve's gain from ``gain_since`` to its end, and ``lead_grows`` says
+    that A's lead over B in ``where`` exceeds its lead in ``versus_where``. Semantics and verdicts: docs/cli.md,
+    Findings.
     """
 
     label: ClassVar[str] = "finding"
@@ -135,8 +138,12 @@ class Finding(Schema):
     ahead: dict[str, tuple[str, ...]] = {}
     margin: float = 0.0
     level_with: dict[str, tuple[str, ...]] = {}
+    #: panel value A -> [B, ...]: A's lead over B in ``where`` exceeds its lead over B in ``versus_where`` by more than
+    #: ``margin`` ("outperforms with increasing margins" on a harder rung; :mod:`analysis.stats.kinds.lead_grows`)
+    lead_grows: dict[str, tuple[str, ...]] = {}
     not_ahead: dict[str, tuple[str, ...]] = {}
-    #: level_with / not_ahead: the largest difference that still counts as none (required with them, refused without)
+    #: level_with / not_ahead / level_along: the largest difference that still counts as none (required with them,
+    #: refused without)
     equivalence_margin: float | None = None
     versus_where: dict[str, Any] | None = None
     #: panel value A -> [B, ...]: A's worst seed beats B's best seed, each at its best cell (the NAP paper's
@@ -154,7 +161,16 @@ class Finding(Schema):
     learned_then_unlearned: dict[str, float] = {}
     #: panel value A -> [B, ...]: A's curve reaches ``level`` at an earlier evaluation than B's ("converges faster")
     faster_than: dict[str, tuple[str, ...]] = {}
-    #: the time axis of the four above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
+    #: panel value A -> [B, ...]: A's curve lies within ``equivalence_margin`` of B's at every evaluation they share
+    #: ("nearly identical training behavior": the curves, not only their ends; :mod:`analysis.stats.kinds.level_along`)
+    level_along: dict[str, tuple[str, ...]] = {}
+    #: panel value -> (least, most): the curve gains more than ``least`` and at most ``most`` from its evaluation at
+    #: ``gain_since`` to its last ("after the drop at epoch 2500 it increases by about 0.5%";
+    #: :mod:`analysis.stats.kinds.gain`)
+    gain: dict[str, tuple[float, float]] = {}
+    #: ``gain``: the time the gain is counted from (the last evaluation at or before it); required with it
+    gain_since: float | None = None
+    #: the time axis of the six above: ``epoch`` or ``step`` (rows' columns, docs/results.md)
     time: str = "epoch"
     #: faster_than: by how much earlier, in ``time`` units ("substantially faster"; 0: strictly earlier)
     time_margin: float = 0.0
@@ -162,9 +178,9 @@ class Finding(Schema):
     #: holds when one cell holds it, fails when every cell fails it; :mod:`analysis.stats.kinds.any_cell`)
     cell: str = "best"
     #: None: the time-axis bounds read the seed mean's curve. m: a sentence about the seeds ("all 5 random seeds follow
-    #: this pattern": 5) - ``reached_by``, ``still_holds`` and ``learned_then_unlearned`` are read on each seed's own
-    #: curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than not would
-    #: (:mod:`analysis.stats.kinds.per_seed`)
+    #: this pattern": 5) - ``reached_by``, ``still_holds``, ``learned_then_unlearned`` and ``gain`` are read on each
+    #: seed's own curve, and hold when at least m seeds show them, beyond what seeds that show it no more often than
+    #: not would (:mod:`analysis.stats.kinds.per_seed`)
     seeds_show: int | None = None
     #: False: ``faster_than`` compares the seed means' curves. True: a sentence about how long seeds typically take
     #: ("needs substantially longer to converge") - A's seeds reach ``level`` more than ``time_margin`` earlier than
@@ -200,7 +216,8 @@ class Finding(Schema):
     def _regions(cls, raw: Any, info: Any) -> Any:
         return None if raw is None and info.field_name == "versus_where" else _region(raw, info.field_name)
 
-    @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", mode="before")
+    @field_validator("ahead", "level_with", "not_ahead", "worst_beats_best", "faster_than", "level_along",
+                     "lead_grows", mode="before")
     @classmethod
     def _ahead(cls, raw: Any, info: Any) -> Any:
         if not isinstance(raw, Mapping) or not all(isinstance(v, Sequence) and not isinstance(v, str) and v
@@ -214,6 +231,15 @@ class Finding(Schema):
         if not isinstance(raw, Sequence) or isinstance(raw, str):
             raise fail("still_holds", raw, "a tuple of panel values")
         return tuple(str(v) for v in raw)
+
+    @field_validator("gain", mode="before")
+    @classmethod
+    def _bands(cls, raw: Any) -> Any:
+        if not isinstance(raw, Mapping) or not all(
+                isinstance(v, Sequence) and not isinstance(v, str) and len(v) == 2 and all(map(_is_number, v))
+                and v[0] < v[1] for v in raw.values()):
+            raise fail("gain", raw, "a mapping panel value -> (least, most), two finite numbers, least < most")
+        return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
 
     @field_validator("below", "above", "reached_by", "learned_then_unlearned", mode="before")
     @classmethod
@@ -240,19 +266,20 @@ class Finding(Schema):
         for name in ("level", "margin"):
             if not _is_number(getattr(self, name)):
                 raise fail(f"{name} of {named}", getattr(self, name), "a finite number")
-        equivalence = bool(self.level_with or self.not_ahead)
+        equivalence = bool(self.level_with or self.not_ahead or self.level_along)
         margin = self.equivalence_margin
         if equivalence and (margin is None or not _is_number(margin) or margin < 0):
-            raise fail(f"equivalence_margin of {named}", margin, "a number >= 0 with level_with or not_ahead: the "
-                                                                  "largest difference that still counts as none")
+            raise fail(f"equivalence_margin of {named}", margin, "a number >= 0 with level_with, not_ahead or "
+                                                                  "level_along: the largest difference that still "
+                                                                  "counts as none")
         if margin is not None and not equivalence:
-            raise fail(f"equivalence_margin of {named}", margin, "None without level_with or not_ahead")
+            raise fail(f"equivalence_margin of {named}", margin, "None without level_with, not_ahead or level_along")
         self._kinds_consistent(named)
         if not (self.below or self.above or self.ahead or self.level_with or self.not_ahead or self.worst_beats_best
-                or self.timed() or self.kinds):
+                or self.lead_grows or self.timed() or self.kinds):
             raise fail(f"bounds of {named}", {}, "at least one of below, above, ahead, level_with, not_ahead, "
                                                  "worst_beats_best, reached_by, still_holds, learned_then_unlearned, "
-                                                 "faster_than, kinds")
+                                                 "faster_than, level_along, gain, lead_grows, kinds")
         return self
 
     def _probes_consistent(self, named: str, columns: tuple[str, ...]) -> None:
@@ -279,21 +306,30 @@ class Finding(Schema):
                            "a lower bound (above) smaller than the upper bound (below)")
         if self.worst_beats_best and self.statistic != "best":
             raise fail(f"statistic of {named}", self.statistic, "best with worst_beats_best (each side's best cell)")
-        for name in ("worst_beats_best", "faster_than"):
+        for name in ("worst_beats_best", "faster_than", "level_along"):
             selves = [a for a, bs in getattr(self, name).items() if a in bs]
             if selves and self.versus_where is None:
                 raise fail(f"{name} of {named}", getattr(self, name),
                            f"no panel value against itself ({selves[0]}) unless versus_where names another region")
+        if self.lead_grows and (self.versus_where is None or any(a in bs for a, bs in self.lead_grows.items())):
+            raise fail(f"lead_grows of {named}", self.lead_grows, "a mapping A -> [B, ...] of other panel values, "
+                                                                  "with versus_where (the region its lead is compared "
+                                                                  "with)")
         self._time_consistent(named)
 
     def _time_consistent(self, named: str) -> None:
         """The checks of the time-axis bounds."""
         if self.cell not in CELLS:
             raise fail(f"cell of {named}", self.cell, ", ".join(CELLS))
-        if self.cell != "best" and (not self.timed() or self.faster_than):
+        if self.cell != "best" and (not self.timed() or self.faster_than or self.level_along):
             raise fail(f"cell of {named}", self.cell, "best without reached_by, still_holds or learned_then_unlearned "
-                                                      "(the cell those read), and with faster_than (two best cells)")
+                                                      "(the cell those read), and with faster_than (two best cells) "
+                                                      "or level_along")
         self._per_seed_consistent(named)
+        since = self.gain_since
+        if bool(self.gain) != (since is not None) or (since is not None and (not _is_number(since) or since < 0)):
+            raise fail(f"gain_since of {named}", since, f"a {self.time} >= 0 with gain (the time its gain is counted "
+                                                        f"from), None without it")
         if not self.timed():
             return
         if self.statistic != "best":
@@ -312,19 +348,22 @@ class Finding(Schema):
     def _per_seed_consistent(self, named: str) -> None:
         """The checks of the per-seed readings: ``seeds_show`` (one-sample kinds), ``per_seed`` (faster_than)."""
         if self.seeds_show is not None and (isinstance(self.seeds_show, bool) or not isinstance(self.seeds_show, int)
-                                            or self.seeds_show < 1 or not self.timed() or self.faster_than):
+                                            or self.seeds_show < 1 or not self.timed() or self.faster_than
+                                            or self.level_along):
             raise fail(f"seeds_show of {named}", self.seeds_show,
-                       "None, or a whole number of seeds >= 1 with reached_by, still_holds or learned_then_unlearned "
-                       "(faster_than per seed: per_seed)")
+                       "None, or a whole number of seeds >= 1 with reached_by, still_holds, learned_then_unlearned or "
+                       "gain (faster_than per seed: per_seed)")
         if self.per_seed is not False and (self.per_seed is not True or not self.faster_than or self.reached_by
-                                           or self.still_holds or self.learned_then_unlearned):
+                                           or self.still_holds or self.learned_then_unlearned or self.level_along
+                                           or self.gain):
             raise fail(f"per_seed of {named}", self.per_seed,
                        "False, or True with faster_than and no other time-axis bound (faster_than read on each "
                        "seed's first time; the others are read per seed with seeds_show)")
 
     def timed(self) -> bool:
         """Whether the finding has a bound on the time axis (it reads per-evaluation rows)."""
-        return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than)
+        return bool(self.reached_by or self.still_holds or self.learned_then_unlearned or self.faster_than
+                    or self.level_along or self.gain)
 
     def checked_at(self, scale: str) -> bool:
         """Whether this finding is checked for a study run at ``scale``."""
@@ -337,9 +376,10 @@ class Finding(Schema):
     def panel_values(self) -> tuple[str, ...]:
         """Every panel value the finding names (its bounds' keys, and the values ``ahead`` compares with)."""
         pairs = [*self.ahead.items(), *self.level_with.items(), *self.not_ahead.items(),
-                 *self.worst_beats_best.items(), *self.faster_than.items()]
+                 *self.worst_beats_best.items(), *self.faster_than.items(), *self.level_along.items(),
+                 *self.lead_grows.items()]
         named = [*self.below, *self.above, *self.reached_by, *self.still_holds, *self.learned_then_unlearned,
-                 *(v for a, bs in pairs for v in (a, *bs))]
+                 *self.gain, *(v for a, bs in pairs for v in (a, *bs))]
         return tuple(dict.fromkeys(named))
 
     def region_columns(self) -> tuple[str, ...]:

@@ -13,7 +13,10 @@ findings and the deviations.
 The cheap mixers themselves (bilinear, sepconv, average) are compared with every other mixer on every task
 in the cross-paper ``atlas`` study (search_spaces/atlas.py). ``yun2020.theory`` measures two theory items without
 training (Sec. 3.1: averaging is not a contextual mapping; App. B: softmax approaches hardmax as its logits are
-scaled up) on the average and softmax mixers as initialised (trainables/pooling_scale/mixing.py).
+scaled up) on the average and softmax mixers as initialised (trainables/pooling_scale/mixing.py);
+``yun2020.mixers`` and ``yun2020.equivariance`` (search_spaces/yun2020_properties.py) measure what the paper says its
+layers are: the cheaper mixers' cost, parameters and input dependence, and the permutation equivariance of Transformer
+blocks.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import math
 
 from search_spaces import Finding, Linked, Plot, Study
 from search_spaces.richter2020 import LEARNING_RATES
+from search_spaces.yun2020_properties import EQUIVARIANCE, MIXERS
 
 N_LAYERS = 4
 CONV, ATTENTION = "sepconv", "softmax"
@@ -318,4 +322,4 @@ THEORY = Study(
 )
 
 
-STUDIES = (HYBRID, HYBRID_LONG, BUDGET, BREADTH, THEORY)
+STUDIES = (HYBRID, HYBRID_LONG, BUDGET, BREADTH, THEORY, MIXERS, EQUIVARIANCE)

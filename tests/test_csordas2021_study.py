@@ -131,7 +131,7 @@ def test_the_inside_findings_read_columns_the_paper_scale_models_write(one_torch
     not write would leave the finding without data at the paper scale, where it is checked)."""
     import torch
 
-    from search_spaces.csordas2021 import INSIDE_FINDINGS
+    from search_spaces.csordas2021 import INSIDE_FINDINGS, ROUTE_FINDINGS
     from study.run.preflight import check_finding_metrics
     from study.trial.trainable import family_of, member_configs, split_config
 
@@ -144,8 +144,11 @@ def test_the_inside_findings_read_columns_the_paper_scale_models_write(one_torch
             result = family.train([family.tiny(member_configs(hyper, family)[0])], [0], device="cpu", on_eval=None,
                                   packed=False)
         columns.update(result.rows[0])
-    assert {"probe_gate_open_s14", "probe_nearest_s1_h1", "probe_entropy_s3_h4"} <= columns
+    assert {"probe_gate_open_s14", "probe_nearest_s1_h1", "probe_entropy_s3_h4", "probe_drift_s14_h1",
+            "probe_last_op_s14_h1", "probe_gate_early_s8", "probe_gate_ready_s9", "probe_same_peak_s14_h1",
+            "probe_blur_s14_h1"} <= columns
     assert not any(c.startswith("probe_") and ("_s15" in c or "_h5" in c) for c in columns)
-    inside = study.model_copy(update={"findings": INSIDE_FINDINGS})
+    inside = study.model_copy(update={"findings": INSIDE_FINDINGS + ROUTE_FINDINGS})
     check_finding_metrics(inside, columns)  # raises StudyError naming a column no model writes
-    assert len(INSIDE_FINDINGS) == 5 and study.findings[-5:] == INSIDE_FINDINGS
+    # #13-#17 and #19-#20 (docs cite findings by number: new ones are appended)
+    assert study.findings[12:17] == INSIDE_FINDINGS and study.findings[18:] == ROUTE_FINDINGS

@@ -181,7 +181,7 @@ def test_an_unknown_probe_is_refused_in_one_line_naming_field_value_and_allowed(
 def test_the_probes_column_is_written_only_when_asked() -> None:
     assert "probes" not in CTLConfig(model="NDR").resolved()
     assert CTLConfig(model="NDR", probes=True).resolved()["probes"] == \
-        "entropy,peak,distance,nearest,range,gate,gate_open"
+        "entropy,peak,distance,nearest,range,drift,last_op,same_peak,blur,gate,gate_open,gate_early,gate_ready"
     assert "probes" not in GrosConfig(task="nt").resolved()
     assert tiny_config(probes="entropy").resolved()["probes"] == "entropy"
 
@@ -192,24 +192,29 @@ def test_the_probes_column_is_written_only_when_asked() -> None:
 def test_ctl_ndr_rows_hold_every_step_heads_attention_and_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     probed = ctl_train([CTLConfig(model="NDR", probes=True, **CTL)], [0, 1], packed=True).rows  # type: ignore[arg-type]
     steps, heads = range(1, 4), range(1, 3)
-    expected = {f"probe_{s}_s{step}_h{h}" for s in ("entropy", "peak", "distance", "nearest", "range") for step in steps
-                for h in heads} | {f"probe_{s}_s{step}" for s in ("gate", "gate_open") for step in steps}
+    attention = ("entropy", "peak", "distance", "nearest", "range", "drift", "last_op", "same_peak", "blur")
+    expected = {f"probe_{s}_s{step}_h{h}" for s in attention for step in steps for h in heads} | {
+        f"probe_{s}_s{step}" for s in ("gate", "gate_open", "gate_early", "gate_ready") for step in steps}
     assert probe_columns(probed) == expected and all(expected <= row.keys() for row in probed)
     longest = 14  # the deeper test samples have at most 14 tokens: SOS, argument, 10 functions, EOS (and a digit)
     for row in probed:
         for key, value in row.items():
             if not key.startswith("probe_"):
                 continue
-            assert math.isfinite(value), key
+            assert math.isfinite(value) or key.startswith("probe_blur_s1_"), key
             if key.startswith("probe_entropy"):
                 assert 0 <= value <= math.log(longest)
             elif key.startswith("probe_distance"):
                 assert 1 <= value <= longest  # geometric attention never attends to the query itself
             elif key.startswith("probe_range"):
                 assert 0 <= value <= 30  # decades, at most -log10(RANGE_FLOOR)
+            elif key.startswith("probe_blur"):  # a change of entropy, nats: NaN at step 1 (nothing processed yet)
+                assert abs(value) <= math.log(longest) if not key.startswith("probe_blur_s1_") else math.isnan(value)
             else:
                 assert 0 <= value <= 1, key
     assert probed[0]["probe_gate_s1"] != probed[2]["probe_gate_s1"]  # seeds 0 and 1: each its own model
+    assert all(row[f"probe_drift_s1_h{h}"] == 0 and row[f"probe_same_peak_s1_h{h}"] == 1 for row in probed
+               for h in heads)  # step 1 against itself
     monkeypatch.setattr(ctl_inside, "probe_columns", _never)
     plain = ctl_train([CTLConfig(model="NDR", **CTL)], [0, 1], packed=True).rows  # type: ignore[arg-type]
     assert not probe_columns(plain)

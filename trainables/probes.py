@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from core.probe_names import ATTENTION_PROBES, GATE_PROBES, column
+from core.probe_names import ATTENTION_PROBES, GATE_PROBES, ROUTE_PROBES, TIMING_PROBES, column
 from trainables.dtypes import at_least_fp32
 from trainables.mixers.base import allowed_keys
 
@@ -95,7 +95,8 @@ def attention_statistics(w: torch.Tensor, queries: torch.Tensor | None, names: S
                                     valid & (attended.sum(dim=-1) >= 2))
             continue
         else:
-            raise ValueError(f"invalid attention probe {name!r}; allowed: {', '.join(ATTENTION_PROBES)}")
+            one_step = (n for n in ATTENTION_PROBES if n not in ROUTE_PROBES)  # the CTL family's own: its inside.py
+            raise ValueError(f"invalid attention probe {name!r}; allowed: {', '.join(one_step)}")
         out[name] = _query_mean(value, valid)
     return out
 
@@ -122,7 +123,8 @@ def gate_statistics(g: torch.Tensor, positions: torch.Tensor | None, names: Sequ
         elif name == "gate_open":
             value = (per_position > 0.5).to(per_position.dtype)
         else:
-            raise ValueError(f"invalid gate probe {name!r}; allowed: {', '.join(GATE_PROBES)}")
+            one_step = (n for n in GATE_PROBES if n not in TIMING_PROBES)  # the CTL family's own: its inside.py
+            raise ValueError(f"invalid gate probe {name!r}; allowed: {', '.join(one_step)}")
         out[name] = torch.where(valid, value, torch.zeros_like(value)).sum(dim=(1, 2)) / count
     return out
 

@@ -20,7 +20,8 @@ from search_spaces.finding import direction, metric_columns
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
 #: Results columns whose values are fractions, in [0, 1]: accuracies, shares (``distinct_share``, ``context_share``),
 #: collision rates, attention weights and the probes that are shares (docs/results.md names each family's columns).
-FRACTION = re.compile(r"accuracy|_share$|^context_share$|collision|^max_weight$|^probe_(peak|nearest|gate|gate_open)_")
+FRACTION = re.compile(r"accuracy|_share$|^context_share$|collision|^max_weight$"
+                      r"|^probe_(peak|nearest|gate|gate_open|drift|last_op|same_peak)_")
 
 
 def lower_is_better(metric: str) -> bool:

@@ -148,7 +148,7 @@ class Stack:
             metrics = evaluate_all(self.members, self.splits, self.cfg, self.device)
             if self.cfg.probes is not None:  # what the model does inside: extra columns (trainables.probes)
                 inside = probe_columns(self.members, self.splits[PROBE_SPLIT], self.cfg.probes, self.cfg.eval_samples,
-                                       self.device)
+                                       self.device, self.cfg.direction)
                 metrics = [{**m, **p} for m, p in zip(metrics, inside, strict=True)]
             for rows, v, m in zip(self.rows, values, metrics, strict=True):
                 if not rows.diverged:

@@ -2,7 +2,9 @@
 Richter & Wattenhofer 2020 Fig. 1), one attention mixer at one sequence length and logit scale (task
 ``token_mixing``, Yun et al. 2020's two theory items: ``trainables/pooling_scale/mixing.py``), or one architecture's
 first layer at one sequence length (task ``context_share``, Richter & Wattenhofer's Sec. 3:
-``trainables/pooling_scale/context.py``)."""
+``trainables/pooling_scale/context.py``), one token mixer's cost, parameters and input dependence (task
+``mixer_properties``, Yun et al.'s Sec. 5.1: ``mixer_properties.py``) or one architecture's stack of layers under
+permuted inputs (task ``equivariance``, Yun et al.'s Claim 1: ``equivariance.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 
 from trainables.config_fields import ConfigFields
 
-TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing", "context_share")
+TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing", "context_share", "mixer_properties", "equivariance")
 #: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
 #: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections),
 #: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU), and the
@@ -25,9 +27,13 @@ STANDARDISED = "normalized_"
 MIXINGS: tuple[str, ...] = ("average", "softmax")
 #: task ``context_share``: the Richter architectures whose mixer is an attention (their first layer as initialised).
 CONTEXT_ARCHITECTURES: tuple[str, ...] = ("BERT", "MTE", "NAP", "NON")
-#: what ``pooling`` names per task
+#: task ``mixer_properties``: dot-product attention and Yun et al.'s two cheaper mixers (Sec. 5.1), as the registry
+#: builds them (``trainables/pooling_scale/mixer_properties.py``).
+PROPERTY_MIXERS: tuple[str, ...] = ("softmax", "bilinear", "sepconv")
+#: what ``pooling`` names per task (``equivariance``: an architecture's stack of layers, as ``context_share``'s)
 CHOICES: dict[str, tuple[str, ...]] = {"pooling_scale": POOLINGS, "token_mixing": MIXINGS,
-                                       "context_share": CONTEXT_ARCHITECTURES}
+                                       "context_share": CONTEXT_ARCHITECTURES, "mixer_properties": PROPERTY_MIXERS,
+                                       "equivariance": CONTEXT_ARCHITECTURES}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,20 +41,21 @@ class PoolingScaleConfig(ConfigFields):
     """Hyperparameters of one measurement (names identical to the Parquet columns).
 
     Attributes:
-        task: ``pooling_scale``, ``token_mixing`` or ``context_share``.
-        pooling: one of :data:`POOLINGS` (``pooling_scale``), :data:`MIXINGS` (``token_mixing``) or
-            :data:`CONTEXT_ARCHITECTURES` (``context_share``).
+        task: one of :data:`TASKS`.
+        pooling: one of :data:`POOLINGS` (``pooling_scale``), :data:`MIXINGS` (``token_mixing``),
+            :data:`PROPERTY_MIXERS` (``mixer_properties``) or :data:`CONTEXT_ARCHITECTURES` (``context_share``,
+            ``equivariance``).
         seq_len: sequence length N; must divide ``n_vectors`` (``token_mixing``: N >= 3, two tokens change and one
             stays).
-        d_head: dimension d_h of the value / key / query vectors (the paper: 128); ``token_mixing``: the mixer's
-            d_model (one head).
+        d_head: dimension d_h of the value / key / query vectors (the paper: 128); ``token_mixing``,
+            ``mixer_properties``: the mixer's d_model (one head); ``context_share``, ``equivariance``: the model's.
         n_vectors: vectors drawn from N(0, I) per seed, split into sequences of length N.
         logit_scale: ``token_mixing`` only: the factor on the mixer's logits (softmax: q.k / sqrt(d_h) times it;
             average: constant logits, which no factor changes); ``pooling_scale`` takes 1 only and leaves it out of
             its rows.
 
     ``context_share`` needs N >= 2 (token 0 and a context), two sequences or more and ``d_head`` (its model's
-    d_model) a multiple of the model's 4 heads.
+    d_model) a multiple of the model's 4 heads; ``equivariance`` N >= 2 and the same ``d_head``.
     """
 
     REQUIRED = ("task", "pooling", "seq_len")
@@ -73,8 +80,10 @@ class PoolingScaleConfig(ConfigFields):
         if self.task == "context_share" and self.n_vectors // self.seq_len < 2:
             raise self.invalid("n_vectors", f"at least 2 x seq_len={self.seq_len} with task context_share (a variance "
                                             "over sequences)")
-        if self.task == "context_share" and self.d_head % 4:
-            raise self.invalid("d_head", "a multiple of 4 with task context_share (the model's 4 heads)")
+        if self.task in ("context_share", "equivariance") and self.d_head % 4:
+            raise self.invalid("d_head", f"a multiple of 4 with task {self.task} (the model's 4 heads)")
+        if self.task == "equivariance" and self.seq_len < 2:
+            raise self.invalid("seq_len", "2 or more with task equivariance (a permutation other than the identity)")
         if self.task != "token_mixing" and self.logit_scale != 1.0:
             raise self.invalid("logit_scale", f"1 with task {self.task} (a factor on the logits is token_mixing's)")
 

@@ -24,22 +24,28 @@ import torch
 
 from trainables.pooling_scale.config import PoolingScaleConfig
 from trainables.richter2020.config import TrainConfig
-from trainables.richter2020.model import Layer, build_model
+from trainables.richter2020.model import Layer, Model, build_model
 
 #: attention logits per forward chunk (sequences x N x N): bounds the memory of N = 2048
 CHUNK_LOGITS = 2**24
 
 
-def first_layer(config: PoolingScaleConfig, seed: int) -> Layer:
-    """Layer 0 of the architecture's model at initialisation (its init drawn under ``seed``; the global RNG is left
-    as it was)."""
-    train = TrainConfig(architecture=config.pooling, task="cases", d_model=config.d_head, n_layers=1,
+def initialised_model(config: PoolingScaleConfig, seed: int, n_layers: int = 1) -> Model:
+    """The architecture ``config.pooling``'s model of ``n_layers`` layers, d_model = ``d_head``, for the cases task at
+    N = ``seq_len`` (token and learned position embeddings) at initialisation (its init drawn under ``seed``; the global
+    RNG is left as it was)."""
+    train = TrainConfig(architecture=config.pooling, task="cases", d_model=config.d_head, n_layers=n_layers,
                         seq_len=config.seq_len)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        layer = build_model(train).layers[0]
+        return build_model(train).eval()
+
+
+def first_layer(config: PoolingScaleConfig, seed: int) -> Layer:
+    """Layer 0 of the architecture's model at initialisation (:func:`initialised_model`)."""
+    layer = initialised_model(config, seed).layers[0]
     assert isinstance(layer, Layer)
-    return layer.eval()
+    return layer
 
 
 def first_token(layer: Layer, x: torch.Tensor) -> torch.Tensor:

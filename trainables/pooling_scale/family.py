@@ -10,6 +10,8 @@ from trainables.catalog import register_family
 from trainables.families import Family
 from trainables.pooling_scale.config import TASKS, PoolingScaleConfig
 from trainables.pooling_scale.context import context_measures
+from trainables.pooling_scale.equivariance import equivariance_measures
+from trainables.pooling_scale.mixer_properties import mixer_measures
 from trainables.pooling_scale.mixing import mixing_measures
 from trainables.pooling_scale.scale import pooling_output_scale
 from trainables.rows import OnEval, Row, SeedRows, TrialResult
@@ -18,8 +20,9 @@ from trainables.rows import OnEval, Row, SeedRows, TrialResult
 def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, device: str = "cpu",
             on_eval: OnEval | None = None, packed: bool | None = None) -> TrialResult:
     """One row per seed: the output scale of ``configs[0]``'s pooling (task ``pooling_scale``: no model, no
-    parameters, no step), its mixer's measures (``token_mixing``: the mixer as initialised, nothing trained) or its
-    first layer's share of context (``context_share``: the architecture's layer as initialised).
+    parameters, no step), its mixer's measures (``token_mixing``, ``mixer_properties``: the mixer as initialised,
+    nothing trained), its first layer's share of context (``context_share``: the architecture's layer as
+    initialised) or its stack's permutation equivariance (``equivariance``).
 
     The draws come from a CPU generator and are measured on the CPU whatever ``device`` is (the numbers do not
     depend on where the trial ran); ``packed`` is accepted and ignored (nothing trains).
@@ -28,7 +31,8 @@ def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, devi
         raise ValueError(f"invalid number of configs={len(configs)}; allowed: 1 (a measurement has no learning rate)")
     rows: list[Row] = []
     measured = {"pooling_scale": pooling_output_scale, "token_mixing": mixing_measures,
-                "context_share": context_measures}[configs[0].task]
+                "context_share": context_measures, "mixer_properties": mixer_measures,
+                "equivariance": equivariance_measures}[configs[0].task]
     for seed in seeds:
         writer = SeedRows(seed, n_params=0, device="cpu", on_eval=on_eval)
         writer.emit(0, 0, measured(configs[0], seed))

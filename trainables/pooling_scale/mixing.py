@@ -35,11 +35,12 @@ TOLERANCE = 1e-5
 
 
 def build(config: PoolingScaleConfig, seed: int) -> Mixer:
-    """The mixer ``config.pooling`` with one head, initialised from ``seed`` (the global RNG is left as it was)."""
+    """The mixer ``config.pooling`` with one head, d_model = ``d_head``, initialised from ``seed`` (the global RNG is
+    left as it was); a mixer built for one length (bilinear) is built for ``seq_len``."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         mixer: Mixer = build_mixer(config.pooling, config.d_head, 1, hidden_norm=False, attention_gelu=False,
-                                   dropout=0.0)
+                                   dropout=0.0, options={"seq_len": config.seq_len})
     return mixer.eval()
 
 

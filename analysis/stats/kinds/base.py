@@ -47,7 +47,8 @@ def check_state(holds: bool, fails: bool) -> State:
 
 #: What a check's number is: the words tests and the report use for each kind's bound.
 Relation = Literal["below", "above", "ahead", "level", "not_ahead", "worst_beats_best", "reached_by",
-                   "still_holds", "learned_then_unlearned", "faster_than", "counted"]
+                   "still_holds", "learned_then_unlearned", "faster_than", "level_along", "gain", "lead_grows",
+                   "falls_short", "counted"]
 
 #: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
 #: bound inside it counts as out of reach (:meth:`Kind.hopeless`), per kind of statistic. A best or worst of many

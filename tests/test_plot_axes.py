@@ -1,0 +1,42 @@
+"""The report's grid axes (a study's ``Plot``, defaults filled in): a layout the rows cannot fill is refused before
+anything trains (preflight) and, for results already on disk, in one line (never a traceback from the report)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import OneLineError
+from search_spaces import Plot
+from search_spaces.schema import StudyError
+from search_spaces.yun2020_properties import EQUIVARIANCE
+from study.run.preflight import check_components
+
+
+def test_defaults_fill_the_unset_axes_from_the_columns() -> None:
+    columns = ("architecture", "d_model", "learning_rate", "seed")
+    assert Plot(panel=None, x=None, y=None).choose(("d_model", "learning_rate"), columns) == \
+        ("architecture", "d_model", "learning_rate")
+    chosen = Plot(panel="pooling", x="seq_len", y=None).choose(("pooling", "seq_len"), ("pooling", "seq_len"))
+    assert chosen == ("pooling", "seq_len", None)
+    assert Plot.unchosen(chosen) == ["y"]
+    assert Plot.unchosen(Plot(x="width").choose((), ("architecture", "learning_rate"))) == ["x"]  # set, not a column
+
+
+def test_preflight_refuses_a_plot_its_rows_cannot_fill() -> None:
+    broken = EQUIVARIANCE.at_scale("smoke").replace(plot=Plot(panel="pooling", x="seq_len", y=None))
+    refusal = (r"invalid plot of study yun2020\.equivariance: no column for its y axis .*"
+               r"allowed: Plot\(panel=\.\.\., x=\.\.\., y=\.\.\.\) naming columns .*d_head")
+    with pytest.raises(StudyError, match=refusal):
+        check_components(broken, echo=lambda _: None)
+    assert check_components(EQUIVARIANCE.at_scale("smoke"), echo=lambda _: None) >= 1  # its own layout passes
+
+
+def test_a_recorded_plot_without_columns_is_one_line() -> None:
+    from analysis.stats.training_stats import plot_axes
+    from search_spaces.record import StudyRecord
+
+    record = StudyRecord.of(EQUIVARIANCE.replace(plot=Plot(panel="pooling", x="seq_len", y=None)))
+    with pytest.raises(StudyError, match=r"cannot choose plot axes \['y'\]") as caught:
+        plot_axes(record, ["pooling", "seq_len", "seed"])
+    assert isinstance(caught.value, OneLineError) and "\n" not in str(caught.value)
+    assert plot_axes(record, ["pooling", "seq_len", "learning_rate"]) == ("pooling", "seq_len", "learning_rate")
