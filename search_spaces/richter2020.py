@@ -271,7 +271,8 @@ FIG1 = Study(
     name="richter2020.fig1", tasks=("pooling_scale",),
     goal="How do the standard deviation and norm of a pooling's output depend on the sequence "
          "length N at initialisation (no training; App. B)?",
-    scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized", "non"),
+    scientific={"pooling": ("softmax", "mean", "sum", "max", "normalized", "non", "normalized_mean", "normalized_max",
+                            "normalized_softmax"),
                 "seq_len": (1, 2, 4, 8, 16, 32, 64, 128, 512, 1024, 2048)},
     fixed={"d_head": 128, "n_vectors": 16384},
     # 5 seeds (independent draws): a finding's interval needs seed variation (with one seed nothing is decided)

@@ -6,6 +6,8 @@ observation, its finding or why it has none, and the verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from search_spaces import Finding
 from search_spaces.richter2020_findings import ALL, FIRST_OVER_ARGMIN, HIGH_RATES, LOW_RATES, MODE_BASE_RATE, PAPER
 
@@ -147,6 +149,14 @@ FIG15 = (
             ahead={"max": ("BERT", "MTE", "NAP", "NON", "sum")}, scales=PAPER,
             chosen=("50%: 'learns' a case read as at least half its examples, all three at one evaluation",
                     "margin 0: 'the largest share' read as a share ahead beyond seed noise")),
+    Finding(description="Fig. 15 (App. G.3, obs. 1): ... and degrades with any further depth: its best at L = 4 leads "
+                        "its best at every deeper depth (L >= 8), by more than seed noise",
+            quote='App. G.3: "However, the performance degrades if we further increase the depth."',
+            metric="val_accuracy", where={"n_layers": (4,)}, versus_where={"n_layers": {"min": 8}},
+            ahead={"BERT": ("BERT",)}, scales=PAPER,
+            chosen=("margin 0: 'degrades' read as a fall beyond seed noise",
+                    "L >= 8: 'further increase the depth' read as every depth of the grid beyond L = 4 (the best of "
+                    "them below L = 4's)")),
 )
 
 #: "Fails" at mode finding: at most 5 points above the base rate (the paper's max: 1.1-2.9 points above it).
@@ -234,8 +244,21 @@ FIG16 = (
 
 
 
-REGULARIZED = ("dropout 0.0625", "dropout 0.125", "dropout 0.25", "dropout 0.5", "L2 0.0001", "L2 0.001", "L2 0.01",
-               "L2 0.1")
+DROPOUT = ("dropout 0.0625", "dropout 0.125", "dropout 0.25", "dropout 0.5")
+L2 = ("L2 0.0001", "L2 0.001", "L2 0.01", "L2 0.1")
+REGULARIZED = DROPOUT + L2
+#: The printed values of a table App. E counts: per architecture, split (the training and the validation rows) and kind
+#: of regularisation, its best mean over the four strengths and the ten rates against the unregularised best.
+SPLITS = ("train_accuracy", "val_accuracy")
+AGAINST_NONE = {"dropout": (DROPOUT, ("none",)), "L2": (L2, ("none",))}
+#: App. E's superscripts: the smallest strength of each kind against the three larger ones.
+SMALLEST_FIRST = {"dropout": (DROPOUT[:1], DROPOUT[1:]), "L2": (L2[:1], L2[1:])}
+#: "Often": more than a quarter of the values (the project's reading; the printed tables: 40 of 72 are lower).
+OFTEN = 0.25
+_OVERALL = ('App. E: "Overall we note that none of the architectures consistently benefits from regularization in our '
+            'setup and regularization often decreases mean performance.')
+_COUNTED_TABLE = ("the table's own values: App. E's 'overall' counts Tables 2-4 together; each table is its own study "
+                  "here, and a count that holds in each table holds over the three")
 
 
 def _regularization_does_not_help(table: int, split: str) -> Finding:
@@ -252,9 +275,47 @@ def _regularization_does_not_help(table: int, split: str) -> Finding:
                            f"read as a lead of at most 2 points (equivalence)",))
 
 
+def _counted(compare: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], **count: object) -> dict[str, object]:
+    """A ``counted`` bound over the table's printed values: every architecture x split x kind of regularisation."""
+    return {"counted": {"values": ALL, "axis": "regularization", "compare": compare, "metrics": SPLITS, **count}}
+
+
+def _regularization_counted(table: int) -> tuple[Finding, ...]:
+    """App. E's counting sentences on one table's 24 regularised values (``counted``: each value's lead decided at
+    its share of the error)."""
+    return (
+        Finding(description=f"Table {table} (App. E): no architecture consistently benefits from regularisation: each "
+                            f"has a value of the table (training or validation, dropout or L2) whose best with "
+                            f"regularisation is no higher than its best without",
+                quote=_OVERALL + '"', metric="train_accuracy",
+                kinds=_counted(AGAINST_NONE, lead="at_most", margin=0.0, more_than=0.0, per_value=True), scales=PAPER,
+                chosen=("'consistently benefits' read as a higher best mean in every one of the architecture's values "
+                        "of the table (the paper's underline at each): 'none' as each architecture with one value not "
+                        "higher (lead <= 0), shown at 1/4 of its error (a search over its four values)",
+                        _COUNTED_TABLE)),
+        Finding(description=f"Table {table} (App. E): regularisation often decreases mean performance: more than a "
+                            f"quarter of the table's 24 regularised values lie below their unregularised value",
+                quote=_OVERALL + '"', metric="train_accuracy",
+                kinds=_counted(AGAINST_NONE, lead="below", margin=0.0, more_than=OFTEN), scales=PAPER,
+                chosen=(f"'often' read as more than {100 * OFTEN:g}% of the values (7 of 24), each shown lower "
+                        f"(lead < 0) at its share of the error", _COUNTED_TABLE)),
+        Finding(description=f"Table {table} (App. E): the best performance with regularisation is most of the times "
+                            f"achieved with the smallest strength: in more than half of the 24 (architecture, split, "
+                            f"kind) values the smallest strength's best is at least the three larger ones' best",
+                quote='App. E: "Further, we point out that the best performance with regularization is most of the '
+                      'times achieved with the smallest regularization."', metric="train_accuracy",
+                kinds=_counted(SMALLEST_FIRST, lead="at_least", margin=0.0, more_than=0.5), scales=PAPER,
+                chosen=("'most of the times' read as more than half of the values (13 of 24), each shown (the "
+                        "smallest strength's best minus the larger ones' >= 0) at its share of the error",
+                        _COUNTED_TABLE)),
+    )
+
+
 def regularization_findings(table: int) -> tuple[Finding, ...]:
-    """Table 2, 3 or 4's claim, on the training and on the validation accuracy (its top and bottom rows)."""
-    return (_regularization_does_not_help(table, "train"), _regularization_does_not_help(table, "val"))
+    """Table 2, 3 or 4's claims: no help, on the training and on the validation accuracy (its top and bottom rows),
+    then App. E's counting sentences over the table's values."""
+    return (_regularization_does_not_help(table, "train"), _regularization_does_not_help(table, "val"),
+            *_regularization_counted(table))
 
 
 #: NAP's bias share |b| / (|g| + |b|) (core.probe_names.PARAMETER_PROBES), the largest over the 4 heads of its 2

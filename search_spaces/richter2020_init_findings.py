@@ -16,7 +16,7 @@ from search_spaces import Finding
 #: values of variance 1, summed over N and scaled by 1 / sqrt(N)).
 _FIG1_QUOTE = ('Fig. 1: "The standard deviation (σ) and norm of a pooling output is dependent on the sequence length N '
                '(x-axis) and the pooling method, if the output is not normalized."')
-FIG1 = (
+FIG1: tuple[Finding, ...] = (
     Finding(description="Fig. 1 (caption, App. B): an unnormalised pooling's output scale depends on N: sum's output "
                         "std at N = 1024 exceeds its std at N = 16 by 16 times the inputs' (sqrt(N): 32 against 4) ...",
             quote=_FIG1_QUOTE, where={"seq_len": (1024,)}, versus_where={"seq_len": (16,)},
@@ -59,6 +59,41 @@ FIG1 = (
             statistic="best", below={"non": 1.05},
             chosen=("1.05: 'independent of N' read as within 5% of 1 at every N (NON is 1 only in expectation)",)),
 )
+
+#: Sec. 3's "scale similar to mean pooling", read at a short, the paper's and a long N of the grid.
+SIMILAR_SCALE_AT = (16, 128, 1024)
+
+
+def _softmax_like_mean(size: int) -> Finding:
+    return Finding(description=f"Sec. 3 / Fig. 1: softmax attention's outputs scale similar to mean pooling's at "
+                               f"initialisation: at N = {size} their std is within a factor of 2 of the mean's, both "
+                               f"ways (log10 level within 0.3)",
+                   quote='Fig. 1: "Softmax attention outputs scale similar to mean pooling at initialization, i.e., '
+                         'Transformers focus more on local information in longer sequences."',
+                   metric="output_std_log10", where={"seq_len": (size,)}, level_with={"softmax": ("mean",)},
+                   equivalence_margin=0.3,
+                   chosen=("0.3 log10 (a factor of 2): 'scale similar' read as level within a factor of 2 (at N = "
+                           "1024 max lies 11 times above the mean's, NON 32 times, sum 1,000 times)",
+                           f"N = {size}: one of N = {', '.join(map(str, SIMILAR_SCALE_AT))} (a short N, the "
+                           f"paper's N = 128, a long N) read for 'at initialization'"))
+
+
+_ANY_AGGREGATION = ('App. B: "Note that such a normalization can be applied to any of the aggregation methods to get '
+                    'qualitatively similar results."')
+#: App. B's normalisation applied to the other aggregations (the sum's is ``normalized``, findings #4-#5).
+NORMALISED = ("normalized_mean", "normalized_max", "normalized_softmax")
+
+FIG1 = (*FIG1, *(_softmax_like_mean(size) for size in SIMILAR_SCALE_AT),
+        Finding(description="App. B: the normalisation applied to any aggregation gives the same result as to the sum: "
+                            "the normalised mean's, max's and softmax attention's output std is at least 0.99 at every "
+                            "N ...",
+                quote=_ANY_AGGREGATION, statistic="worst", above=dict.fromkeys(NORMALISED, 0.99),
+                chosen=("0.99: 'qualitatively similar results' read as the normalised sum's: within 1% of 1 at every "
+                        "N",)),
+        Finding(description="App. B: ... and at most 1.01 at every N",
+                quote=_ANY_AGGREGATION, statistic="best", below=dict.fromkeys(NORMALISED, 1.01),
+                chosen=("1.01: 'qualitatively similar results' read as the normalised sum's: within 1% of 1 at every "
+                        "N",)))
 
 _SEC3_QUOTE = ('Sec. 3: "This means that the fraction of context information in e^i is dependent on the sequence '
                'length and is smaller for longer sequences! Specifically, at initialization, Transformers focus more '

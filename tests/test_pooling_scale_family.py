@@ -53,12 +53,28 @@ def test_the_reduce_poolings_are_the_registry_mixers_on_the_same_draws() -> None
         assert torch.equal(pooled(_config(name, 16), seed=3), reduce)
 
 
+def test_a_normalised_pooling_is_that_pooling_on_its_own_draws_standardised_per_vector() -> None:
+    """App. B's normalisation applied to mean, max and softmax: the base pooling's output (the same draws), each
+    vector standardised over d_h by hand; the sum's ("normalized") the same way; every one std 1 at N = 1 and 64."""
+    for base in ("mean", "max", "softmax", "sum"):
+        out = pooled(_config(base, 16), seed=2)
+        std, mean = torch.std_mean(out, dim=-1, correction=0, keepdim=True)
+        name = "normalized" if base == "sum" else f"normalized_{base}"
+        assert torch.allclose(pooled(_config(name, 16), seed=2), (out - mean) / std)
+        for n in (1, 64):
+            assert _std(name, n) == pytest.approx(1.0, abs=1e-3)
+    assert _std("max", 64) < 0.5 and _std("softmax", 64) < 0.2  # unnormalised, they are not 1
+
+
 def test_norm_and_validation() -> None:
     out = pooling_output_scale(_config("normalized", 16, n_vectors=1024), seed=1)
-    assert set(out) == {"output_std", "output_norm"}
+    assert set(out) == {"output_std", "output_std_log10", "output_norm"}
+    assert out["output_std_log10"] == pytest.approx(math.log10(out["output_std"]))
     assert out["output_norm"] == pytest.approx(math.sqrt(32), rel=1e-3)
-    assert POOLINGS == ("softmax", "mean", "sum", "max", "normalized", "non")
-    with pytest.raises(ValueError, match="invalid pooling='median'; allowed: softmax, mean, sum, max, normalized, non"):
+    assert POOLINGS == ("softmax", "mean", "sum", "max", "normalized", "non", "normalized_mean", "normalized_max",
+                        "normalized_softmax")
+    with pytest.raises(ValueError, match="invalid pooling='median'; allowed: softmax, mean, sum, max, normalized, non, "
+                                         "normalized_mean, normalized_max, normalized_softmax"):
         _config("median", 4)
     with pytest.raises(ValueError, match="invalid seq_len=3; allowed: a positive divisor of n_vectors=4096"):
         _config("sum", 3)

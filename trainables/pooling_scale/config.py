@@ -15,9 +15,13 @@ from trainables.config_fields import ConfigFields
 
 TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing", "context_share", "mixer_properties", "equivariance")
 #: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
-#: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections), and
-#: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU).
-POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized", "non")
+#: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections),
+#: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU), and the
+#: same standardisation applied to mean, max and softmax outputs (App. B: "to any of the aggregation methods").
+POOLINGS: tuple[str, ...] = ("softmax", "mean", "sum", "max", "normalized", "non", "normalized_mean", "normalized_max",
+                             "normalized_softmax")
+#: the prefix of a pooling standardised over the vector dimension (the pooling after it, on the same draws)
+STANDARDISED = "normalized_"
 #: task ``token_mixing``: the registry's average attention (App. D: constant weights 1/N) and softmax attention, each
 #: with its projections as initialised (``trainables.mixers``).
 MIXINGS: tuple[str, ...] = ("average", "softmax")

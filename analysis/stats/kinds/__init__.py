@@ -7,6 +7,7 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
   - two panel values compared (:mod:`~analysis.stats.kinds.comparison`); :mod:`~analysis.stats.kinds.lead_grows` - a
   lead in one region against the same lead in another;
 * :mod:`~analysis.stats.kinds.worst_beats_best` - the NAP paper's worst seed against best seed;
+* :mod:`~analysis.stats.kinds.counted` - more than a share of some comparisons are so (a sentence that counts);
 * :mod:`~analysis.stats.kinds.reached_by`, :mod:`~analysis.stats.kinds.still_holds`,
   :mod:`~analysis.stats.kinds.learned_then_unlearned`, :mod:`~analysis.stats.kinds.faster_than`,
   :mod:`~analysis.stats.kinds.level_along`, :mod:`~analysis.stats.kinds.gain` - the time axis
@@ -23,6 +24,7 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     not_ahead,
     lead_grows,
     worst_beats_best,
+    counted,
     reached_by,
     still_holds,
     learned_then_unlearned,

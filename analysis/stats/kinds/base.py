@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
@@ -48,7 +48,7 @@ def check_state(holds: bool, fails: bool) -> State:
 #: What a check's number is: the words tests and the report use for each kind's bound.
 Relation = Literal["below", "above", "ahead", "level", "not_ahead", "worst_beats_best", "reached_by",
                    "still_holds", "learned_then_unlearned", "faster_than", "level_along", "gain", "lead_grows",
-                   "falls_short"]
+                   "falls_short", "counted"]
 
 #: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
 #: bound inside it counts as out of reach (:meth:`Kind.hopeless`), per kind of statistic. A best or worst of many
@@ -77,11 +77,25 @@ class Reading:
     panel: str
     evaluations: pl.DataFrame | None = None
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    #: another metric's cells and noise model, for a kind that reads more than the finding's metric (None: the data
+    #: has no cell of it); None: only the finding's own metric can be read
+    other: Callable[[str], tuple[CellTable, NoiseModel] | None] | None = field(default=None, repr=False)
 
     @property
     def percent(self) -> bool:
         """Whether the metric reads accuracies (shown in percent)."""
         return is_accuracy(self.metric)
+
+    def metric_table(self, metric: str) -> tuple[CellTable, NoiseModel]:
+        """``metric``'s cells (annotated with their seed-noise prior) and its noise model (ValueError: the data has
+        no cell of it, a line naming the metric)."""
+        if metric == self.metric:
+            return self.table, self.noise
+        found = self.other(metric) if self.other is not None else None
+        if found is None:
+            raise ValueError(f"invalid metric {metric!r} of finding {self.finding.description!r}: the data has no "
+                             f"cell of it; allowed: a metric column with a G in these results")
+        return found
 
     @property
     def versus_region(self) -> Mapping[str, Any]:

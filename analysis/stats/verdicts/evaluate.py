@@ -117,6 +117,12 @@ def _table(metric: str, data: FindingData,
     return tables[metric]
 
 
+def _other_table(metric: str, data: FindingData, tables: Tables) -> tuple[CellTable, NoiseModel] | None:
+    """Another metric's cells and noise model (None: the data has none), for a kind that reads several metrics."""
+    found = _table(metric, data, tables)
+    return None if found is None else (found[0], found[1])
+
+
 def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int, tables: Tables,
               outside: Callable[[Mapping[str, Any]], str]) -> Verdict:
     metric = finding.metric_of(data.select_metric)
@@ -139,7 +145,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
     bounds = bounds_of(finding)
     ends = sum(b.ends() for b in bounds)
     reading = Reading(finding, metric, table, noise, error_budget(meta, look, ends), data.max_seeds, data.panel,
-                      data.evaluations, memo)
+                      data.evaluations, memo, other=lambda other: _other_table(other, data, tables))
     try:
         checks = [bound.judge(reading) for bound in bounds]
     except ValueError as error:  # a region naming a column the data does not have
