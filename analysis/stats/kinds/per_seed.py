@@ -64,7 +64,7 @@ class SeedCount:
                            most - (self.run - self.showing) < least)
 
     def text(self) -> str:
-        return f"{self.showing} of {self.run} seeds show it (chance {100 * self.chance:.2g}% if a seed did no more " \
+        return f"{self.showing} of {self.run} seeds show it (chance {100 * self.chance:.3g}% if a seed did no more " \
                f"often than not)"
 
 
