@@ -18,7 +18,7 @@ from pydantic import field_validator, model_validator
 
 from core.probe_names import ATTENTION_PROBES, GATE_PROBES, PARAMETER_PROBES
 from core.probe_names import PREFIX as PROBE_PREFIX
-from search_spaces.schema import SCALES, Schema, fail
+from search_spaces.schema import SCALES, Schema, fail, json_form
 
 #: The columns of the rows a time-axis bound reads time along (docs/results.md).
 TIME_AXES = ("epoch", "step")
@@ -240,6 +240,14 @@ class Finding(Schema):
                 and v[0] < v[1] for v in raw.values()):
             raise fail("gain", raw, "a mapping panel value -> (least, most), two finite numbers, least < most")
         return {str(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _kinds(cls, raw: Any) -> Any:
+        """In the form study.json gives back (tuples as lists), so a study and its record compare equal."""
+        if not isinstance(raw, Mapping):
+            raise fail("kinds", raw, "a mapping kind name -> its argument")
+        return {str(name): json_form(argument) for name, argument in raw.items()}
 
     @field_validator("below", "above", "reached_by", "learned_then_unlearned", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ what is allowed, which is what a study file that fails to import shows (``study 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -86,3 +87,12 @@ class Schema(BaseModel):
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes``, validated like a new value (``dataclasses.replace`` for the schema's types)."""
         return type(self)(**{**{name: getattr(self, name) for name in type(self).model_fields}, **changes})
+
+
+def json_form(value: Any) -> Any:
+    """``value`` as JSON reads it back: tuples and lists as lists, mappings as dicts (keys as given)."""
+    if isinstance(value, Mapping):
+        return {k: json_form(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_form(v) for v in value]
+    return value

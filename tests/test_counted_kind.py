@@ -104,7 +104,7 @@ def test_a_side_without_cells_leaves_its_member_open() -> None:
     ({"lead": "lower"}, r"counted\.lead of finding 'd' 'lower'; allowed: below, at_most, at_least"),
     ({"more_than": 1.0}, r"counted\.more_than of finding 'd' 1\.0; allowed: a share of the members, 0 <= share < 1"),
     ({"compare": {"x": (512,)}}, r"counted\.compare .*; allowed: a mapping label -> \(axis values, axis values"),
-    ({"values": ()}, r"counted\.values of finding 'd' \(\); allowed: a non-empty tuple of panel values"),
+    ({"values": ()}, r"counted\.values of finding 'd' \[\]; allowed: a non-empty tuple of panel values"),
     ({"metrics": ("a - b",)}, r"counted\.metrics .*; allowed: a tuple of metric columns"),
     ({"margins": 0.1}, r"counted\.margins of finding 'd' 0\.1; allowed: the keys values, axis, compare"),
 ])

@@ -23,7 +23,7 @@ from search_spaces.finding import is_probe, metric_columns
 from search_spaces.schema import StudyError
 from search_spaces.study import Study
 from study.run.points import point_text
-from study.trial.trainable import member_configs, split_config, trial_params
+from study.trial.trainable import member_configs, split_config
 
 
 def validate(study: Study) -> None:
@@ -67,10 +67,8 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
     started = time.time()
     seen: set[tuple[str, str]] = set()
     columns: set[str] = set()
-    plotted: set[str] = set()
     for point in _points(study):
         hyper, _ = split_config(study, point)
-        plotted.update(trial_params(study, point))  # what a trial's rows carry beside what its family writes
         family = family_of(hyper)
         tiny = family.tiny(member_configs(hyper, family)[0])
         shape = json.dumps({k: v for k, v in tiny.resolved().items() if k != "learning_rate"}, sort_keys=True,
@@ -87,7 +85,6 @@ def check_components(study: Study, echo: Callable[[str], None] = print) -> int:
                              f"{point_text(point)} (before launch, on the CPU): {one_line(error, at=True)}") from None
         columns.update(result.rows[0])
     check_finding_metrics(study, columns)
-    check_plot(study, columns | plotted)
     echo(f"preflight: {len(seen)} distinct configuration(s) trained one step on a tiny batch on the CPU "
          f"({time.time() - started:.1f} s)")
     return len(seen)
@@ -105,15 +102,6 @@ def check_finding_metrics(study: Study, columns: set[str]) -> None:
         if missing:
             raise StudyError(f"invalid metric of finding {finding.description!r} of study {study.name} "
                              f"{missing[0]!r}; allowed: the columns its rows have: {', '.join(sorted(columns))}")
-
-
-def check_plot(study: Study, columns: set[str]) -> None:
-    """The report's grid axes (the study's ``plot``, its defaults filled in) are columns its rows have: a layout
-    that names none, or leaves one to a default the rows lack, is refused here, not when the report is drawn."""
-    if missing := study.plot.unchosen(study.plot.choose(study.axes, columns)):
-        raise StudyError(f"invalid plot of study {study.name}: no column for its {' and '.join(missing)} axis "
-                         f"({study.plot}); allowed: Plot(panel=..., x=..., y=...) naming columns its rows have: "
-                         f"{', '.join(sorted(columns))}")
 
 
 def check_finding_kinds(study: Study) -> None:
