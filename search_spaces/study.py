@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from pydantic import model_validator
@@ -36,19 +36,6 @@ class Plot(Schema):
     panel: str | None = "architecture"
     x: str | None = "d_model"
     y: str | None = "learning_rate"
-
-    def choose(self, axes: Iterable[str], columns: Collection[str]) -> tuple[str | None, str | None, str | None]:
-        """(panel, x, y) among ``columns``: each as set, else its default (panel ``architecture``, y
-        ``learning_rate``, x the first of ``axes`` that is neither); None where none is a column."""
-        panel = self.panel or ("architecture" if "architecture" in columns else None)
-        y = self.y or ("learning_rate" if "learning_rate" in columns else None)
-        x = self.x or next((a for a in axes if a not in (panel, y) and a in columns), None)
-        return tuple(c if c is not None and c in columns else None for c in (panel, x, y))  # type: ignore[return-value]
-
-    @staticmethod
-    def unchosen(chosen: tuple[str | None, str | None, str | None]) -> list[str]:
-        """The names of the axes :meth:`choose` left without a column."""
-        return [name for name, column in zip(("panel", "x", "y"), chosen, strict=True) if column is None]
 
 
 class Study(Schema):

@@ -12,13 +12,15 @@ from search_spaces.yun2020_properties import EQUIVARIANCE
 
 
 def test_defaults_fill_the_unset_axes_from_the_columns() -> None:
-    columns = ("architecture", "d_model", "learning_rate", "seed")
-    assert Plot(panel=None, x=None, y=None).choose(("d_model", "learning_rate"), columns) == \
-        ("architecture", "d_model", "learning_rate")
-    chosen = Plot(panel="pooling", x="seq_len", y=None).choose(("pooling", "seq_len"), ("pooling", "seq_len"))
-    assert chosen == ("pooling", "seq_len", None)
-    assert Plot.unchosen(chosen) == ["y"]
-    assert Plot.unchosen(Plot(x="width").choose((), ("architecture", "learning_rate"))) == ["x"]  # set, not a column
+    from analysis.stats.training_stats import plot_axes
+    from search_spaces.record import StudyRecord
+
+    unset = StudyRecord.of(EQUIVARIANCE.replace(plot=Plot(panel=None, x=None, y=None)))
+    columns = ["architecture", "pooling", "seq_len", "learning_rate", "seed"]
+    assert plot_axes(unset, columns) == ("architecture", "pooling", "learning_rate")
+    named = StudyRecord.of(EQUIVARIANCE.replace(plot=Plot(panel="pooling", x="width", y="learning_rate")))
+    with pytest.raises(StudyError, match=r"cannot choose plot axes \['x'\]"):  # set, but not a column
+        plot_axes(named, columns)
 
 
 def test_a_recorded_plot_without_columns_is_one_line() -> None:

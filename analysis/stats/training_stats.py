@@ -38,7 +38,6 @@ from search_spaces.axes import show_value
 from search_spaces.finding import direction, is_probe, metric_columns
 from search_spaces.record import StudyRecord
 from search_spaces.schema import StudyError
-from search_spaces.study import Plot
 
 ACCURACY_METRICS: tuple[str, ...] = ("train_accuracy", "val_accuracy")
 #: At most this many facets (values of extra varying hyperparameters) get their own grids.
@@ -78,11 +77,14 @@ def plot_axes(meta: StudyRecord | Mapping[str, Any], columns: Sequence[str]) -> 
         StudyError (a ValueError, one line): naming the axes that cannot be chosen and the columns there are.
     """
     meta = parse_meta(meta)
-    chosen = meta.plot.choose(meta.axes, columns)
-    if missing := Plot.unchosen(chosen):
+    panel = meta.plot.panel or ("architecture" if "architecture" in columns else None)
+    y = meta.plot.y or ("learning_rate" if "learning_rate" in columns else None)
+    x = meta.plot.x or next((a for a in meta.axes if a not in (panel, y) and a in columns), None)
+    missing = [name for name, col in (("panel", panel), ("x", x), ("y", y)) if col is None or col not in columns]
+    if missing:
         raise StudyError(f"{meta.source}: cannot choose plot axes {missing}: set study.json 'plot' {{panel, x, y}} "
                          f"(a study's Plot) to columns of {list(columns)}")
-    return chosen  # type: ignore[return-value]
+    return panel, x, y  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
