@@ -6,8 +6,8 @@ presentation orders x 5 seeds, each model with its own hyperparameters (docs/cso
 and depth with Optuna's TPE on the depth-validation accuracy (the authors used Weights & Biases' Bayesian sweeps
 for this). ``csordas2021.ablations`` trains NDR without the two design choices the appendices call necessary
 (App. B's directional term of geometric attention, App. C.2's gate bias -3). ``csordas2021.matches``,
-``csordas2021.cost`` and ``csordas2021.data`` train nothing: they measure what the paper says its geometric attention
-and its data set are (search_spaces/csordas2021_properties.py). Decisions and results:
+``csordas2021.cost``, ``csordas2021.sides`` and ``csordas2021.data`` train nothing: they measure what the paper says
+its geometric attention and its data set are (search_spaces/csordas2021_properties.py). Decisions and results:
 docs/csordas2021.md; implementation: ``trainables.csordas2021``; report sections: ``analysis.papers.csordas2021``.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from search_spaces import Finding, IntRange, Linked, LogUniform, Plot, Study, Uniform
 from search_spaces.csordas2021_inside import BOTH, INSIDE_FINDINGS, PAPER, ROUTE_FINDINGS, by_model
-from search_spaces.csordas2021_properties import COST, DATA, MATCHES
+from search_spaces.csordas2021_properties import COST, DATA, MATCHES, SIDES
 
 # NDR and the two gated rows first: a grid runs in this order, so a partial run has the headline rows.
 MODELS = ("NDR", "+ abs/rel + gate", "+ rel + gate", "LSTM", "Transformer", "+ rel", "+ geom. att.")
@@ -307,4 +307,4 @@ ABLATIONS = Study(
     },
 )
 
-STUDIES = (TABLE1, NDR_TPE, ABLATIONS, MATCHES, COST, DATA)
+STUDIES = (TABLE1, NDR_TPE, ABLATIONS, MATCHES, COST, SIDES, DATA)

@@ -25,12 +25,14 @@ from trainables.csordas2021.properties import (
     cost_measures,
     match_measures,
     match_weights,
+    side_measures,
     split_measures,
     work,
 )
 from trainables.pooling_scale.config import PoolingScaleConfig
 
-MEASURES = {"ndr_matches": match_measures, "ndr_cost": cost_measures, "ctl_splits": split_measures}
+MEASURES = {"ndr_matches": match_measures, "ndr_cost": cost_measures, "ndr_sides": side_measures,
+            "ctl_splits": split_measures}
 
 
 def _config(task: str, pooling: str, n: int, **kw: int) -> PoolingScaleConfig:
@@ -93,6 +95,17 @@ def test_the_slope_sees_how_the_work_grows() -> None:
     assert large["cost"] == attention_cost("geometric", 256, 16384)
 
 
+def test_the_side_feature_restricts_each_query_and_nothing_else_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the direction layer on the side feature every query (but the ends' on their empty side) keeps >= 99% on
+    its side; with the layer's weight 0 (the term gives no side) the worst query keeps far less, and N = 2 by hand:
+    query 0 can look only right, query 1 only left, each all its weight on its one key."""
+    config = _config("ndr_sides", "geometric", 16, d_head=256, n_vectors=1024)
+    assert side_measures(config, seed=0)["side_share"] > 0.998
+    assert side_measures(_config("ndr_sides", "geometric", 2, d_head=256, n_vectors=64), seed=0)["side_share"] == 1.0
+    monkeypatch.setattr("trainables.csordas2021.properties.SIDE_WEIGHT", 0.0)
+    assert side_measures(config, seed=0)["side_share"] < 0.5
+
+
 def test_the_splits() -> None:
     """The release's sets: 53,704 train samples (88 single functions + 480 j/k repeats at depth 1), depth 2-5 from
     the IID pool, 6-8 and 9-10 in the depth sets."""
@@ -114,6 +127,8 @@ def test_validation_and_the_family() -> None:
         _config("ndr_matches", "softmax", 4)
     with pytest.raises(ValueError, match="invalid seq_len=2"):
         _config("ndr_matches", "geometric", 2)
+    with pytest.raises(ValueError, match="invalid seq_len=1; allowed: 2 or more with task ndr_sides"):
+        _config("ndr_sides", "geometric", 1, n_vectors=8)
     with pytest.raises(ValueError, match="invalid seq_len=12"):
         _config("ctl_splits", "train", 12)
     with pytest.raises(ValueError, match="invalid pooling='valid'; allowed: train, depth_valid, depth_test"):
@@ -159,6 +174,14 @@ def test_the_cost_findings_pass_and_fail_at_small_n() -> None:
     study = get_study("csordas2021.cost")
     small = study.replace(findings=tuple(f.replace(where={"seq_len": (16,)}) for f in study.findings[:1]))
     assert _statuses(StudyRecord.of(small), data) == [Status.FAIL]  # slope ~1 where the projections dominate
+
+
+def test_the_side_finding_passes_and_fails_at_a_stricter_bound() -> None:
+    record, data = _data("csordas2021.sides")
+    assert _statuses(record, data) == [Status.PASS]
+    study = get_study("csordas2021.sides")
+    strict = study.replace(findings=(study.findings[0].replace(above={"geometric": 0.99999}),))
+    assert _statuses(StudyRecord.of(strict), data) == [Status.FAIL]  # the worst query keeps 99.87-99.91%
 
 
 def test_the_data_findings_the_size_and_depths_pass_the_balance_fails() -> None:

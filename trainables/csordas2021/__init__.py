@@ -7,5 +7,6 @@ attention), :mod:`~trainables.csordas2021.models` (Table 1's models, one definit
 config and per-model hyperparameters), :mod:`~trainables.csordas2021.members` (a configuration's seeds as one model),
 :mod:`~trainables.csordas2021.evaluation` (evaluation sets, probe artifacts), :mod:`~trainables.csordas2021.loop`
 (the one training loop: one seed is K = 1), :mod:`~trainables.csordas2021.family` (what ``trainables.catalog``
-registers).
+registers), :mod:`~trainables.csordas2021.properties` (what the paper says its attention and data are, measured
+without training: tasks of the measurement family).
 """

@@ -1,5 +1,6 @@
 """No-training measurements of what Csordás et al. 2021 say their geometric attention and their data set are (issue 58;
-tasks of the measurement family, ``trainables/pooling_scale/family.py``; study ``csordas2021.properties``).
+tasks of the measurement family, ``trainables/pooling_scale/family.py``; studies ``csordas2021.matches``, ``.cost``,
+``.sides`` and ``.data``, search_spaces/csordas2021_properties.py).
 
 * task ``ndr_matches`` (Sec. 2.2: "By using the term (1 - P_i,k) in Eq. 7, when there is a match, it downscales any
   other matches which are more distant"), ``pooling`` ``geometric`` (Eq. 7, :func:`geometric_weights`) or ``sigmoid``
@@ -18,6 +19,13 @@ tasks of the measurement family, ``trainables/pooling_scale/family.py``; study `
   products as torch's FlopCounterMode counts them, plus one per element every other operation writes), at N =
   ``seq_len``, and ``cost_slope`` the log-log slope of the cost from N to 2N, log2(cost(2N) / cost(N)): 2 for a cost
   that grows as N^2. Run on the meta device: shapes only, nothing computed, the same count at any N.
+* task ``ndr_sides`` (App. B: "Using this additional directional information, each query (position i) can
+  potentially learn to restrict its attention to either the left or right side"), ``pooling`` ``geometric``: NDR's
+  attention module (one head, d_model = ``d_head``, as initialised from the seed) whose direction layer is set to
+  read a side feature of the query's own token: token vectors N(0, I) but their first coordinate, +1 (this query
+  looks left) or -1 (right), drawn per token; s_left = :data:`SIDE_WEIGHT` x_i0, s_right = -:data:`SIDE_WEIGHT`
+  x_i0, no bias (the directional term beta D_ij at beta's initial 1). ``side_share`` is the smallest, over the
+  queries that have a key on their side, of the share of the query's attention weight on that side.
 * task ``ctl_splits`` (App. C.1: "The total size of the train set is 53,704 samples. The samples are roughly
   balanced such that there are similar number of samples for each depth"; Sec. 3: "samples of up to 5/6-8/9-10
   operations respectively"), ``pooling`` the split (``train``, ``depth_valid``, ``depth_test``) of the CTL
@@ -45,6 +53,9 @@ from trainables.pooling_scale.config import PoolingScaleConfig
 #: The logit of a key that matches the query: P = sigmoid(4) = 0.982 (a match: the project's reading, in the
 #: finding's ``chosen``).
 MATCH_LOGIT = 4.0
+#: The weight of the direction layer on the query's side feature (task ``ndr_sides``): D_ij = +-10 on the two sides (a
+#: weight the layer can take: the project's construction, in the finding's ``chosen``).
+SIDE_WEIGHT = 10.0
 #: The splits task ``ctl_splits`` measures (App. C.1's train set, Sec. 3's valid and test sets: the depth ones).
 SPLITS: tuple[str, ...] = ("train", "depth_valid", "depth_test")
 
@@ -99,6 +110,33 @@ def match_measures(config: PoolingScaleConfig, seed: int) -> dict[str, float]:
     far_scale = weight(every, far) / weight(without_near, far)
     near_scale = weight(every, near) / weight(without_far, near)
     return {"far_match_scale": float(far_scale.max()), "near_match_scale": float(near_scale.min())}
+
+
+def side_measures(config: PoolingScaleConfig, seed: int) -> dict[str, float]:
+    """``side_share`` of one seed (module docstring)."""
+    g = torch.Generator().manual_seed(seed)
+    s, n, d = config.n_vectors // config.seq_len, config.seq_len, config.d_head
+    x = torch.randn(s, n, d, generator=g)
+    left = torch.rand(s, n, generator=g) < 0.5  # (S, N): the query looks left
+    x[..., 0] = torch.where(left, 1.0, -1.0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        attention = GeometricAttention(d, 1).eval()
+    assert attention.direction is not None
+    with torch.no_grad():
+        attention.direction.weight.zero_()
+        attention.direction.bias.zero_()
+        attention.direction.weight[0, 0], attention.direction.weight[1, 0] = SIDE_WEIGHT, -SIDE_WEIGHT  # s_l, s_r
+        attention.record = True
+        attention(x)
+    assert attention.last_weights is not None
+    a = attention.last_weights[:, 0].double()  # (S, N_q, N_k)
+    position = torch.arange(n)
+    on_left = position.view(1, n) < position.view(n, 1)  # (N_q, N_k): key j left of query i
+    side = torch.where(left.unsqueeze(-1), on_left, position.view(1, n) > position.view(n, 1))  # (S, N_q, N_k)
+    share = (a * side).sum(-1) / a.sum(-1).clamp(min=1e-300)  # (S, N_q)
+    has_key = side.any(-1)  # the first position has no key on its left, the last none on its right
+    return {"side_share": float(share[has_key].min())}
 
 
 def _cpu_sdpa(query: Any, key: Any, value: Any, *_: object, **__: object) -> int:

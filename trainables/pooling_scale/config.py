@@ -16,7 +16,7 @@ from typing import Any
 from trainables.config_fields import ConfigFields
 
 TASKS: tuple[str, ...] = ("pooling_scale", "token_mixing", "context_share", "mixer_properties", "equivariance",
-                          "ndr_matches", "ndr_cost", "ctl_splits")
+                          "ndr_matches", "ndr_cost", "ndr_sides", "ctl_splits")
 #: softmax attention without projections, the registry's reduce mixers mean / sum / max, the sum
 #: standardised over the vector dimension (App. B's "normalized"; not the NAP mixer, which has projections),
 #: NON's weighting (Sec. 4: the raw logits as weights, the sum scaled by 1 / sqrt(N); before its GELU), and the
@@ -37,16 +37,24 @@ PROPERTY_MIXERS: tuple[str, ...] = ("softmax", "bilinear", "sepconv")
 MATCH_POOLINGS: tuple[str, ...] = ("geometric", "sigmoid")
 #: task ``ndr_cost``: NDR's geometric attention and the registry's softmax attention.
 COST_ATTENTIONS: tuple[str, ...] = ("geometric", "softmax")
+#: task ``ndr_sides``: NDR's geometric attention with its directional term.
+SIDE_ATTENTIONS: tuple[str, ...] = ("geometric",)
 #: task ``ctl_splits``: the CTL generator's train set and its depth validation and test sets.
 CTL_SPLITS: tuple[str, ...] = ("train", "depth_valid", "depth_test")
 #: task ``ctl_splits``: its one ``seq_len``, the longest CTL input (SOS, 10 functions, the argument, EOS): the
 #: generator's, not a choice (``trainables.csordas2021.ctl.MAX_INPUT_LEN``).
 CTL_LENGTH = 13
+#: the shortest sequence a task measures, and why
+SHORTEST: dict[str, tuple[int, str]] = {
+    "token_mixing": (3, "two tokens change, one stays"), "context_share": (2, "token 0 and its context"),
+    "equivariance": (2, "a permutation other than the identity"),
+    "ndr_matches": (3, "a query and two keys at different distances"), "ndr_sides": (2, "a key beside the query")}
 #: what ``pooling`` names per task (``equivariance``: an architecture's stack of layers, as ``context_share``'s)
 CHOICES: dict[str, tuple[str, ...]] = {"pooling_scale": POOLINGS, "token_mixing": MIXINGS,
                                        "context_share": CONTEXT_ARCHITECTURES, "mixer_properties": PROPERTY_MIXERS,
                                        "equivariance": CONTEXT_ARCHITECTURES, "ndr_matches": MATCH_POOLINGS,
-                                       "ndr_cost": COST_ATTENTIONS, "ctl_splits": CTL_SPLITS}
+                                       "ndr_cost": COST_ATTENTIONS, "ndr_sides": SIDE_ATTENTIONS,
+                                       "ctl_splits": CTL_SPLITS}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,14 +65,14 @@ class PoolingScaleConfig(ConfigFields):
         task: one of :data:`TASKS`.
         pooling: one of :data:`POOLINGS` (``pooling_scale``), :data:`MIXINGS` (``token_mixing``),
             :data:`PROPERTY_MIXERS` (``mixer_properties``) or :data:`CONTEXT_ARCHITECTURES` (``context_share``,
-            ``equivariance``), :data:`MATCH_POOLINGS` (``ndr_matches``), :data:`COST_ATTENTIONS` (``ndr_cost``) or
-            :data:`CTL_SPLITS` (``ctl_splits``).
+            ``equivariance``), :data:`MATCH_POOLINGS` (``ndr_matches``), :data:`COST_ATTENTIONS` (``ndr_cost``),
+            :data:`SIDE_ATTENTIONS` (``ndr_sides``) or :data:`CTL_SPLITS` (``ctl_splits``).
         seq_len: sequence length N; must divide ``n_vectors`` (``token_mixing``: N >= 3, two tokens change and one
             stays; ``ctl_splits``: not read, 13 only).
         d_head: dimension d_h of the value / key / query vectors (the paper: 128); ``token_mixing``,
             ``mixer_properties``: the mixer's d_model (one head); ``context_share``, ``equivariance``: the model's;
-            ``ndr_matches``: the queries' and keys'; ``ndr_cost``: the attention's d_model (one head); ``ctl_splits``:
-            not read (left out of its rows).
+            ``ndr_matches``: the queries' and keys'; ``ndr_cost``, ``ndr_sides``: the attention's d_model (one head);
+            ``ctl_splits``: not read (left out of its rows).
         n_vectors: vectors drawn from N(0, I) per seed, split into sequences of length N (``ndr_cost``: not read;
             ``ctl_splits``: not read, left out of its rows).
         logit_scale: ``token_mixing`` only: the factor on the mixer's logits (softmax: q.k / sqrt(d_h) times it;
@@ -72,7 +80,8 @@ class PoolingScaleConfig(ConfigFields):
             its rows.
 
     ``context_share`` needs N >= 2 (token 0 and a context), two sequences or more and ``d_head`` (its model's
-    d_model) a multiple of the model's 4 heads; ``equivariance`` N >= 2 and the same ``d_head``; ``ndr_matches`` N >= 3
+    d_model) a multiple of the model's 4 heads; ``equivariance`` N >= 2 and the same ``d_head``; ``ndr_sides`` N >= 2;
+    ``ndr_matches`` N >= 3
     (a query and two keys at different distances); ``ctl_splits`` N = :data:`CTL_LENGTH` only (its ``n_vectors`` is
     not read either).
     """
@@ -94,20 +103,14 @@ class PoolingScaleConfig(ConfigFields):
             raise self.invalid("seq_len", f"{CTL_LENGTH} with task ctl_splits (the longest CTL input: the generator's)")
         if self.task != "ctl_splits" and self.n_vectors % self.seq_len:
             raise self.invalid("seq_len", f"a positive divisor of n_vectors={self.n_vectors}")
-        if self.task == "token_mixing" and self.seq_len < 3:
-            raise self.invalid("seq_len", "3 or more with task token_mixing (two tokens change, one stays)")
-        if self.task == "context_share" and self.seq_len < 2:
-            raise self.invalid("seq_len", "2 or more with task context_share (token 0 and its context)")
+        if self.task in SHORTEST and self.seq_len < SHORTEST[self.task][0]:
+            least, why = SHORTEST[self.task]
+            raise self.invalid("seq_len", f"{least} or more with task {self.task} ({why})")
         if self.task == "context_share" and self.n_vectors // self.seq_len < 2:
             raise self.invalid("n_vectors", f"at least 2 x seq_len={self.seq_len} with task context_share (a variance "
                                             "over sequences)")
         if self.task in ("context_share", "equivariance") and self.d_head % 4:
             raise self.invalid("d_head", f"a multiple of 4 with task {self.task} (the model's 4 heads)")
-        if self.task == "ndr_matches" and self.seq_len < 3:
-            raise self.invalid("seq_len", "3 or more with task ndr_matches (a query and two keys at different "
-                                          "distances)")
-        if self.task == "equivariance" and self.seq_len < 2:
-            raise self.invalid("seq_len", "2 or more with task equivariance (a permutation other than the identity)")
         if self.task != "token_mixing" and self.logit_scale != 1.0:
             raise self.invalid("logit_scale", f"1 with task {self.task} (a factor on the logits is token_mixing's)")
 

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from trainables.catalog import register_family
-from trainables.csordas2021.properties import cost_measures, match_measures, split_measures
+from trainables.csordas2021.properties import cost_measures, match_measures, side_measures, split_measures
 from trainables.families import Family
 from trainables.pooling_scale.config import TASKS, PoolingScaleConfig
 from trainables.pooling_scale.context import context_measures
@@ -24,7 +24,8 @@ def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, devi
     parameters, no step), its mixer's measures (``token_mixing``, ``mixer_properties``: the mixer as initialised,
     nothing trained), its first layer's share of context (``context_share``: the architecture's layer as
     initialised), its stack's permutation equivariance (``equivariance``), or Csordás et al.'s geometric attention's
-    matches (``ndr_matches``) and cost (``ndr_cost``) and their CTL splits' sizes and depths (``ctl_splits``).
+    matches (``ndr_matches``), cost (``ndr_cost``) and sides (``ndr_sides``) and their CTL splits' sizes and depths
+    (``ctl_splits``).
 
     The draws come from a CPU generator and are measured on the CPU whatever ``device`` is (the numbers do not
     depend on where the trial ran); ``packed`` is accepted and ignored (nothing trains).
@@ -35,7 +36,7 @@ def measure(configs: Sequence[PoolingScaleConfig], seeds: Sequence[int], *, devi
     measured = {"pooling_scale": pooling_output_scale, "token_mixing": mixing_measures,
                 "context_share": context_measures, "mixer_properties": mixer_measures,
                 "equivariance": equivariance_measures, "ndr_matches": match_measures, "ndr_cost": cost_measures,
-                "ctl_splits": split_measures}[configs[0].task]
+                "ndr_sides": side_measures, "ctl_splits": split_measures}[configs[0].task]
     for seed in seeds:
         writer = SeedRows(seed, n_params=0, device="cpu", on_eval=on_eval)
         writer.emit(0, 0, measured(configs[0], seed))
