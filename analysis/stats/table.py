@@ -130,6 +130,14 @@ class CellTable:
         columns = [*self.keys, *VALUES]
         return CellTable(frame if frame.columns == columns else frame.select(columns), self.keys)
 
+    def with_values(self, column: Column, values: Floats) -> CellTable:
+        """The same cells with ``column`` set to ``values`` (one per cell); the other columns' reads (:meth:`values`)
+        are shared, not read again."""
+        dtype = pl.Int64 if column == Column.N else pl.Float64
+        table = self.replace(self.frame.with_columns(pl.Series(str(column), values).cast(dtype)))
+        table._read.update({key: read for key, read in self._read.items() if key[0] != column})
+        return table
+
     def filter(self, *predicates: pl.Expr) -> CellTable:
         """The cells for which every predicate holds."""
         return self.replace(self.frame.filter(*predicates))

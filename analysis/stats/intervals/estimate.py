@@ -10,8 +10,9 @@ adaptive budget gives seeds to these.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import polars as pl
 
@@ -31,8 +32,10 @@ class Estimate:
     cells: int = 0
     not_run: int = 0  # of those cells, the ones without any seed yet
     #: per cell short of seeds: its keys, ``g``, and where the statistic reads cells one by one its interval
-    #: (``low``, ``high``) and what every seed could make of it (``plow``, ``phigh``)
-    short: pl.DataFrame | None = field(default=None, compare=False, repr=False)
+    #: (``low``, ``high``) and what every seed could make of it (``plow``, ``phigh``); or a function that builds that
+    #: frame, called when :meth:`short_cells` is first asked (most estimates never are: building it costs more than
+    #: the interval)
+    short: pl.DataFrame | Callable[[], pl.DataFrame | None] | None = field(default=None, compare=False, repr=False)
     reads: Reads = "all"
     largest: bool = True  # an order statistic: the largest (a best of an accuracy) or the smallest
     level: float = 0.0  # a share: the level its cells reach
@@ -53,22 +56,29 @@ class Estimate:
                         self.cells + other.cells, self.not_run + other.not_run, parts=(self, other), reads=reads,
                         projected=projected)
 
+    def short_cells(self) -> pl.DataFrame | None:
+        """:attr:`short` as a frame (built on the first call and kept)."""
+        if callable(self.short):
+            object.__setattr__(self, "short", self.short())  # frozen: a cache of what the field already stands for
+        return cast("pl.DataFrame | None", self.short)
+
     def contention(self, threshold: float | None = None) -> pl.DataFrame | None:
         """The cells short of seeds whose further seeds could decide a bound at ``threshold`` (module docstring;
         None: compared with another statistic; a share's threshold is the share the bound asks for)."""
         if self.parts:
             found = [f for f in (p.contention() for p in self.parts) if f is not None and f.height]
             return pl.concat(found, how="diagonal_relaxed") if found else None
-        if self.short is None or self.short.is_empty():
+        short = self.short_cells()
+        if short is None or short.is_empty():
             return None
         if self.reads == "level":
-            chosen = self._share_cells(self.short, threshold)
+            chosen = self._share_cells(short, threshold)
         elif self.reads == "order" and threshold is not None:
-            chosen = self._order_cells(self.short, threshold)
+            chosen = self._order_cells(short, threshold)
         elif self.reads == "order":  # may still be the best (worst)
-            chosen = self.short.filter(pl.col("high") >= self.low if self.largest else pl.col("low") <= self.high)
+            chosen = short.filter(pl.col("high") >= self.low if self.largest else pl.col("low") <= self.high)
         else:
-            chosen = self.short
+            chosen = short
         return chosen.drop("low", "high", "plow", "phigh", "g", strict=False)
 
     def _order_cells(self, short: pl.DataFrame, threshold: float) -> pl.DataFrame:

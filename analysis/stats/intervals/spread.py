@@ -12,6 +12,7 @@ with 0 at the lower end and the range's width at the upper.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -28,9 +29,9 @@ SPREAD_SEEDS = 3
 
 
 def spread(cells: CellTable, noise: tuple[Floats, Floats], level: float, metric: str, errors: Errors,
-           seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
+           seeds: tuple[int, int], short: Callable[[], pl.DataFrame]) -> Estimate:
     """The spread over ``cells`` with its interval (module docstring); ``noise``: per cell the standard error of G
-    and its degrees of freedom; ``short``: the cells more seeds could move."""
+    and its degrees of freedom; ``short``: builds the frame of the cells more seeds could move."""
     lo, hi = metric_range(metric)
     width = hi - lo
     se, df = noise

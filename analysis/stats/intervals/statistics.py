@@ -26,6 +26,7 @@ the look. Which cells more seeds could move: :meth:`analysis.stats.intervals.est
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -48,16 +49,19 @@ def estimate(cells: CellTable, statistic: str, level: float, metric: str, noise:
     it has)."""
     if cells.is_empty():
         return Estimate(None, *metric_range(metric))
-    every_seed = cells.replace(cells.frame.with_columns(
-        pl.when(pl.col(Column.N) >= 1).then(pl.lit(max_seeds)).otherwise(pl.col(Column.N)).cast(pl.Int64)
-        .alias(Column.N)))
+    n = cells.values(Column.N, 0.0)
+    every_seed = cells.with_values(Column.N, np.where(n >= 1, max_seeds, n))
     now, then = (_estimate(c, statistic, level, metric, noise, errors) for c in (cells, every_seed))
-    short = now.short
-    if short is not None and then.short is not None and "low" in short.columns:
-        short = short.with_columns(plow=then.short.get_column("low"), phigh=then.short.get_column("high"))
-    if short is not None:
-        short = short.filter(pl.col(Column.N) < max_seeds).drop(Column.N)
-    not_run = int((cells.values(Column.N, 0.0) == 0).sum())
+
+    def short() -> pl.DataFrame | None:  # built when a budget or a text asks (Estimate.short_cells)
+        frame, projected = now.short_cells(), then.short_cells()
+        if frame is None:
+            return None
+        if projected is not None and "low" in frame.columns:
+            frame = frame.with_columns(plow=projected.get_column("low"), phigh=projected.get_column("high"))
+        return frame.filter(pl.col(Column.N) < max_seeds).drop(Column.N)
+
+    not_run = int((n == 0).sum())
     return replace(now, short=short, not_run=not_run, projected=(then.low, then.high))
 
 
@@ -72,17 +76,21 @@ def _estimate(cells: CellTable, statistic: str, level: float, metric: str, noise
     g = cells.values(Column.G, 0.0)
     se, df = noise.standard_errors(cells)
     if statistic == "spread":  # the cells in its region (or that may be) are the ones more seeds can move
-        region = cells.filter(pl.col(Column.N).lt(2) | pl.col(Column.G).ge(level))
-        return spread(cells, (se, df), level, metric, errors, seeds, region.frame.select(*keys, Column.N))
+        region = pl.col(Column.N).lt(2) | pl.col(Column.G).ge(level)
+        return spread(cells, (se, df), level, metric, errors, seeds,
+                      lambda: cells.frame.filter(region).select(*keys, Column.N))
     if statistic == "mean":
         lift = cells.values(Column.LIFT, 0.0)
         centres = (g, g + lift) if lower_is_better(metric) else (g - lift, g)
-        return _mean(g, centres, (se, df), n, metric, errors, seeds, cells.frame.select(*keys, Column.N))
+        return _mean(g, centres, (se, df), n, metric, errors, seeds, lambda: cells.frame.select(*keys, Column.N))
     m = len(n)
     largest = statistic == "share" or (statistic == "best") != lower_is_better(metric)
     union = (m if largest else 1, m if not largest or statistic == "share" else 1)  # ends any cell could make wrong
     low, high = g_interval(cells, (se, df), errors, metric, union)
-    short = cells.frame.select(*keys, Column.G, Column.N).with_columns(low=pl.Series(low), high=pl.Series(high))
+
+    def short() -> pl.DataFrame:
+        return cells.frame.select(*keys, Column.G, Column.N).with_columns(low=pl.Series(low), high=pl.Series(high))
+
     if statistic == "share":
         value = float((g[run] >= level).mean()) if run.any() else None
         return Estimate(value, float((low >= level).mean()), float((high >= level).mean()), seeds, len(n),
@@ -101,8 +109,9 @@ def plausible_best(cells: CellTable, metric: str, noise: NoiseModel, errors: Err
     if cells.height <= 1:
         return cells
     e = _estimate(cells, "best", 0.0, metric, noise, errors)
-    assert e.short is not None
-    low, high = e.short.get_column("low").to_numpy(), e.short.get_column("high").to_numpy()
+    short = e.short_cells()
+    assert short is not None
+    low, high = short.get_column("low").to_numpy(), short.get_column("high").to_numpy()
     keep = low <= e.high if lower_is_better(metric) else high >= e.low
     return cells.replace(cells.frame.filter(pl.Series(keep)))
 
@@ -114,7 +123,7 @@ def _seeds_of(n: Floats, g: Floats, run: Bools, value: float) -> tuple[int, int]
 
 
 def _mean(g: Floats, centres: tuple[Floats, Floats], noise: tuple[Floats, Floats], n: Floats, metric: str,
-          errors: Errors, seeds: tuple[int, int], short: pl.DataFrame) -> Estimate:
+          errors: Errors, seeds: tuple[int, int], short: Callable[[], pl.DataFrame]) -> Estimate:
     """The mean G of the cells (the value: of the cells run): a t interval of the mean of the cells with two seeds or
     more (each end around the cells' G less their lift where it may have inflated them), the others at the range's
     ends."""

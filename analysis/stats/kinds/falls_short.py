@@ -87,10 +87,14 @@ class FallsShort(Kind):
         panel, e, level = min(ran, key=lambda found: found[1].high - found[2])
         holds = any(x.high < t for _, x, t in ran)
         fails = len(ran) == len(numbers) and all(x.low >= t for _, x, t in ran)
-        shorts = [x.short for _, x, _ in ran if x.short is not None and x.short.height]
+
+        def shorts() -> pl.DataFrame | None:  # the rows' cells short of seeds, when a budget asks
+            found = [s for s in (x.short_cells() for _, x, _ in ran) if s is not None and s.height]
+            return pl.concat(found, how="diagonal_relaxed") if found else None
+
         e = Estimate(e.value, e.low, e.high, (min(x.seeds[0] for _, x, _ in ran), max(x.seeds[1] for _, x, _ in ran)),
                      sum(x.cells for _, x, _ in ran), sum(x.not_run for _, x, _ in ran),
-                     short=pl.concat(shorts, how="diagonal_relaxed") if shorts else None, reads="order", largest=False,
+                     short=shorts, reads="order", largest=False,
                      projected=e.projected)
         return Check(self, e, check_state(holds, fails), bound=level, subject=f"{self.panel_value} at {panel}",
                      percent=reading.percent)
