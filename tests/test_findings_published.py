@@ -29,8 +29,11 @@ EXPECTED = {
     ("richter2020.fig3", "paper"): [Status.PARTIAL, Status.PASS, Status.PASS, Status.NOT_CHECKED, Status.NOT_CHECKED,
      Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED,
                                     Status.NOT_CHECKED, Status.UNDECIDED, Status.UNDECIDED,
-                                    Status.UNDECIDED],  # #12 per seed: 5 of 5, 1/32 above a cell of 8's 0.63%
-    ("richter2020.fig3", "cpu"): [Status.NOT_CHECKED] * 12,
+                                    Status.UNDECIDED,  # #12 per seed: 5 of 5, 1/32 above a cell of 8's 0.63%
+                                    # #13, #14 per run: BERT learns argmin before first in 263 of 337 runs, first
+                                    # before argmax in 231 of 242 (both hold); the other five are not in the file
+                                    Status.PARTIAL, Status.PARTIAL],
+    ("richter2020.fig3", "cpu"): [Status.NOT_CHECKED] * 14,
     # Fig. 5/14 on the first-token release (issue 48: each cell's seed noise from its grid neighbours, so a cell next to
     # cells whose seeds split is not trusted at its own spread): obs. 1 - max's share of first-case cells is 97.5%
     # [88.8, 100.0] against 90%; obs. 3 - NAP's best all-cases cell (5 seeds at 93-96%) sits beside a cell whose seeds
@@ -405,7 +408,9 @@ def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path)
     verdicts = verdicts_of(ctx)
     assert len(verdicts) == len(study.findings)
     assert [v.reason for v in verdicts if v.reason.startswith(("finding where", "the results have no column"))] == []
-    assert all(c.value is not None for v in verdicts for c in v.checks)
+    # a count over runs has no number where no run learns either metric (synthetic max: all at chance), and says so
+    assert all(c.value is not None or c.relation == "learned_in_order" and " 0 of the 0 runs " in c.text()
+               for v in verdicts for c in v.checks)
 
 
 def test_fig1_findings_pass_on_the_measurement_itself() -> None:
