@@ -267,6 +267,19 @@ TABLE2 = _regularization_table(2, "cases", "richter2020/nap_table2")
 TABLE3 = _regularization_table(3, "cases_first_token", "richter2020/nap_table3")
 TABLE4 = _regularization_table(4, "mode", "richter2020/mode__regularization")
 
+# Sec. 5.2's comparison of the two case tasks: output at every token against output from the first token, the task an
+# axis; it checks on Tables 2 and 3's unregularised rows, each the release's d = 128 column of its task (cells).
+TASKS = Study(
+    name="richter2020.tasks",
+    goal="Is the case distinction harder with the output from the first token than at every token (Sec. 5.2)?",
+    scientific={"architecture": ARCHITECTURES, "task": ("cases", "cases_first_token")},
+    nuisance={"learning_rate": LEARNING_RATES},
+    fixed={"n_steps": 3200, "batch_size": 32, "d_model": 128},
+    plot=Plot(panel="architecture", x="task", y="learning_rate"),
+    deviations=COMMON_DEVIATIONS, findings=observed.TASKS, reference="richter2020/nap_tasks",
+    scales=_scales(cpu={}, smoke={}, cpu_fixed={"d_model": 32}, smoke_fixed={"d_model": 8}),
+)
+
 FIG1 = Study(
     name="richter2020.fig1", tasks=("pooling_scale",),
     goal="How do the standard deviation and norm of a pooling's output depend on the sequence "
@@ -298,4 +311,4 @@ CONTEXT_SHARE = Study(
 )
 
 STUDIES = (FIG1, CONTEXT_SHARE, FIG3, FIG4, FIG5, FIG6, FIG7, FIG9, FIG13, FIG15, FIG16, FIG16_BIAS, TABLE2, TABLE3,
-           TABLE4)
+           TABLE4, TASKS)

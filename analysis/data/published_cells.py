@@ -28,9 +28,18 @@ SUFFIX = ".cells.csv"
 BOOKKEEPING = ("metric", "value", "sd", "n_seeds", "source", "read_off", "note")
 
 
+#: Cells composed of shipped cells files: name -> (the column its parts are labelled in, per part its label, the cells
+#: file and the rows kept of it (column, value), that column dropped). Sec. 5.2's two case tasks side by side: Tables 2
+#: and 3's unregularised rows, each the release's d = 128 column of its task (docs/richter2020.md).
+COMPOSED: dict[str, tuple[str, tuple[tuple[str, str, tuple[str, str]], ...]]] = {
+    "richter2020/nap_tasks": ("task", (("cases", "richter2020/nap_table2", ("regularization", "none")),
+                                       ("cases_first_token", "richter2020/nap_table3", ("regularization", "none")))),
+}
+
+
 def is_cells(name: str) -> bool:
     """Whether published results ``name`` are cells of a table (else the per-seed rows of a release)."""
-    return name.endswith(SUFFIX) or (REFERENCE_DIR / f"{name}{SUFFIX}").is_file()
+    return name in COMPOSED or name.endswith(SUFFIX) or (REFERENCE_DIR / f"{name}{SUFFIX}").is_file()
 
 
 def cells_path(name: str) -> Path:
@@ -52,8 +61,8 @@ def published_cells(name: str) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     Raises:
         ValueError: a row without a metric or a value, or a cells file without configuration columns.
     """
-    path = cells_path(name)
-    frame = pl.read_csv(path, infer_schema_length=None)
+    path = name if name in COMPOSED else cells_path(name)
+    frame = _composed(name) if name in COMPOSED else pl.read_csv(path, infer_schema_length=None)
     keys = [c for c in frame.columns if c not in BOOKKEEPING]
     missing = [c for c in ("metric", "value") if c not in frame.columns]
     if missing or not keys:
@@ -65,3 +74,13 @@ def published_cells(name: str) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     cells = frame.select(*keys, "metric", pl.col("value").cast(pl.Float64).alias("g"), sd.fill_null(0.0).alias("sd"),
                          n.alias("n"))
     return {m: part.drop("metric") for (m,), part in cells.partition_by("metric", as_dict=True).items()}, frame
+
+
+def _composed(name: str) -> pl.DataFrame:
+    """A composed cells file (:data:`COMPOSED`): its parts' kept rows, each labelled, in one frame."""
+    column, parts = COMPOSED[name]
+    frames = []
+    for label, part, (kept, value) in parts:
+        rows = pl.read_csv(cells_path(part), infer_schema_length=None).filter(pl.col(kept) == value).drop(kept)
+        frames.append(rows.with_columns(pl.lit(label).alias(column)).select(column, *rows.columns))
+    return pl.concat(frames, how="diagonal_relaxed")

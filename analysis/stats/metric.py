@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
-from search_spaces.finding import direction, metric_columns
+from search_spaces.finding import Finding, direction, metric_columns
 
 _CALL = re.compile(r"^(min|max)\((.+)\)$")
 #: Results columns whose values are fractions, in [0, 1]: accuracies, shares (``distinct_share``, ``context_share``),
@@ -91,3 +93,25 @@ def combined_sd(metric: str, parts: list[pl.Expr]) -> pl.Expr:
     if is_call(metric):
         return pl.max_horizontal(parts)
     return (parts[0] ** 2 + parts[1] ** 2).sqrt()
+
+
+def named_columns(argument: Any, names: Sequence[str]) -> tuple[str, ...]:
+    """The columns of ``names`` that a finding's ``kinds`` argument names as metrics, anywhere in it (a mapping's
+    values, a sequence's items): what a bound stated under ``kinds`` may read of each evaluation (``learned_in_order``'s
+    ``then``), kept with the rows of each evaluation (:mod:`analysis.stats.training_stats`)."""
+    if isinstance(argument, str):
+        columns = metric_columns(argument)
+        return columns if all(c in names for c in columns) else ()
+    parts = argument.values() if isinstance(argument, Mapping) else argument if isinstance(argument, Sequence) else ()
+    return tuple(dict.fromkeys(c for part in parts for c in named_columns(part, names)))
+
+
+def time_columns(findings: Sequence[Finding], metric: str, names: Sequence[str],
+                 kept: Sequence[str]) -> tuple[str, ...] | None:
+    """The columns of ``names`` that ``findings`` read along the time axis besides the ``kept`` ones (configuration,
+    seed, step, epoch): each timed finding's metric's, and a finding's whose ``kinds`` names a metric column
+    (:func:`named_columns`) its metric's and those; None: no finding reads the time axis."""
+    measured = [c for c in names if c not in kept]
+    named = [(f, named_columns(f.kinds, measured)) for f in findings]
+    metrics = [m for f, more in named if f.timed() or more for m in (f.metric_of(metric), *more)]
+    return tuple(dict.fromkeys(c for m in metrics for c in metric_columns(m) if c in names)) if metrics else None

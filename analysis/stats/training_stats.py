@@ -19,7 +19,7 @@ import polars as pl
 from analysis.data.meta import parse_meta
 from analysis.stats.checkpoint import at_checkpoint, read_cells, readable
 from analysis.stats.coverage import model_status
-from analysis.stats.metric import is_combination, per_row, per_step
+from analysis.stats.metric import is_combination, per_row, per_step, time_columns
 from analysis.stats.order import in_paper_order
 from analysis.stats.paper_tables import paper_table, per_x_table
 from analysis.stats.rgb import (
@@ -389,11 +389,10 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
 
 def _evaluations(lf: pl.LazyFrame, meta: StudyRecord, by: Sequence[str]) -> pl.DataFrame | None:
     """The rows the study's findings on the time axis read (None: it has none): every evaluation of every model that
-    did not fail, its configuration, seed, step, epoch and those findings' columns."""
-    timed = [f for f in meta.findings if f.timed()]
-    if not timed:
-        return None
+    did not fail, its configuration, seed, step, epoch and those findings' columns (:func:`time_columns`)."""
     names = lf.collect_schema().names()
-    read = dict.fromkeys(c for f in timed for c in metric_columns(f.metric_of(meta.metric)) if c in names)
+    read = time_columns(meta.findings, meta.metric, names, (*by, "seed", "step", "epoch"))
+    if read is None:
+        return None
     kept = lf.filter(pl.col("status") != "failed") if "status" in names else lf
     return kept.select(*by, *(c for c in ("seed", "step", "epoch") if c in names), *read).collect()

@@ -13,7 +13,8 @@ the order a verdict lists their checks; a kind of yours registers itself from yo
   :mod:`~analysis.stats.kinds.level_along`, :mod:`~analysis.stats.kinds.gain` - the time axis
   (:mod:`~analysis.stats.kinds.time_axis`; ``cell="any"``: :mod:`~analysis.stats.kinds.any_cell`);
 * :mod:`~analysis.stats.kinds.falls_short` - every row of a region short of a level in some panel value ("the only
-  one"), stated under a finding's ``kinds``.
+  one"), stated under a finding's ``kinds``; :mod:`~analysis.stats.kinds.learned_in_order` - within one panel
+  value, one metric mostly learned before another (each run's own curve), stated under ``kinds``.
 """
 
 # Each module registers its kind when imported, and a verdict lists its checks in this order (not sorted: I001).
@@ -32,4 +33,5 @@ from analysis.stats.kinds import (  # noqa: F401, I001
     level_along,
     gain,
     falls_short,
+    learned_in_order,
 )

@@ -48,7 +48,7 @@ def check_state(holds: bool, fails: bool) -> State:
 #: What a check's number is: the words tests and the report use for each kind's bound.
 Relation = Literal["below", "above", "ahead", "level", "not_ahead", "worst_beats_best", "reached_by",
                    "still_holds", "learned_then_unlearned", "faster_than", "level_along", "gain", "lead_grows",
-                   "falls_short", "counted"]
+                   "falls_short", "counted", "learned_in_order"]
 
 #: How far the interval every seed would give (:attr:`Estimate.projected`) is shrunk towards the number before a
 #: bound inside it counts as out of reach (:meth:`Kind.hopeless`), per kind of statistic. A best or worst of many
@@ -210,6 +210,9 @@ class Kind(ABC):
     #: the kind's name: the :class:`search_spaces.finding.Finding` field it is written with, or its key in the
     #: finding's ``kinds`` mapping (a kind of yours)
     name: ClassVar[str]
+    #: whether the bound reads the rows of each evaluation (the time axis) beyond the finding's own time-axis fields:
+    #: the study then keeps them (:mod:`analysis.stats.training_stats`), and data without them leaves it NOT CHECKED
+    reads_time: ClassVar[bool] = False
     panel_value: str
 
     @property
@@ -238,6 +241,10 @@ class Kind(ABC):
     def compared_with(self) -> str:
         """A comparison: the other panel value (else empty)."""
         return ""
+
+    def time_metrics(self) -> tuple[str, ...]:
+        """The metrics this bound reads along the time axis beyond the finding's own (:attr:`reads_time`)."""
+        return ()
 
     def named(self) -> tuple[str, ...]:
         """The panel values this bound reads (a comparison: both)."""
@@ -289,3 +296,12 @@ def bounds_of(finding: Finding) -> list[Kind]:
     for name in finding.kinds:
         KINDS.get(name)
     return [bound for name in KINDS.names() for bound in KINDS.get(name).of(finding)]
+
+
+def time_metrics(finding: Finding, metric: str) -> tuple[str, ...]:
+    """The metrics ``finding`` reads along the time axis, its own ``metric`` first (empty: it reads no time axis: no
+    time-axis field and no bound that :attr:`Kind.reads_time`)."""
+    along = [b for b in bounds_of(finding) if b.reads_time]
+    if not (finding.timed() or along):
+        return ()
+    return (metric, *(m for b in along for m in b.time_metrics()))
