@@ -583,3 +583,14 @@ def test_a_finding_kind_of_your_own_from_outside_the_tree(tmp_path: Path) -> Non
         check_finding_kinds(unknown)
     with pytest.raises(RegistryError):
         evaluate_findings(_meta([{"description": "d", "kinds": {"median_at_most": {"NAP": 0.5}}}]), data)
+
+
+def test_a_whole_number_in_its_own_unit_prints_whole_and_a_fraction_in_four_digits() -> None:
+    from analysis.stats.intervals.estimate import Estimate
+    from analysis.stats.kinds.text import number_text, point_text
+
+    count = Estimate(53704.0, 53704.0, 53704.0, (1, 1), 1)
+    assert number_text(count, percent=False) == "53704 [53704, 53704] (1 seed)"  # not 5.37e+04: a count reads as one
+    assert number_text(Estimate(0.017991, 0.01751, 0.0185, (3, 3), 1), percent=False) == \
+        "0.01799 [0.01751, 0.0185] (3 seeds)"
+    assert point_text(-3.0, percent=False) == "-3" and point_text(2.5, percent=False) == "+2.5"
