@@ -40,6 +40,18 @@ def test_a_side_without_cells_fails() -> None:
     assert verdict.status == Status.FAIL
 
 
+def test_published_data_without_the_other_sides_cells_in_one_region_leaves_the_bound_out() -> None:
+    """A release that has max at d = 512 only (its d = 16 cells absent, not failed): the growth cannot be read, so the
+    bound is left out (NOT CHECKED: it is the finding's only one), not failed as a side without cells is on a run."""
+    cells = _cells({"NAP": [0.9, 0.5, 0.6, 0.4], "max": [0.3, 0.2, 0.5, 0.1]}).filter(
+        ~((pl.col("architecture") == "max") & (pl.col("d_model") == 16)))
+    (verdict,) = _verdicts([GROWS], cells, present={"NAP", "max"})
+    assert verdict.status == Status.NOT_CHECKED, verdict.lines()
+    assert "the data has none of the panel values it names (max)" in verdict.reason
+    (on_a_run,) = _verdicts([GROWS], cells)  # a run's missing side fails, as before
+    assert on_a_run.status == Status.FAIL
+
+
 def _world(rng: np.random.Generator, growth: float, sd: float = 0.05, seeds: int = 5) -> pl.DataFrame:
     """NAP at 70% / 60% and max at 40% / 30 - growth at d = 16 / 512 (their best rate; the other rate 20 points lower),
     each cell the mean and sd of ``seeds`` seeds scattered by ``sd``."""

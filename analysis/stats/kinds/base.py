@@ -250,6 +250,14 @@ class Kind(ABC):
         """The panel values this bound reads (a comparison: both)."""
         return (self.panel_value, self.compared_with) if self.compared_with else (self.panel_value,)
 
+    def empty_sides(self, check: Check) -> list[str]:
+        """The panel values of ``check`` without any cell in their region (published data lacking them there): the
+        verdict leaves those bounds out rather than failing them. A comparison's sides are its difference's parts."""
+        own = check.mine or check.estimate
+        sides = [(self.panel_value, own)] + ([(self.compared_with, check.estimate.parts[1])]
+                                              if self.compared_with and check.estimate.parts else [])
+        return [value for value, e in sides if e.cells == 0]
+
     def threshold(self, check: Check) -> float | None:
         """What the panel value's own number is held against (None: nothing fixed)."""
         return check.bound

@@ -78,6 +78,12 @@ class LeadGrows(Kind):
                             f"{against}{'; growth ' + grown if grown else ''}",
                      open_because="the growth's interval holds the margin")
 
+    def empty_sides(self, check: Check) -> list[str]:
+        """Either panel value without a cell in either region (the four sides of the difference of differences)."""
+        harder, easier = check.estimate.parts
+        sides = zip((self.panel_value, self.versus) * 2, (*harder.parts, *easier.parts), strict=True)
+        return sorted({value for value, e in sides if e.cells == 0})
+
     def text(self, check: Check) -> str:
         return f"{self.panel_value}: {check.detail}: {check.state}"
 

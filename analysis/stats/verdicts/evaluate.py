@@ -153,7 +153,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
     basis = _basis(meta, (ends, reading.errors.low), (look, meta.looks), noise, finding, metric, data.select_metric)
     present = data.present
     absent = sorted({k for c in checks for k in c.kind.named() if present is not None and k not in present}
-                    | {k for c in checks for k in _empty_sides(c) if present is not None})
+                    | {k for c in checks for k in c.kind.empty_sides(c) if present is not None})
     kept = tuple(c for c in checks if not set(c.kind.named()) & set(absent))
     if absent and not kept:
         return Verdict(finding, metric, Status.NOT_CHECKED,
@@ -212,13 +212,6 @@ def _basis(meta: StudyRecord, error: tuple[int, float], looks: tuple[int, int], 
         basis += ("; a learning curve's seed noise from each evaluation's neighbours (the evaluations before and "
                   "after), at least its cell's in the grid")
     return basis
-
-
-def _empty_sides(check: Check) -> list[str]:
-    """The panel values of a check that have no cell in their region (published data lacking them there)."""
-    own = check.mine or check.estimate
-    sides = [(check.panel_value, own)] + ([(check.versus, check.estimate.parts[1])] if check.estimate.parts else [])
-    return [value for value, e in sides if e.cells == 0]
 
 
 def _verdict(finding: Finding, metric: str, checks: tuple[Check, ...], missing_note: str, note: str,
