@@ -33,7 +33,7 @@ from study.trial.trainable import run_trial
 
 STUDY = Study(name="test.verify", goal="trials trained twice", tasks=("mode",),
               scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003)},
-              fixed={"n_steps": 40, "eval_every": 20, "eval_batches": 2, "batch_size": 8, "seq_len": 16,
+              fixed={"n_steps": 20, "eval_every": 10, "eval_batches": 2, "batch_size": 8, "seq_len": 16,
                      "d_model": 8}, seeds=(0, 1, 2))
 
 
