@@ -34,10 +34,9 @@ test: $(STAMP)
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(TEST_ENV) $(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
 
-## The fast loop (under 4 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long
+## The fast loop (under 3 minutes on 2 cores): every test but the slow ones (Ray, Chromium, subprocesses, long
 ## simulations: the `slow` marker in pyproject.toml), two workers of one torch and one polars thread each (measured
-## 3 min 22 s with 1,436 tests at 3f07a22, 3 min 26 s with 1,326 at 08a658e on a machine some 15% slower than the one
-## that measured 3 min 18 s at 15d6c60).
+## 2 min 57 s with 1,489 tests at e2de03b, 3 min 22 s with 1,436 at 3f07a22).
 test-fast: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest -q -n 2 -m "not slow"
 

@@ -78,7 +78,7 @@ def shared_head(start_timeout: float = 120.0) -> str:
         _head = subprocess.Popen(
             [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
              f"--num-cpus={os.cpu_count()}", "--num-gpus=0", "--include-dashboard=false", "--disable-usage-stats",
-             "--include-log-monitor=false",  # trial output reaches no driver (log_to_driver=False): its polling is waste
+             "--include-log-monitor=false",  # no driver reads trial output (log_to_driver=False): its polling is waste
              f"--temp-dir={_head_directory}"],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True)
     deadline = time.time() + start_timeout
