@@ -242,10 +242,6 @@ class Kind(ABC):
         """A comparison: the other panel value (else empty)."""
         return ""
 
-    def time_metrics(self) -> tuple[str, ...]:
-        """The metrics this bound reads along the time axis beyond the finding's own (:attr:`reads_time`)."""
-        return ()
-
     def named(self) -> tuple[str, ...]:
         """The panel values this bound reads (a comparison: both)."""
         return (self.panel_value, self.compared_with) if self.compared_with else (self.panel_value,)
@@ -306,10 +302,7 @@ def bounds_of(finding: Finding) -> list[Kind]:
     return [bound for name in KINDS.names() for bound in KINDS.get(name).of(finding)]
 
 
-def time_metrics(finding: Finding, metric: str) -> tuple[str, ...]:
-    """The metrics ``finding`` reads along the time axis, its own ``metric`` first (empty: it reads no time axis: no
-    time-axis field and no bound that :attr:`Kind.reads_time`)."""
-    along = [b for b in bounds_of(finding) if b.reads_time]
-    if not (finding.timed() or along):
-        return ()
-    return (metric, *(m for b in along for m in b.time_metrics()))
+def reads_time_axis(finding: Finding) -> bool:
+    """Whether ``finding`` reads the rows of each evaluation: a time-axis field, or a bound that
+    :attr:`Kind.reads_time`."""
+    return finding.timed() or any(b.reads_time for b in bounds_of(finding))

@@ -158,9 +158,6 @@ class LearnedInOrder(Kind):
     def ends(self) -> int:
         return 1  # one test each way: a wrong PASS at the end's error, a wrong FAIL at the same
 
-    def time_metrics(self) -> tuple[str, ...]:
-        return (self.order.then,)
-
     def runs(self, reading: Reading) -> tuple[RunOrder, int]:
         """The panel value's runs in its region ordered, and how many cells they come from."""
         f, then = reading.finding, self.order.then

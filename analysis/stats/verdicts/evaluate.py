@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from analysis.stats.intervals.errors import error_budget
-from analysis.stats.kinds.base import Check, Reading, State, bounds_of, time_metrics
+from analysis.stats.kinds.base import Check, Reading, State, bounds_of, reads_time_axis
 from analysis.stats.metric import metric_range
 from analysis.stats.noise import NoiseModel
 from analysis.stats.region import outside_grid
@@ -137,7 +137,7 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
     found = _table(metric, data, tables)
     if found is None:
         return _without_column(finding, metric, data)
-    if time_metrics(finding, metric) and (data.evaluations is None or finding.time not in data.evaluations.columns):
+    if reads_time_axis(finding) and (data.evaluations is None or finding.time not in data.evaluations.columns):
         return Verdict(finding, metric, Status.NOT_CHECKED, reason=f"its time-axis bounds read the rows of each "
                                                                    f"evaluation by {finding.time}, which this data "
                                                                    f"does not have")
