@@ -81,9 +81,8 @@ class PoolingScaleConfig(ConfigFields):
 
     ``context_share`` needs N >= 2 (token 0 and a context), two sequences or more and ``d_head`` (its model's
     d_model) a multiple of the model's 4 heads; ``equivariance`` N >= 2 and the same ``d_head``; ``ndr_sides`` N >= 2;
-    ``ndr_matches`` N >= 3
-    (a query and two keys at different distances); ``ctl_splits`` N = :data:`CTL_LENGTH` only (its ``n_vectors`` is
-    not read either).
+    ``ndr_matches`` N >= 3 (a query and two keys at different distances); ``ctl_splits`` N = :data:`CTL_LENGTH` only
+    (its ``n_vectors`` is not read either).
     """
 
     REQUIRED = ("task", "pooling", "seq_len")
