@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,8 @@ class World:
     cells: pl.DataFrame
     curves: npt.NDArray[np.float64]
     steps: npt.NDArray[np.float64]
+    #: :meth:`truth` per ``draws``, computed once (its noise comes from a fixed RNG seed: the same frame every call)
+    _truths: dict[int, pl.DataFrame] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -120,6 +122,11 @@ class World:
         out), its best curve's best (``b``) and the mean absolute difference of two seeds' bests drawn from it
         (``gmd``, by simulation: ``draws`` noisy copies of each curve, since a seed's best over noisy evaluations is
         itself noisy): a cell table of infinitely many seeds (``sd`` 0)."""
+        if draws not in self._truths:
+            self._truths[draws] = self._truth(draws)
+        return self._truths[draws]
+
+    def _truth(self, draws: int) -> pl.DataFrame:
         rng = np.random.default_rng(0)
         noisy = rng.binomial(EVALUATION_EXAMPLES, np.clip(np.repeat(self.curves, draws, axis=1), 0.0, 1.0))
         best = (noisy / EVALUATION_EXAMPLES).max(axis=2)

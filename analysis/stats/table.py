@@ -123,7 +123,9 @@ class CellTable:
 
     def seed_values(self) -> list[Floats | None]:
         """Per cell its seeds' values (:data:`MEANING` of ``seeds``), None where the data has none."""
-        return [None if v is None else np.asarray(v, dtype=float) for v in self.frame.get_column(Column.SEEDS)]
+        # a list of Python floats per cell, not a Series each (iterating a list column builds one per cell: slower)
+        seeds = self.frame.get_column(Column.SEEDS).to_list()
+        return [None if v is None else np.asarray(v, dtype=float) for v in seeds]
 
     def replace(self, frame: pl.DataFrame) -> CellTable:
         """The same keys over ``frame`` (these cells, some of them or with changed values; the same columns)."""

@@ -44,10 +44,18 @@ class Pooled:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_a = np.where(self.n_a > 0, np.where(mine, values, 0.0).sum(-1) / self.n_a, -np.inf)
             mean_b = np.where(self.n_b > 0, np.where(theirs, values, 0.0).sum(-1) / self.n_b, -np.inf)
-        worst_a = np.take_along_axis(np.where(mine, values, np.inf).min(-1), mean_a.argmax(-1)[..., None], -1)
-        best_b = np.take_along_axis(np.where(theirs, values, -np.inf).max(-1), mean_b.argmax(-1)[..., None], -1)
-        separation: Floats = (worst_a - best_b)[..., 0]
+        separation: Floats = _at_best(values, mine, mean_a, True) - _at_best(values, theirs, mean_b, False)
         return separation
+
+
+def _at_best(values: Floats, side: npt.NDArray[np.bool_], means: Floats, worst: bool) -> Floats:
+    """Per leading index of ``values`` (..., cells, seeds): the worst (else the best) of ``side``'s seeds at the cell
+    of the best mean. Only that cell's seeds are read: a min over every cell's seeds cost a replay more than the rest
+    of the relabelings."""
+    cell = means.argmax(-1)
+    row = np.take_along_axis(values, cell[..., None, None], -2)[..., 0, :]
+    kept = np.where(side[cell], row, np.inf if worst else -np.inf)
+    return np.asarray(kept.min(-1) if worst else kept.max(-1))
 
 
 def pooled(a: CellTable, b: CellTable, panel: str, lower: bool) -> Pooled | None:
