@@ -90,8 +90,11 @@ def with_grid_noise(points: Curve, cell: CellTable, noise: NoiseModel) -> Curve:
     the floor of every evaluation's prior. An evaluation's neighbours in time are the same seeds a little earlier or
     later: where a cell's seeds split (some learn, some do not), two that agree agree at every evaluation, and their
     curve alone would trust them (bench/calibration_time.py measured 21% wrong where 5% is stated); the grid's
-    neighbours are other seeds."""
-    row = noise.annotate(cell).frame.row(0, named=True)
+    neighbours are other seeds. A cell of the table ``noise`` annotated (the verdicts' tables) carries its prior
+    already: it is read, not joined again."""
+    row = cell.frame.row(0, named=True)
+    if row.get(Column.PRIOR_VAR) is None:
+        row = noise.annotate(cell).frame.row(0, named=True)
     var, df = row.get(Column.PRIOR_VAR), row.get(Column.PRIOR_DF)
     if var is None or not noise.measured:
         return points
