@@ -73,12 +73,13 @@ class NoiseModel:
         neighbours (module docstring)."""
         table, keys = cells.frame, cells.keys
         var = _own_variance(table)
-        positive = var.filter(pl.col("_v") > 0).get_column("_v")
-        if positive.is_empty():
+        own = var.get_column("_v").to_numpy()
+        positive = own[own > 0]  # numpy, not a query: a curve's fit runs per learning curve and replay
+        if positive.size == 0:
             return cls(keys)
         numeric = [c for c in keys if table.schema[c].is_numeric()]
         categorical = [c for c in keys if c not in numeric]
-        typical = float(np.median(positive.to_numpy()))
+        typical = float(np.median(positive))
         differ = pl.col("_v") > 0
         measured = pl.col("n") >= 2
         # the floor, per panel value (task, ...): how often its cells' seeds differ at all, times by how much
@@ -102,7 +103,7 @@ class NoiseModel:
             *keys, pl.max_horizontal(pl.col("_vmean").fill_null(0.0), JUMP_SHARE**2 * pl.col("_jump").fill_null(0.0),
                                      pl.col("_floor")).alias("_s0"),
             pl.min_horizontal(pl.col("_dn").fill_null(0).cast(pl.Float64), pl.lit(PRIOR_DF)).alias("_d0"))
-        return cls(keys, prior, typical, float(positive.to_numpy().min()) / 4)
+        return cls(keys, prior, typical, float(positive.min()) / 4)
 
     @property
     def measured(self) -> bool:

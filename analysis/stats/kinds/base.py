@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
@@ -302,7 +302,7 @@ def bounds_of(finding: Finding) -> list[Kind]:
     return [bound for name in KINDS.names() for bound in KINDS.get(name).of(finding)]
 
 
-def reads_time_axis(finding: Finding) -> bool:
+def reads_time_axis(finding: Finding, bounds: Sequence[Kind] | None = None) -> bool:
     """Whether ``finding`` reads the rows of each evaluation: a time-axis field, or a bound that
-    :attr:`Kind.reads_time`."""
-    return finding.timed() or any(b.reads_time for b in bounds_of(finding))
+    :attr:`Kind.reads_time` (``bounds``: its :func:`bounds_of`, where the caller has them already)."""
+    return finding.timed() or any(b.reads_time for b in (bounds_of(finding) if bounds is None else bounds))

@@ -137,12 +137,13 @@ def _evaluate(finding: Finding, meta: StudyRecord, data: FindingData, look: int,
     found = _table(metric, data, tables)
     if found is None:
         return _without_column(finding, metric, data)
-    if reads_time_axis(finding) and (data.evaluations is None or finding.time not in data.evaluations.columns):
+    bounds = bounds_of(finding)
+    timed = reads_time_axis(finding, bounds)
+    if timed and (data.evaluations is None or finding.time not in data.evaluations.columns):
         return Verdict(finding, metric, Status.NOT_CHECKED, reason=f"its time-axis bounds read the rows of each "
                                                                    f"evaluation by {finding.time}, which this data "
                                                                    f"does not have")
     table, noise, memo = found
-    bounds = bounds_of(finding)
     ends = sum(b.ends() for b in bounds)
     reading = Reading(finding, metric, table, noise, error_budget(meta, look, ends), data.max_seeds, data.panel,
                       data.evaluations, memo, other=lambda other: _other_table(other, data, tables))
