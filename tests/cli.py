@@ -1,20 +1,24 @@
-"""The `study` command as a user runs it: a subprocess of this Python, with the checkout importable.
+"""The `study` command as a user runs it: a process of its own, with the checkout importable.
 
-`study run` joins this test process's own Ray head (:func:`shared_head`, started at the first run, stopped when the
-process exits) through ``--address``, as a user joins a running cluster: a `study run` that starts its own local Ray
-spends some 15 s of a 2-core machine on the head's processes, one that joins a running head about 2 s (measured
-2026-11-28: ~17-21 s against ~2.5 s from `ray.init` to a first task's result, on a loaded machine). A run that sets
-its own environment (its trial workers must see it: a head's workers see the head's), runs from another directory,
-names an address, or asks ``ray="local"`` (a test of the embedded Ray itself) starts a fresh local Ray
-(RAY_ADDRESS=local: never a stale `ray start` cluster recorded in /tmp/ray, which ray.init() would try to join and
-hang on if it died)."""
+A command is a fork of this test process's fork server (tests/forkserver.py: torch, Ray Tune, SciPy... imported once,
+not by each of the suite's ~150 commands) when its environment is the server's, else a plain subprocess. `study run`
+joins this test process's own Ray head (:func:`shared_head`, started at the first run, stopped when the process
+exits) through ``--address``, as a user joins a running cluster: a `study run` that starts its own local Ray spends
+some 9 CPU s of a 2-core machine on the head's processes, one that joins a running head about 2 s. The head offers one
+CPU: a run's trials take turns on one Ray worker, whose start (it imports torch and Ray Tune) a second concurrent
+trial would pay again (~6.5 CPU s a run; bench/README.md 19). A run that sets its own environment (its trial workers
+must see it: a head's workers see the head's), names an address, or asks ``ray="local"`` (a test of the embedded Ray
+itself) starts a fresh local Ray (RAY_ADDRESS=local: never a stale `ray start` cluster recorded in /tmp/ray, which
+ray.init() would try to join and hang on if it died)."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -26,6 +30,8 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
+
+from tests.forkserver import can_fork
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = [sys.executable, "-m", "study.cli"]
@@ -41,14 +47,85 @@ TOKEN_AUTH = {"RAY_AUTH_MODE": "token"}
 def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict[str, str] | None = None,
             ray: Literal["shared", "local"] = "shared") -> subprocess.CompletedProcess:
     """``study ARGS...``; output captured as text (``env``: extra environment variables). A `study run` joins
-    :func:`shared_head` unless it sets ``env``, runs elsewhere than the checkout, names ``--address`` or asks
-    ``ray="local"``."""
-    shared = (ray == "shared" and args[:1] == ("run",) and "--address" not in args and env is None
-              and cwd in (None, ROOT))
-    extra = {**TOKEN_AUTH, "RAY_ADDRESS": "local"} if shared else {"RAY_ADDRESS": "local", **(env or {})}
+    :func:`shared_head` unless it sets ``env``, names ``--address`` or asks ``ray="local"``; its study's code
+    reaches the head's workers as a user's reaches a cluster's (trainables.plugins.runtime_env), from any working
+    directory."""
+    shared = ray == "shared" and args[:1] == ("run",) and "--address" not in args and env is None
+    # Token authentication for a run on the shared head and for commands that start no Ray (the same environment as
+    # tests/forkserver.py's server: they run as its forks); a run that starts a local Ray keeps Ray's default.
+    token = TOKEN_AUTH if shared or args[:1] != ("run",) else {}
+    extra = {**token, "RAY_ADDRESS": "local", **(env or {})}
     command = [*STUDY, *args, *(("--address", shared_head()) if shared else ())]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **extra})
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    if can_fork(full_env, _server_env()):
+        return _forked(command, cwd or Path.cwd(), full_env, timeout)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full_env)
+
+
+_server: subprocess.Popen | None = None
+_replies = b""
+
+
+def _server_env() -> dict[str, str]:
+    """The environment of :func:`_forked`'s server: what run_cli gives a command that names no environment."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"}
+
+
+def _reply(deadline: float | None) -> dict[str, int] | None:
+    """The server's next reply line; None when ``deadline`` (time.time()) passes first."""
+    global _replies
+    assert _server is not None and _server.stdout is not None
+    while b"\n" not in _replies:
+        wait = None if deadline is None else max(0.0, deadline - time.time())
+        if not select.select([_server.stdout], [], [], wait)[0]:
+            return None
+        chunk = os.read(_server.stdout.fileno(), 4096)
+        if not chunk:
+            raise RuntimeError(f"the tests' fork server (tests/forkserver.py) ended with status {_server.wait()}")
+        _replies += chunk
+    line, _, _replies = _replies.partition(b"\n")
+    return json.loads(line)
+
+
+def _forked(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """``command`` (``python -m study.cli ARGS``) run as a fork of this test process's fork server
+    (tests/forkserver.py: the heavy libraries imported once); the same output, exit status and timeout as
+    subprocess.run gives."""
+    global _server
+    if _server is None or _server.poll() is not None:
+        _server = subprocess.Popen([sys.executable, "-m", "tests.forkserver"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, cwd=ROOT, env=_server_env())
+        assert "ready" in (_reply(time.time() + 120) or {}), "the tests' fork server did not start within 120 s"
+    assert _server.stdin is not None
+    with tempfile.TemporaryDirectory(prefix="fork-") as folder:
+        out, err = Path(folder) / "out", Path(folder) / "err"
+        out.touch()
+        err.touch()
+        request = {"args": command[len(STUDY):], "cwd": str(Path(cwd).resolve()), "env": env, "out": str(out),
+                   "err": str(err)}
+        _server.stdin.write((json.dumps(request) + "\n").encode())
+        _server.stdin.flush()
+        pid = (_reply(None) or {})["pid"]
+        done = _reply(time.time() + timeout)
+        if done is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _reply(None)
+            raise subprocess.TimeoutExpired(command, timeout, output=out.read_text(), stderr=err.read_text())
+        return subprocess.CompletedProcess(command, done["code"], out.read_text(), err.read_text())
+
+
+def _stop_server() -> None:
+    if _server is not None and _server.poll() is None:
+        assert _server.stdin is not None
+        _server.stdin.close()  # its request loop ends
+        try:
+            _server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _server.kill()
+
+
+atexit.register(_stop_server)
 
 
 def free_port() -> int:
@@ -58,6 +135,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: The shared head's settings: one CPU (one trial worker a run), no GPU, none of the processes no test reads (the log
+#: monitor polled every worker's log file for no reader: the drivers set log_to_driver=False).
+HEAD_ARGUMENTS = ("--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0", "--include-dashboard=false",
+                  "--disable-usage-stats", "--include-log-monitor=false")
 _head: subprocess.Popen | None = None
 _head_address = ""
 _head_directory: Path | None = None
@@ -65,7 +146,7 @@ _head_directory: Path | None = None
 
 def shared_head(start_timeout: float = 120.0) -> str:
     """The address of this test process's Ray head (one per pytest-xdist worker: at most two at once under `make
-    test`), started on first use with the CPUs a local Ray would have, no GPU, and stopped when the process exits."""
+    test`, one CPU each), started on first use with one CPU and no GPU, and stopped when the process exits."""
     global _head, _head_address, _head_directory
     if _head is not None and _head.poll() is None:
         return _head_address
@@ -76,10 +157,7 @@ def shared_head(start_timeout: float = 120.0) -> str:
     env.pop("RAY_ADDRESS", None)
     with open(log_path, "w") as log:
         _head = subprocess.Popen(
-            [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
-             f"--num-cpus={os.cpu_count()}", "--num-gpus=0", "--include-dashboard=false", "--disable-usage-stats",
-             "--include-log-monitor=false",  # no driver reads trial output (log_to_driver=False): its polling is waste
-             f"--temp-dir={_head_directory}"],
+            [RAY, "start", "--head", "--block", f"--port={port}", *HEAD_ARGUMENTS, f"--temp-dir={_head_directory}"],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True)
     deadline = time.time() + start_timeout
     while "Ray runtime started" not in log_path.read_text():

@@ -1,0 +1,85 @@
+"""`study` commands forked from a Python that has already imported the heavy libraries, for the tests.
+
+Every `study` subprocess of the suite would import torch, Ray Tune, SciPy, pandas, pyarrow and optuna again: some
+5 CPU seconds of each command's ~9 on this 2-core machine, and the suite runs some 150 of them (bench/README.md 19).
+This server imports them once per test process; each command is a fork of it that runs ``python -m study.cli ARGS``
+in the caller's working directory, environment, stdout and stderr, a process of its own with its own exit status:
+what the user's command does, less the library imports it shares. The project's own modules are never preloaded
+(their import reads entry points, plugins and the working directory: the child imports them as a fresh process
+does), nor polars (its thread pool starts at import, and threads do not survive a fork).
+
+A caller whose environment differs from the server's gets a plain subprocess (:func:`can_fork`): the libraries read
+parts of it at import (Ray its authentication mode, for one).
+
+Run as ``python -m tests.forkserver``: requests and replies are JSON lines on its stdin and stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+#: Libraries the `study` commands import that are fork-safe to import beforehand (no thread started at import but
+#: jemalloc's, which re-forms after a fork), measured 2026-11-29: torch 2.9, ray.tune 2.3, scipy.stats ~1 CPU s.
+PRELOAD = ("torch", "ray", "ray.tune", "scipy.stats", "pandas", "pyarrow", "pyarrow.parquet", "optuna", "click")
+
+
+def can_fork(env: dict[str, str], server_env: dict[str, str]) -> bool:
+    """Whether a command with environment ``env`` may be forked from a server started with ``server_env``: only
+    the same environment (the libraries read theirs at import)."""
+    return env == server_env
+
+
+def _child(request: dict[str, object]) -> None:
+    """In the fork: become ``python -m study.cli ARGS`` in the request's directory, environment and files."""
+    cwd = str(request["cwd"])
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(request["env"])  # type: ignore[arg-type]
+    files = ((0, os.devnull, os.O_RDONLY), (1, request["out"], os.O_WRONLY), (2, request["err"], os.O_WRONLY))
+    for fd, path, mode in files:
+        target = os.open(str(path), mode)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.path[0] = cwd  # `python -m` puts the working directory first
+    sys.argv = ["study.cli", *request["args"]]  # type: ignore[misc]
+    import runpy
+
+    try:
+        runpy.run_module("study.cli", run_name="__main__", alter_sys=True)  # ends with os._exit (study.cli)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except BaseException:  # noqa: BLE001 - as Python would: the traceback on stderr, status 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def serve() -> None:
+    """Fork one command per request line; reply ``{"pid": ...}`` at once and ``{"code": ...}`` when it ends."""
+    for module in PRELOAD:
+        __import__(module)
+    reply = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # nothing of the server's reaches a command's stdout
+    reply.write(json.dumps({"ready": os.getpid()}) + "\n")
+    reply.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        reply.write(json.dumps({"pid": pid}) + "\n")
+        reply.flush()
+        _, status = os.waitpid(pid, 0)
+        reply.write(json.dumps({"code": os.waitstatus_to_exitcode(status)}) + "\n")
+        reply.flush()
+
+
+if __name__ == "__main__":
+    serve()

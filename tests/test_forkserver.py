@@ -1,0 +1,74 @@
+"""tests/forkserver.py: a `study` command forked from the tests' fork server is the command a user runs - the same
+output, exit status, working directory and environment as a fresh `python -m study.cli` - and only a caller with the
+server's environment gets one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import tests.cli as cli
+from tests.forkserver import PRELOAD, can_fork
+
+pytestmark = pytest.mark.slow
+
+
+def _plain(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The same command as run_cli gives it, as a fresh interpreter."""
+    return subprocess.run([*cli.STUDY, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env=cli._server_env())
+
+
+@pytest.mark.parametrize("args", [("list",), ("run", "nosuch"), ("show", "demo", "--scale", "smoke"),
+                                  ("run", "demo", "--cpus-per-trial", "0")])
+def test_a_forked_command_prints_and_exits_as_a_fresh_one(args: tuple[str, ...]) -> None:
+    forked, plain = cli.run_cli(*args), _plain(*args)
+    assert cli._server is not None and cli._server.poll() is None  # it went through the server
+    assert (forked.returncode, forked.stdout, forked.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+    assert forked.stdout or forked.stderr
+
+
+def test_a_forked_command_runs_in_the_callers_directory_and_imports_from_it(tmp_path: Path) -> None:
+    """A study file beside the caller is found as `python -m` finds it (the working directory first on sys.path);
+    the libraries came preloaded, the project's modules did not."""
+    (tmp_path / "helper_mod.py").write_text("X = 7\n")
+    (tmp_path / "mine.py").write_text(
+        "import sys\nimport helper_mod\nfrom search_spaces.study import Study\n"
+        "print('cwd', __import__('os').getcwd(), 'x', helper_mod.X, 'path0', sys.path[0], file=sys.stderr)\n"
+        "MINE = 3\n")
+    forked, plain = cli.run_cli("show", "mine.py:MINE", cwd=tmp_path), _plain("show", "mine.py:MINE", cwd=tmp_path)
+    assert f"cwd {tmp_path.resolve()} x 7 path0 {tmp_path.resolve()}" in forked.stderr
+    assert (forked.returncode, forked.stderr) == (plain.returncode, plain.stderr)
+    assert forked.returncode != 0  # MINE is no study: refused, in one line naming it
+    assert "torch" in PRELOAD and not any(m.split(".")[0] in {"study", "search_spaces", "polars"} for m in PRELOAD)
+
+
+def test_only_the_servers_environment_is_forked() -> None:
+    server = cli._server_env()
+    assert can_fork(dict(server), server)
+    assert not can_fork({**server, "RAY_AUTH_MODE": "none"}, server)  # Ray reads it at import
+    assert not can_fork({k: v for k, v in server.items() if k != "PYTHONPATH"}, server)
+    assert not can_fork({**server, "CUDA_VISIBLE_DEVICES": ""}, server)
+
+
+def test_a_command_past_its_timeout_is_killed_and_says_so(tmp_path: Path) -> None:
+    cli.run_cli("list")  # the server is up
+    started = time.time()
+    with pytest.raises(subprocess.TimeoutExpired):
+        cli.run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=1)
+    assert time.time() - started < 30
+    after = cli.run_cli("list")  # the server serves on
+    assert after.returncode == 0 and "demo" in after.stdout
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_child_of(int(p), cli._server.pid)]
+
+
+def _is_child_of(pid: int, parent: int | None) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return parent is not None and int(stat.rsplit(")", 1)[1].split()[1]) == parent
