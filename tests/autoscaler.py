@@ -43,6 +43,12 @@ FAKE_PROVIDER = {  # Ray's local node provider, and what it cannot do (update no
     "disable_launch_config_check": True,
 }
 FAKE_HEAD_TYPE = "ray.head.default"  # the fake provider tags the head with this node type name
+#: Ray's knobs for the daemons of the test cluster's nodes (the fake provider starts worker nodes with the head's
+#: environment, and no option turns their log monitors off): what polls for nothing a test reads.
+QUIET_NODES = {
+    "RAY_memory_monitor_refresh_ms": "0",  # the raylet's OOM killer reads /proc every 250 ms
+    "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0", "LOG_NAME_UPDATE_INTERVAL_S": "30",  # a glob of logs/ every 0.5 s
+}
 _NO_CLOUD = {  # provider-side parts of a cluster config; the fake provider runs none of them
     "auth": {}, "docker": {}, "file_mounts": {}, "cluster_synced_files": [], "file_mounts_sync_continuously": False,
     "rsync_exclude": [], "rsync_filter": [], "initialization_commands": [], "setup_commands": [],
@@ -234,9 +240,10 @@ def local_autoscaling_cluster(cluster_yaml: Path = CLUSTER_YAML, *, idle_timeout
     config_path.write_text(yaml.safe_dump(config))
     command = [RAY, "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
                *head_start_options(cluster), "--include-dashboard=false", "--disable-usage-stats",
+               "--include-log-monitor=false",  # no driver here reads worker output (log_to_driver=False)
                f"--autoscaling-config={config_path}", f"--temp-dir={directory}"]
     env = ray_env(RAY_FAKE_CLUSTER="1", AUTOSCALER_UPDATE_INTERVAL_S="1",
-                  CUDA_VISIBLE_DEVICES=no_such_gpus(cluster))
+                  CUDA_VISIBLE_DEVICES=no_such_gpus(cluster), **QUIET_NODES)
     with open(directory / "head.log", "w") as log:
         head = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
                                 start_new_session=True, preexec_fn=_die_with_parent)

@@ -41,12 +41,25 @@ RATES_ALONE = Study(
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
 )
 
-# The local autoscaling cluster (tests/test_autoscaling.py): 16 tiny trials, two waves of fractional-GPU trials
-# on the simulated GPU nodes that the autoscaler launches; and one trial for the misconfigured-node check.
+# 60 steps, 3 evaluations: a trial trains in ~1 CPU s instead of 300 steps' ~6 (sum 0.9, NAP 1.6 against 4.7, 7.4),
+# for the tests whose assertions are about Ray's scheduling and failures, not about what a trial learns.
+_SHORT = {**_TINY, "n_steps": 60, "eval_every": 20}
+
+# Eight short trials (tests/test_reliability.py): failures injected mid-study, and the cluster they run on.
+EIGHT_SHORT = Study(
+    name="test.eight_short", goal="a Ray failure mid-study loses nothing", tasks=("mode",),
+    scientific={"architecture": ("sum", "NAP")}, nuisance={"learning_rate": (0.01, 0.003, 0.001, 0.0003)},
+    fixed=_SHORT, seeds=(0, 1),
+)
+
+# The local autoscaling cluster (tests/test_autoscaling.py): 8 trials, two waves of fractional-GPU trials on the
+# simulated GPU nodes that the autoscaler launches (120 steps: 60 left 4 trials on one GPU overlapping by 2 at most,
+# their processes' start-up as long as their training); and one trial for the misconfigured-node check.
 AUTOSCALE = Study(
     name="test.autoscale", goal="fractional-GPU trials on a cluster the autoscaler grows and shrinks", tasks=("mode",),
     scientific={"architecture": ("sum", "NAP")},
-    nuisance={"learning_rate": (0.03, 0.01, 0.006, 0.003, 0.001, 0.0006, 0.0003, 0.0001)}, fixed=_TINY, seeds=(0, 1),
+    nuisance={"learning_rate": (0.03, 0.01, 0.003, 0.001)}, fixed={**_TINY, "n_steps": 120, "eval_every": 40},
+    seeds=(0, 1),
 )
 ONE_GPU_TRIAL = Study(
     name="test.one_gpu_trial", goal="a GPU trial on a node without CUDA fails with one line", tasks=("mode",),

@@ -1,5 +1,8 @@
 """Failures injected for real: a trial process killed, a worker node stopped, a diverging trial,
-a corrupt result file. Every test runs the real `study` command against a real Ray (slow marker)."""
+a corrupt result file. Every test runs the real `study` command against a real Ray (slow marker).
+
+The studies whose trials are killed are short (EIGHT_SHORT: 60 steps, ~1 CPU s a trial): what the tests check is that
+Ray's failures lose nothing, which needs trials running when the failure lands, not long training."""
 
 from __future__ import annotations
 
@@ -15,10 +18,11 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from tests.cli import RAY, STUDY, TOKEN_AUTH, finished_trials, free_port, rows, run_cli
+from tests.cli import RAY, ROOT, STUDY, TOKEN_AUTH, finished_trials, free_port, rows, run_cli, shared_head
 from tests.test_study_cli import STUDIES
 
-EIGHT_TRIALS = f"{STUDIES}:INTERRUPTIBLE"  # 8 trials x 2 seeds x 3 evaluations, ~1 s per trial
+EIGHT_TRIALS = f"{STUDIES}:EIGHT_SHORT"  # 8 trials x 2 seeds x 3 evaluations, ~1 CPU s per trial
+STUDY_DIR = "test.eight_short"
 
 
 def _files(study_dir: Path) -> list[Path]:
@@ -40,9 +44,11 @@ def _assert_complete(study_dir: Path, trials: int = 8, seeds: int = 2, evaluatio
 
 @pytest.mark.slow
 def test_a_killed_trial_process_is_retried(tmp_path: Path) -> None:
+    """On the tests' shared Ray head (tests/cli.py), as run_cli's runs: a fresh local Ray would add ~4 CPU s."""
     before = _trial_workers()  # other Ray users of this machine are left alone
-    driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path), "--address", shared_head()],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"})
     deadline, killed = time.time() + 120, None
     while time.time() < deadline and killed is None:
         ours = _trial_workers() - before
@@ -55,7 +61,7 @@ def test_a_killed_trial_process_is_retried(tmp_path: Path) -> None:
     assert killed is not None, "no trial process to kill"
     assert driver.returncode == 0, output
     assert "8/8 trials finished, 0 failed" in output
-    _assert_complete(tmp_path / "test.interruptible")
+    _assert_complete(tmp_path / STUDY_DIR)
 
 
 @pytest.mark.slow
@@ -138,7 +144,7 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
             time.sleep(1)
         assert _alive_nodes(address) == 2, "the second Ray node did not join"
 
-        study_dir = tmp_path / "test.interruptible"
+        study_dir = tmp_path / STUDY_DIR
         driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path), "--address", address],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # Wait until both nodes have finished trials, then stop the worker node mid-study.
@@ -164,17 +170,22 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
             if node is not None and node.poll() is None:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
-    # The dead cluster stays recorded in /tmp/ray; the embedded default must not try to join it.
-    local = run_cli("run", "demo", "--scale", "smoke", "--storage", str(tmp_path), timeout=120, ray="local")
+    # The dead cluster stays recorded in /tmp/ray; the embedded default must not try to join it (one trial shows it).
+    local = run_cli("run", EIGHT_TRIALS, "--where", "architecture=sum", "--where", "learning_rate=0.01", "--storage",
+                    str(tmp_path / "local"), timeout=120, ray="local")
     assert local.returncode == 0 and "(local," in local.stdout, local.stdout + local.stderr
 
 
 @pytest.mark.slow
 def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the tests' shared Ray head, one trial at a time: each Tuner run starts its own trial processes (~5 CPU s
+    each), so one per run instead of two."""
     from search_spaces import get_study
     from study.run.ray_env import ray_environment
 
-    ray_environment(None)
+    address = shared_head()
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # what ray_environment sets for a cluster: undone after the test
+    ray_environment(address)
     import ray
 
     from study.results.storage import StudyStorage
@@ -189,16 +200,17 @@ def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monke
         fit(entry, param_space, *args, **kwargs)
 
     monkeypatch.setattr(tuner, "fit", counted)
-    study = get_study("demo", "smoke")  # 9 trials
+    study = get_study(EIGHT_TRIALS)
     storage = StudyStorage(storage=str(tmp_path), directory=study.directory)
     try:
-        counts = runner.run_study(study, storage, Resources(), echo=lambda _: None, chunk_size=4)
+        counts = runner.run_study(study, storage, Resources(max_concurrent=1), address=address, echo=lambda _: None,
+                                  chunk_size=3)
     finally:
         ray.shutdown()
-    assert counts == {"finished": 9, "failed": 0, "total": 9}
-    assert tuner_runs == [4, 4, 1]
+    assert counts == {"finished": 8, "failed": 0, "total": 8}
+    assert tuner_runs == [3, 3, 2]
     assert list((tmp_path / study.directory / "_tune").rglob("*")) == []  # no failed trial: Tune left nothing
-    _assert_complete(tmp_path / study.directory, trials=9, seeds=1, evaluations=2)
+    _assert_complete(tmp_path / study.directory)
 
 
 def test_tunes_leftovers_are_dropped_but_a_failed_trials_error_files_stay(tmp_path: Path) -> None:
