@@ -72,11 +72,12 @@ TYPO = Study(
     scientific={"architecture": ("sum",)}, fixed={**_TINY, "learnig_rate": 0.1}, seeds=(0,),
 )
 
-# A TPE study long enough (~1 s per trial, 8 trials) to kill its driver mid-study (tests/test_journal.py).
+# A TPE study of 8 trials to kill its driver mid-study (tests/test_journal.py): short trials as EIGHT_SHORT's (a
+# trial's process start and Tune's bookkeeping keep the rest pending after the second trial's file lands).
 TPE_INTERRUPTIBLE = Study(
     name="test.tpe_interruptible", goal="the Optuna journal survives a killed driver", tasks=("mode",),
     scientific={"architecture": ("sum",)}, nuisance={"learning_rate": LogUniform(low=1e-4, high=1e-1)},
-    fixed=_TINY, seeds=(0, 1), sampler="tpe", n_trials=8,
+    fixed=_SHORT, seeds=(0, 1), sampler="tpe", n_trials=8,
 )
 
 # An adaptive budget (tests/test_adaptive_run.py): four seeds, every cell starts with one, so the first look measures

@@ -2,7 +2,8 @@
 a corrupt result file. Every test runs the real `study` command against a real Ray (slow marker).
 
 The studies whose trials are killed are short (EIGHT_SHORT: 60 steps, ~1 CPU s a trial): what the tests check is that
-Ray's failures lose nothing, which needs trials running when the failure lands, not long training."""
+Ray's failures lose nothing, which needs trials running when the failure lands, not long training. The two-node test
+keeps 300-step trials: both nodes must have trained before one stops."""
 
 from __future__ import annotations
 
@@ -144,8 +145,11 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
             time.sleep(1)
         assert _alive_nodes(address) == 2, "the second Ray node did not join"
 
-        study_dir = tmp_path / STUDY_DIR
-        driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path), "--address", address],
+        # 300-step trials (INTERRUPTIBLE): the worker node's first trial process takes seconds to start, and the
+        # head trained all eight 60-step trials of EIGHT_SHORT before it in a full suite run.
+        study_dir = tmp_path / "test.interruptible"
+        driver = subprocess.Popen([*STUDY, "run", f"{STUDIES}:INTERRUPTIBLE", "--storage", str(tmp_path), "--address",
+                                   address],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # Wait until both nodes have finished trials, then stop the worker node mid-study.
         nodes: set[str] = set()
@@ -178,14 +182,13 @@ def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Pa
 
 @pytest.mark.slow
 def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the tests' shared Ray head, one trial at a time: each Tuner run starts its own trial processes (~5 CPU s
-    each), so one per run instead of two."""
+    """One trial at a time: each Tuner run starts its own trial processes (~5 CPU s each), so one per run instead of
+    two. On a local Ray of this process's own: the shared head needs Ray's token mode, which Ray reads when it is
+    first imported, long before this test in a suite's worker."""
     from search_spaces import get_study
     from study.run.ray_env import ray_environment
 
-    address = shared_head()
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # what ray_environment sets for a cluster: undone after the test
-    ray_environment(address)
+    ray_environment(None)
     import ray
 
     from study.results.storage import StudyStorage
@@ -203,8 +206,7 @@ def test_a_grid_runs_as_several_tuner_runs_of_bounded_size(tmp_path: Path, monke
     study = get_study(EIGHT_TRIALS)
     storage = StudyStorage(storage=str(tmp_path), directory=study.directory)
     try:
-        counts = runner.run_study(study, storage, Resources(max_concurrent=1), address=address, echo=lambda _: None,
-                                  chunk_size=3)
+        counts = runner.run_study(study, storage, Resources(max_concurrent=1), echo=lambda _: None, chunk_size=3)
     finally:
         ray.shutdown()
     assert counts == {"finished": 8, "failed": 0, "total": 8}

@@ -71,8 +71,8 @@ def test_a_where_subset_runs_its_points_and_the_whole_study_runs_the_rest(tmp_pa
 
 @pytest.mark.slow
 def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Path) -> None:
-    name = f"{STUDIES}:INTERRUPTIBLE"
-    study_dir = tmp_path / "test.interruptible"
+    name = f"{STUDIES}:EIGHT_SHORT"  # 8 trials of 60 steps: the kill lands with most of them pending
+    study_dir = tmp_path / "test.eight_short"
     driver = subprocess.Popen([*STUDY, "run", name, "--storage", str(tmp_path)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 180
