@@ -9,7 +9,10 @@ what the user's command does, less the library imports it shares. The project's 
 does), nor polars (its thread pool starts at import, and threads do not survive a fork).
 
 A caller whose environment differs from the server's gets a plain subprocess (:func:`can_fork`): the libraries read
-parts of it at import (Ray its authentication mode, for one).
+parts of it at import (Ray its RAY_* settings, its authentication mode among them: the server's environment is
+tests/cli.py's, token mode included). What `study run` sets before its first ``import ray`` (study.run.ray_env) is
+Ray Tune's, read when a Tuner runs, and the raylet's, read by the local Ray it starts: a forked run sees them as a
+fresh one does.
 
 Run as ``python -m tests.forkserver``: requests and replies are JSON lines on its stdin and stdout."""
 
