@@ -34,13 +34,6 @@ def _usage() -> float:
     return int((GROUP / "cpuacct.usage").read_text()) / 1e9
 
 
-def _plain(*args: str) -> subprocess.CompletedProcess:
-    """run_cli's command as a fresh interpreter (what every command was before the fork server)."""
-    head = ("--address", cli.shared_head()) if args[:1] == ("run",) else ()
-    return subprocess.run([*cli.STUDY, *args, *head], capture_output=True, text=True, timeout=600,
-                          env=cli._server_env())
-
-
 def _cost(command: Callable[[], subprocess.CompletedProcess]) -> float:
     before = _usage()
     done = command()
@@ -65,15 +58,16 @@ def main() -> None:
     (GROUP / "cgroup.procs").write_text(str(os.getpid()))
     error = ("run", "demo", "--scale", "smoke", "--cpus-per-trial", "0")
     costs: dict[str, list[float]] = {}
-    cli.run_cli("list")  # the fork server up before anything is counted
+    cli.run_cli("list")  # the fork server and the shared head up before anything is counted
+    cli.shared_head()
     for _ in range(rounds):
-        costs.setdefault("error, fresh interpreter", []).append(_cost(lambda: _plain(*error)))
+        costs.setdefault("error, fresh interpreter", []).append(_cost(lambda: cli.fresh_cli(*error)))
         costs.setdefault("error, forked", []).append(_cost(lambda: cli.run_cli(*error)))
         for cpus in (2, 1):
             _head(cpus)
             with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
                 costs.setdefault(f"demo smoke, {cpus}-CPU head, fresh interpreter", []).append(
-                    _cost(lambda: _plain(*DEMO, "--storage", a)))  # noqa: B023 - called at once
+                    _cost(lambda: cli.fresh_cli(*DEMO, "--storage", a)))  # noqa: B023 - called at once
                 costs.setdefault(f"demo smoke, {cpus}-CPU head, forked", []).append(
                     _cost(lambda: cli.run_cli(*DEMO, "--storage", b)))  # noqa: B023 - called at once
     cli.stop_shared_head()

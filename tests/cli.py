@@ -62,6 +62,14 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full_env)
 
 
+def fresh_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``study ARGS...`` as a fresh interpreter in the fork server's environment: what :func:`run_cli` forks, run the
+    way every command ran before the fork server (a `study run` joins :func:`shared_head`)."""
+    head = ("--address", shared_head()) if args[:1] == ("run",) else ()
+    return subprocess.run([*STUDY, *args, *head], capture_output=True, text=True, timeout=600, cwd=cwd,
+                          env=_server_env())
+
+
 _server: subprocess.Popen | None = None
 _replies = b""
 

@@ -17,16 +17,10 @@ from tests.forkserver import PRELOAD, can_fork
 pytestmark = pytest.mark.slow
 
 
-def _plain(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The same command as run_cli gives it, as a fresh interpreter."""
-    return subprocess.run([*cli.STUDY, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          env=cli._server_env())
-
-
 @pytest.mark.parametrize("args", [("list",), ("run", "nosuch"), ("show", "demo", "--scale", "smoke"),
                                   ("run", "demo", "--cpus-per-trial", "0")])
 def test_a_forked_command_prints_and_exits_as_a_fresh_one(args: tuple[str, ...]) -> None:
-    forked, plain = cli.run_cli(*args), _plain(*args)
+    forked, plain = cli.run_cli(*args), cli.fresh_cli(*args)
     assert cli._server is not None and cli._server.poll() is None  # it went through the server
     assert (forked.returncode, forked.stdout, forked.stderr) == (plain.returncode, plain.stdout, plain.stderr)
     assert forked.stdout or forked.stderr
@@ -40,7 +34,8 @@ def test_a_forked_command_runs_in_the_callers_directory_and_imports_from_it(tmp_
         "import sys\nimport helper_mod\nfrom search_spaces.study import Study\n"
         "print('cwd', __import__('os').getcwd(), 'x', helper_mod.X, 'path0', sys.path[0], file=sys.stderr)\n"
         "MINE = 3\n")
-    forked, plain = cli.run_cli("show", "mine.py:MINE", cwd=tmp_path), _plain("show", "mine.py:MINE", cwd=tmp_path)
+    command = ("show", "mine.py:MINE")
+    forked, plain = cli.run_cli(*command, cwd=tmp_path), cli.fresh_cli(*command, cwd=tmp_path)
     assert f"cwd {tmp_path.resolve()} x 7 path0 {tmp_path.resolve()}" in forked.stderr
     assert (forked.returncode, forked.stderr) == (plain.returncode, plain.stderr)
     assert forked.returncode != 0  # MINE is no study: refused, in one line naming it
