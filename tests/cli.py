@@ -44,6 +44,12 @@ os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 TOKEN_AUTH = {"RAY_AUTH_MODE": "token"}
 
 
+def command_env() -> dict[str, str]:
+    """What run_cli gives a command that names no environment (a run on the shared head): the fork server's too, and
+    the one to give a test's own `study` process that joins :func:`shared_head`."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"}
+
+
 def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict[str, str] | None = None,
             ray: Literal["shared", "local"] = "shared") -> subprocess.CompletedProcess:
     """``study ARGS...``; output captured as text (``env``: extra environment variables). A `study run` joins
@@ -57,7 +63,7 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict
     extra = {**token, "RAY_ADDRESS": "local", **(env or {})}
     command = [*STUDY, *args, *(("--address", shared_head()) if shared else ())]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
-    if can_fork(full_env, _server_env()):
+    if can_fork(full_env, command_env()):
         return _forked(command, cwd or Path.cwd(), full_env, timeout)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full_env)
 
@@ -67,16 +73,11 @@ def fresh_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
     way every command ran before the fork server (a `study run` joins :func:`shared_head`)."""
     head = ("--address", shared_head()) if args[:1] == ("run",) else ()
     return subprocess.run([*STUDY, *args, *head], capture_output=True, text=True, timeout=600, cwd=cwd,
-                          env=_server_env())
+                          env=command_env())
 
 
 _server: subprocess.Popen | None = None
 _replies = b""
-
-
-def _server_env() -> dict[str, str]:
-    """The environment of :func:`_forked`'s server: what run_cli gives a command that names no environment."""
-    return {**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"}
 
 
 def _reply(deadline: float | None) -> dict[str, int] | None:
@@ -102,7 +103,7 @@ def _forked(command: list[str], cwd: Path, env: dict[str, str], timeout: float) 
     global _server
     if _server is None or _server.poll() is not None:
         _server = subprocess.Popen([sys.executable, "-m", "tests.forkserver"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, cwd=ROOT, env=_server_env())
+                                   stdout=subprocess.PIPE, cwd=ROOT, env=command_env())
         assert "ready" in (_reply(time.time() + 120) or {}), "the tests' fork server did not start within 120 s"
     assert _server.stdin is not None
     with tempfile.TemporaryDirectory(prefix="fork-") as folder:

@@ -43,7 +43,7 @@ def test_a_forked_command_runs_in_the_callers_directory_and_imports_from_it(tmp_
 
 
 def test_only_the_servers_environment_is_forked() -> None:
-    server = cli._server_env()
+    server = cli.command_env()
     assert can_fork(dict(server), server)
     assert not can_fork({**server, "RAY_AUTH_MODE": "none"}, server)  # Ray reads it at import
     assert not can_fork({k: v for k, v in server.items() if k != "PYTHONPATH"}, server)

@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from tests.cli import RAY, ROOT, STUDY, TOKEN_AUTH, finished_trials, free_port, rows, run_cli, shared_head
+from tests.cli import RAY, STUDY, TOKEN_AUTH, command_env, finished_trials, free_port, rows, run_cli, shared_head
 from tests.test_study_cli import STUDIES
 
 EIGHT_TRIALS = f"{STUDIES}:EIGHT_SHORT"  # 8 trials x 2 seeds x 3 evaluations, ~1 CPU s per trial
@@ -49,7 +49,7 @@ def test_a_killed_trial_process_is_retried(tmp_path: Path) -> None:
     before = _trial_workers()  # other Ray users of this machine are left alone
     driver = subprocess.Popen([*STUDY, "run", EIGHT_TRIALS, "--storage", str(tmp_path), "--address", shared_head()],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"})
+                              env=command_env())
     deadline, killed = time.time() + 120, None
     while time.time() < deadline and killed is None:
         ours = _trial_workers() - before
