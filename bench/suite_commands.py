@@ -1,6 +1,8 @@
 """What one `study` command of the test suite costs in CPU seconds (its whole process tree, the Ray head's included):
 a fresh interpreter against a fork of tests/forkserver.py, and `study run` on a shared head of two CPUs (two trial
-workers at once) against one of one CPU (one worker, trials in turn). Rounds alternate the variants; medians.
+workers at once) against one of one CPU (one worker, trials in turn); a `study run` that starts a local Ray of its
+own, of the machine's two CPUs in a fresh interpreter (the tests' runs with an environment of their own before)
+against one of one CPU forked (tests/cli.py LOCAL_RAY, now). Rounds alternate the variants; medians.
 
 Each variant runs in a cgroup (v1 ``cpuacct``) of its own, as bench/suite_cpu.py does (root, cgroup v1).
 
@@ -50,6 +52,13 @@ def _head(cpus: int) -> None:
     time.sleep(3)
 
 
+def _local_ray_of_two(storage: str) -> subprocess.CompletedProcess:
+    """A smoke demo run that starts a local Ray of the machine's two CPUs, in a fresh interpreter."""
+    env = {**cli.command_env(), "RAY_OVERRIDE_RESOURCES": '{"CPU": 2}'}
+    return subprocess.run([*cli.STUDY, *DEMO, "--storage", storage], capture_output=True, text=True, timeout=600,
+                          env=env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -70,6 +79,11 @@ def main() -> None:
                     _cost(lambda: cli.fresh_cli(*DEMO, "--storage", a)))  # noqa: B023 - called at once
                 costs.setdefault(f"demo smoke, {cpus}-CPU head, forked", []).append(
                     _cost(lambda: cli.run_cli(*DEMO, "--storage", b)))  # noqa: B023 - called at once
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            costs.setdefault("demo smoke, own local Ray of 2 CPUs, fresh interpreter", []).append(
+                _cost(lambda: _local_ray_of_two(a)))  # noqa: B023 - called at once
+            costs.setdefault("demo smoke, own local Ray of 1 CPU, forked", []).append(
+                _cost(lambda: cli.run_cli(*DEMO, "--storage", b, ray="local")))  # noqa: B023 - called at once
     cli.stop_shared_head()
     (CGROUPS / "cgroup.procs").write_text(str(os.getpid()))
     for name, values in costs.items():

@@ -8,8 +8,7 @@ some 9 CPU s of a 2-core machine on the head's processes, one that joins a runni
 CPU: a run's trials take turns on one Ray worker, whose start (it imports torch and Ray Tune) a second concurrent
 trial would pay again (~6.5 CPU s a run; bench/README.md 19). A run that sets its own environment (its trial workers
 must see it: a head's workers see the head's), names an address, or asks ``ray="local"`` (a test of the embedded Ray
-itself) starts a fresh local Ray (RAY_ADDRESS=local: never a stale `ray start` cluster recorded in /tmp/ray, which
-ray.init() would try to join and hang on if it died)."""
+itself) starts a fresh local Ray of one CPU (:data:`LOCAL_RAY`)."""
 
 from __future__ import annotations
 
@@ -42,12 +41,20 @@ RAY = str(Path(sys.executable).with_name("ray"))
 #: start` never does), and the tests must neither depend on one nor write one.
 os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 TOKEN_AUTH = {"RAY_AUTH_MODE": "token"}
+#: What a run that starts a local Ray of its own runs with: a fresh one (never a stale `ray start` cluster recorded in
+#: /tmp/ray, which ray.init() would try to join and hang on if it died) offering one CPU, as the shared head does
+#: (RAY_OVERRIDE_RESOURCES, read where Ray sizes a node it starts): the trials take turns on one Ray worker, whose
+#: start (it imports torch and Ray Tune) a second concurrent trial pays again: 6.7 CPU s of a smoke `study run demo`'s
+#: 29.9 (bench/README.md 20). A command that joins a cluster or starts no Ray ignores it.
+LOCAL_RAY = {"RAY_ADDRESS": "local", "RAY_OVERRIDE_RESOURCES": '{"CPU": 1}'}
 
 
 def command_env() -> dict[str, str]:
-    """What run_cli gives a command that names no environment (a run on the shared head): the fork server's too, and
-    the one to give a test's own `study` process that joins :func:`shared_head`."""
-    return {**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, "RAY_ADDRESS": "local"}
+    """What run_cli gives a command (and ``env`` on top): the fork server's environment too, and the one to give a
+    test's own `study` process that joins :func:`shared_head`. Token authentication for every command: the suite's
+    clusters require it, and a local Ray that a run starts takes the suite's token (RAY_AUTH_TOKEN) as well; Ray's
+    default mode is what the killed-driver tests' own `study run` processes run in."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), **TOKEN_AUTH, **LOCAL_RAY}
 
 
 def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict[str, str] | None = None,
@@ -55,14 +62,11 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict
     """``study ARGS...``; output captured as text (``env``: extra environment variables). A `study run` joins
     :func:`shared_head` unless it sets ``env``, names ``--address`` or asks ``ray="local"``; its study's code
     reaches the head's workers as a user's reaches a cluster's (trainables.plugins.runtime_env), from any working
-    directory."""
+    directory. A fork of the fork server unless ``env`` sets what a preloaded library read at import
+    (tests/forkserver.py can_fork)."""
     shared = ray == "shared" and args[:1] == ("run",) and "--address" not in args and env is None
-    # Token authentication for a run on the shared head and for commands that start no Ray (the same environment as
-    # tests/forkserver.py's server: they run as its forks); a run that starts a local Ray keeps Ray's default.
-    token = TOKEN_AUTH if shared or args[:1] != ("run",) else {}
-    extra = {**token, "RAY_ADDRESS": "local", **(env or {})}
     command = [*STUDY, *args, *(("--address", shared_head()) if shared else ())]
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    full_env = {**command_env(), **(env or {})}
     if can_fork(full_env, command_env()):
         return _forked(command, cwd or Path.cwd(), full_env, timeout)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full_env)

@@ -8,11 +8,12 @@ what the user's command does, less the library imports it shares. The project's 
 (their import reads entry points, plugins and the working directory: the child imports them as a fresh process
 does), nor polars (its thread pool starts at import, and threads do not survive a fork).
 
-A caller whose environment differs from the server's gets a plain subprocess (:func:`can_fork`): the libraries read
-parts of it at import (Ray its RAY_* settings, its authentication mode among them: the server's environment is
-tests/cli.py's, token mode included). What `study run` sets before its first ``import ray`` (study.run.ray_env) is
-Ray Tune's, read when a Tuner runs, and the raylet's, read by the local Ray it starts: a forked run sees them as a
-fresh one does.
+A caller whose environment differs from the server's in a setting the libraries read at import gets a plain
+subprocess (:func:`can_fork`: Ray its RAY_* settings, its authentication mode among them, torch its threads and
+devices...; the server's environment is tests/cli.py's, token mode included); one that differs elsewhere (a study's
+own variables, credentials, PYTHONPATH, whose folders the child puts on sys.path as Python would) is forked. What
+`study run` sets before its first ``import ray`` (study.run.ray_env) is Ray Tune's, read when a Tuner runs, and the
+raylet's, read by the local Ray it starts: a forked run sees them as a fresh one does.
 
 Run as ``python -m tests.forkserver``: requests and replies are JSON lines on its stdin and stdout."""
 
@@ -27,24 +28,42 @@ import sys
 PRELOAD = ("torch", "ray", "ray.tune", "scipy.stats", "pandas", "pyarrow", "pyarrow.parquet", "optuna", "click")
 
 
+#: Prefixes of the settings that Python or a preloaded library reads when it starts or is imported (Python its
+#: PYTHON* flags, the allocators and locale, Ray and Ray Tune, torch and its OpenMP/MKL/CUDA runtimes, numpy, Arrow,
+#: pandas, optuna, gRPC): a command whose environment sets one of them otherwise than the server's is not forked.
+READ_AT_IMPORT = ("PYTHON", "LD_", "MALLOC", "LANG", "LC_", "TZ", "RAY_", "TUNE_", "TORCH", "PYTORCH", "ATEN_",
+                  "CUDA", "NVIDIA", "OMP_", "KMP_", "GOMP", "MKL", "OPENBLAS", "NPY_", "NUMPY", "ARROW", "PANDAS",
+                  "OPTUNA", "GRPC")
+
+
 def can_fork(env: dict[str, str], server_env: dict[str, str]) -> bool:
-    """Whether a command with environment ``env`` may be forked from a server started with ``server_env``: only
-    the same environment (the libraries read theirs at import)."""
-    return env == server_env
+    """Whether a command with environment ``env`` may be forked from a server started with ``server_env``: where the
+    two differ, none of the settings read at import (:data:`READ_AT_IMPORT`), PYTHONPATH aside (:func:`_child`)."""
+    differ = {name for name in env.keys() | server_env.keys() if env.get(name) != server_env.get(name)}
+    return not any(name.startswith(READ_AT_IMPORT) for name in differ - {"PYTHONPATH"})
+
+
+def _python_path(env: dict[str, str]) -> list[str]:
+    return [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
 
 
 def _child(request: dict[str, object]) -> None:
     """In the fork: become ``python -m study.cli ARGS`` in the request's directory, environment and files."""
     cwd = str(request["cwd"])
     os.chdir(cwd)
+    env: dict[str, str] = request["env"]  # type: ignore[assignment]
+    # sys.path as `python -m` would build it: the working directory, the command's PYTHONPATH (absolute), then
+    # the interpreter's own entries (the server's PYTHONPATH taken out)
+    server_path = {os.path.abspath(entry) for entry in _python_path(dict(os.environ))}
+    own = [entry for entry in sys.path[1:] if entry not in server_path]
+    sys.path[:] = list(dict.fromkeys([cwd, *(os.path.abspath(e) for e in _python_path(env)), *own]))
     os.environ.clear()
-    os.environ.update(request["env"])  # type: ignore[arg-type]
+    os.environ.update(env)
     files = ((0, os.devnull, os.O_RDONLY), (1, request["out"], os.O_WRONLY), (2, request["err"], os.O_WRONLY))
     for fd, path, mode in files:
         target = os.open(str(path), mode)
         os.dup2(target, fd)
         os.close(target)
-    sys.path[0] = cwd  # `python -m` puts the working directory first
     sys.argv = ["study.cli", *request["args"]]  # type: ignore[misc]
     import runpy
 

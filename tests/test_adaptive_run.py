@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.cli import STUDY, rows, run_cli
+from tests.cli import LOCAL_RAY, STUDY, rows, run_cli
 
 HERE = Path(__file__).resolve().parent
 ADAPTIVE = f"{HERE / 'studies_for_tests.py'}:ADAPTIVE"
@@ -119,7 +119,7 @@ def test_a_driver_killed_mid_round_resumes_to_the_looks_of_an_uninterrupted_run(
     # lands between them on a loaded machine too (two at once finished within one poll: CI saw look 2 recorded)
     driver = subprocess.Popen([*STUDY, "run", ADAPTIVE, "--storage", str(tmp_path / "killed"), "--max-concurrent", "1"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "RAY_ADDRESS": "local"})
+                              env={**os.environ, **LOCAL_RAY})
     deadline = time.time() + 180
     while time.time() < deadline and not (_looks(study_dir) and _seeds_beyond_the_first(study_dir)):
         time.sleep(0.05)

@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.cli import LOCAL_RAY
 from tools.offline_bundle import ROOT, build_id, closure, present_packages
 
 NODE_LIST = ROOT / "tools" / "gpu-node-packages.txt"
@@ -90,7 +91,7 @@ def _bundle() -> Path:
 def _stage(node: dict[str, Path], out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     env = {**os.environ, "PATH": f"{node['bin']}:{os.environ['PATH']}", "BUNDLE": str(node["bundle"]),
            "BUNDLE_SITE": str(node["base"] / "site"), "FIGURE_DEVICE": "cpu", "FIGURE_SCALE": "smoke",
-           "FIGURE_STORAGE": str(node["base"] / "storage"), "RAY_ADDRESS": "local"}
+           "FIGURE_STORAGE": str(node["base"] / "storage"), **LOCAL_RAY}
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
     done = subprocess.run(["bash", str(ROOT / "bench/gpu_checks.sh"), "figure", str(out), "540"], env=env,

@@ -42,12 +42,37 @@ def test_a_forked_command_runs_in_the_callers_directory_and_imports_from_it(tmp_
     assert "torch" in PRELOAD and not any(m.split(".")[0] in {"study", "search_spaces", "polars"} for m in PRELOAD)
 
 
-def test_only_the_servers_environment_is_forked() -> None:
+def test_only_settings_read_after_import_may_differ_from_the_servers() -> None:
     server = cli.command_env()
     assert can_fork(dict(server), server)
     assert not can_fork({**server, "RAY_AUTH_MODE": "none"}, server)  # Ray reads it at import
-    assert not can_fork({k: v for k, v in server.items() if k != "PYTHONPATH"}, server)
+    assert not can_fork({k: v for k, v in server.items() if k != "RAY_AUTH_TOKEN"}, server)
     assert not can_fork({**server, "CUDA_VISIBLE_DEVICES": ""}, server)
+    assert not can_fork({**server, "OMP_NUM_THREADS": "7"}, server)
+    assert can_fork({**server, "AWS_REGION": "us-east-1", "MY_STUDY_SETTING": "1"}, server)
+    assert can_fork({k: v for k, v in server.items() if k != "PYTHONPATH"}, server)  # the child sets sys.path
+
+
+def test_a_forked_command_imports_from_its_own_pythonpath_and_sees_its_environment(tmp_path: Path) -> None:
+    """A command whose PYTHONPATH and variables differ from the server's is forked: its folders come right after the
+    working directory, and its variables are its own - what a fresh `python -m study.cli` prints, it prints."""
+    lib, work = tmp_path / "lib", tmp_path / "work"
+    lib.mkdir()
+    work.mkdir()
+    (lib / "helper_lib.py").write_text("import os\nX = os.environ['MY_MARKER']\n")
+    (work / "mine.py").write_text(
+        "import os, sys\nimport helper_lib\nfrom pathlib import Path\n"
+        "Path(os.environ['PARENT_FILE']).write_text(str(os.getppid()))\n"
+        "print('x', helper_lib.X, 'path', sys.path[:3], file=sys.stderr)\n"
+        "MINE = 3\n")
+    env = {"PYTHONPATH": f"{lib}{os.pathsep}{cli.ROOT}", "MY_MARKER": "seen"}
+    forked = cli.run_cli("show", "mine.py:MINE", cwd=work, env={**env, "PARENT_FILE": str(tmp_path / "forked")})
+    plain = subprocess.run([*cli.STUDY, "show", "mine.py:MINE"], capture_output=True, text=True, timeout=120,
+                           cwd=work, env={**cli.command_env(), **env, "PARENT_FILE": str(tmp_path / "plain")})
+    assert cli._server is not None and (tmp_path / "forked").read_text() == str(cli._server.pid)  # a fork
+    assert f"x seen path {[str(work), str(lib), str(cli.ROOT)]}" in forked.stderr, forked.stderr
+    assert (forked.returncode, forked.stdout, forked.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+    assert forked.returncode != 0  # MINE is no study: refused in one line, after the module ran
 
 
 def test_a_command_past_its_timeout_is_killed_and_says_so(tmp_path: Path) -> None:

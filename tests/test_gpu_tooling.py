@@ -147,6 +147,9 @@ def test_parts_carried_separately_build_one_site(tmp_path: Path) -> None:
     assert (site / "first_mod.py").read_text() == "X = 1\n" and not (site / "third_mod.py").exists()
     assert unpack_parts([two.parent], site) == ([1, 2], 2)  # a directory of parts, in a later call
     assert sorted(p.name for p in site.glob("*.py")) == ["first_mod.py", "second_mod.py", "third_mod.py"]
+    (site / "first_mod.py").write_text("X = 'kept'\n")  # a part the site holds is not unpacked again
+    assert unpack_parts([one, two], site) == ([1, 2], 2)
+    assert (site / "first_mod.py").read_text() == "X = 'kept'\n"
     newer = _part(tmp_path / "c/part-2-of-2.tar", {"fourth_mod": "W = 4\n"}, build="b2")  # same name, new build
     assert unpack_parts([newer], site) == ([2], 2)
     assert [p.name for p in site.glob("*.py")] == ["fourth_mod.py"]

@@ -18,7 +18,7 @@ from study.results.storage import StudyStorage
 from study.run.journal import JOURNAL, sync_journal
 from study.trial.identity import trial_key
 from study.trial.trainable import run_trial
-from tests.cli import STUDY, rows, run_cli
+from tests.cli import LOCAL_RAY, STUDY, rows, run_cli
 from tests.test_study_cli import STUDIES
 
 
@@ -80,8 +80,7 @@ def test_journal_loads_while_running_after_a_killed_driver_and_resume_continues_
     study_dir = tmp_path / "test.tpe_interruptible"
     driver = subprocess.Popen([*STUDY, "run", name, "--storage", str(tmp_path)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent),
-                                   "RAY_ADDRESS": "local"})
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent), **LOCAL_RAY})
     deadline, live = time.time() + 240, []
     while time.time() < deadline and len(list((study_dir / "trials").glob("*.parquet"))) < 2:
         if (study_dir / JOURNAL).exists():

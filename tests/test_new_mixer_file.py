@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from analysis.data.rows import scan_study
+from tests.cli import LOCAL_RAY, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "trainables", "study", "search_spaces", "analysis")
@@ -87,7 +88,7 @@ def _copy_tree(tmp: Path) -> Path:
 
 
 def _run(src: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(src), "RAY_ADDRESS": "local"}
+    env = {**os.environ, "PYTHONPATH": str(src), **LOCAL_RAY}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
 
 
@@ -107,8 +108,8 @@ def test_one_new_file_registers_trains_packed_and_runs_a_study_in_every_family(t
     assert float(equal.stdout) < 1e-6
 
     for packing in ("on", "off"):
-        result = _run(src, tmp_path, "-m", "study.cli", "run", "my_studies.py:NEW", "--scale", "smoke",
-                      "--storage", f"out-{packing}", "--packing", packing, "--max-concurrent", "2")
+        result = run_cli("run", "my_studies.py:NEW", "--scale", "smoke", "--storage", f"out-{packing}", "--packing",
+                         packing, "--max-concurrent", "2", timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(src)})
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         rows = scan_study(tmp_path / f"out-{packing}" / "t.new_mixer.smoke").collect()  # three families' columns
         assert sorted(rows["task"].unique().to_list()) == ["ctl", "mode", "nt"]

@@ -7,7 +7,6 @@ exist on this machine; everything else (pyarrow's S3 client, Ray Tune's storage,
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import polars as pl
 import pyarrow.fs as pafs
 import pytest
 
-from tests.cli import ROOT, STUDY, free_port
+from tests.cli import free_port, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +27,9 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     log = tmp_path_factory.mktemp("moto") / "requests.log"  # one line per request the stand-in served
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=log.open("w"))
-    env = {**os.environ, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
            "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
-           "MOTO_REQUEST_LOG": str(log), "PYTHONPATH": str(ROOT)}
+           "MOTO_REQUEST_LOG": str(log)}
     try:
         s3 = pafs.S3FileSystem(endpoint_override=env["AWS_ENDPOINT_URL"], allow_bucket_creation=True,
                                region="us-east-1", access_key="test", secret_key="test")
@@ -61,7 +60,8 @@ def _s3(env: dict[str, str]) -> pafs.S3FileSystem:
 
 
 def _cli(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*STUDY, *args], capture_output=True, text=True, timeout=240, env=env, cwd=cwd)
+    """``study ARGS`` with the stand-in's settings (a run: on a local Ray of its own, whose workers see them)."""
+    return run_cli(*args, cwd=cwd, env=env)
 
 
 @pytest.mark.slow

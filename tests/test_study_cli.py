@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.cli import STUDY, finished_trials, rows, run_cli
+from tests.cli import LOCAL_RAY, STUDY, finished_trials, rows, run_cli
 
 HERE = Path(__file__).parent
 STUDIES = HERE / "studies_for_tests.py"
@@ -74,7 +74,7 @@ def test_killed_driver_resumes_without_losing_or_duplicating_trials(tmp_path: Pa
     name = f"{STUDIES}:EIGHT_SHORT"  # 8 trials of 60 steps: the kill lands with most of them pending
     study_dir = tmp_path / "test.eight_short"
     driver = subprocess.Popen([*STUDY, "run", name, "--storage", str(tmp_path)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+                              stderr=subprocess.DEVNULL, start_new_session=True, env={**os.environ, **LOCAL_RAY})
     deadline = time.time() + 180
     while time.time() < deadline and finished_trials(study_dir) < 2:
         time.sleep(0.2)

@@ -7,11 +7,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import mlflow
 import optuna
 import polars as pl
 import pytest
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from analysis.stats.rgb import objective
 from search_spaces import get_study
@@ -55,6 +53,8 @@ def _last_rows(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _assert_mlflow_matches(uri: str, experiment: str, df: pl.DataFrame, params_of: dict[str, dict]) -> None:
+    import mlflow  # here, not at collection: ~3 CPU s of the worker that runs no test of it (as tensorboard's)
+
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=[experiment], output_format="list")
     assert sorted(r.data.tags["trial_key"] for r in runs) == sorted(df["trial_key"].unique())  # each trial once
@@ -75,6 +75,8 @@ def _assert_mlflow_matches(uri: str, experiment: str, df: pl.DataFrame, params_o
 
 
 def _assert_tensorboard_matches(root: Path, df: pl.DataFrame) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     assert sorted(p.name for p in root.iterdir()) == sorted(df["trial_key"].unique())
     for key in df["trial_key"].unique():
         events = EventAccumulator(str(root / key))

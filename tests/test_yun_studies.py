@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from search_spaces.atlas import ATLAS, ATLAS_MIXERS, RICHTER_TASKS, atlas_with
 from search_spaces.yun2020 import BUDGET, CONV_LAYERS, HYBRID, HYBRID_LONG, hybrid_stack
 from study.run.points import trial_points
 from study.trial.trainable import member_configs, split_config
+from tests.cli import LOCAL_RAY
 
 
 def test_atlas_holds_every_registered_mixer() -> None:
@@ -133,7 +135,8 @@ def test_hybrid_smoke_runs_through_the_cli(tmp_path: Path) -> None:
 
     study = Path(sys.executable).parent / "study"
     result = subprocess.run([str(study), "run", "yun2020.hybrid", "--scale", "smoke", "--storage", str(tmp_path),
-                             "--max-concurrent", "2", "--no-report"], capture_output=True, text=True, timeout=300)
+                             "--max-concurrent", "2", "--no-report"], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, **LOCAL_RAY})
     assert result.returncode == 0, result.stderr[-2000:]
     study_dir = tmp_path / "yun2020.hybrid.smoke"
     table = scan_study(study_dir).collect()  # the study's table (the run folded its trial files)
