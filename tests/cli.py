@@ -148,6 +148,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def ray_node(*args: str, env: dict[str, str], cwd: str | None = None) -> subprocess.Popen:
+    """``ray start --block ARGS`` with one CPU: a node of a test's own cluster, in its own process group (so that the
+    test can stop exactly this node)."""
+    return subprocess.Popen([RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
+                            cwd=cwd)
+
+
+_COUNT_NODES = """import sys, time, ray
+address, count, deadline = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
+ray.init(address=address, logging_level="ERROR")
+alive = sum(n["Alive"] for n in ray.nodes())
+while alive < count and time.time() < deadline:
+    time.sleep(0.5)
+    alive = sum(n["Alive"] for n in ray.nodes())
+print(alive)
+"""
+
+
+def alive_nodes(address: str, count: int, env: dict[str, str], timeout: float = 60) -> int:
+    """The alive nodes of the cluster at ``address`` once ``count`` of them are (or ``timeout`` passed): its head's
+    port is waited for first, then one driver counts (a driver a poll cost ~2.5 CPU s: Ray's import and connection)."""
+    host, _, port = address.rpartition(":")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((host, int(port)), timeout=1):
+            break
+        time.sleep(0.3)
+    out = subprocess.run([sys.executable, "-c", _COUNT_NODES, address, str(count), str(deadline - time.time())],
+                         capture_output=True, text=True, timeout=timeout + 60, env=env, cwd="/").stdout
+    return int(out.strip().splitlines()[-1]) if out.strip() else 0
+
+
 #: The shared head's settings: one CPU (one trial worker a run), no GPU, none of the processes no test reads (the log
 #: monitor polled every worker's log file for no reader: the drivers set log_to_driver=False).
 HEAD_ARGUMENTS = ("--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0", "--include-dashboard=false",

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.cli import ROOT, free_port, rows, run_cli
+from tests.cli import ROOT, alive_nodes, free_port, ray_node, rows, run_cli
 
 #: The issue's scenario: a mixer defined in the study file itself (and a helper module beside it), used in a study.
 OUTSIDE_STUDY = '''"""A researcher's own file: a ReLU attention mixer and a study that uses it."""
@@ -93,22 +93,6 @@ def test_a_mixer_defined_in_the_study_file_trains_on_every_worker(tmp_path: Path
     assert plugins["study file's folder"]["module"] == "my_helpers"
 
 
-def _ray_node(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    """A Ray node started elsewhere: its own process group, cwd /, and no user folder on its path."""
-    ray = str(Path(sys.executable).with_name("ray"))
-    return subprocess.Popen([ray, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=env, cwd="/")
-
-
-def _alive_nodes(address: str, env: dict[str, str]) -> int:
-    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
-            "print(sum(n['Alive'] for n in ray.nodes()))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env,
-                         cwd="/").stdout
-    return int(out.strip().splitlines()[-1]) if out.strip() else 0
-
-
 @pytest.mark.slow
 def test_user_code_travels_to_a_two_node_cluster_whose_workers_lack_the_users_folder(tmp_path: Path) -> None:
     folder = _user_folder(tmp_path)
@@ -117,17 +101,13 @@ def test_user_code_travels_to_a_two_node_cluster_whose_workers_lack_the_users_fo
     node_env.update(RAY_AUTH_MODE="token", PLUGIN_MARKER=str(marker))
     port = free_port()
     address = f"127.0.0.1:{port}"
-    head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false", "--node-ip-address", "127.0.0.1",
-                     env=node_env)
+    head = ray_node("--head", "--port", str(port), "--include-dashboard", "false", "--node-ip-address", "127.0.0.1",
+                    env=node_env, cwd="/")
     worker = None
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline and _alive_nodes(address, node_env) < 1:
-            time.sleep(1)
-        worker = _ray_node("--address", address, "--node-ip-address", "127.0.0.1", env=node_env)
-        while time.time() < deadline and _alive_nodes(address, node_env) < 2:
-            time.sleep(1)
-        assert _alive_nodes(address, node_env) == 2, "the second Ray node did not join"
+        assert alive_nodes(address, 1, node_env, timeout=90) == 1, "the head did not start"
+        worker = ray_node("--address", address, "--node-ip-address", "127.0.0.1", env=node_env, cwd="/")
+        assert alive_nodes(address, 2, node_env, timeout=90) == 2, "the second Ray node did not join"
         result = run_cli("run", "my_study.py:MINE_LONG", "--scale", "smoke", "--storage", str(tmp_path / "out"),
                          "--address", address, cwd=folder, env={"RAY_AUTH_MODE": "token"}, timeout=300)
     finally:

@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +18,18 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from tests.cli import RAY, STUDY, TOKEN_AUTH, command_env, finished_trials, free_port, rows, run_cli, shared_head
+from tests.cli import (
+    STUDY,
+    TOKEN_AUTH,
+    alive_nodes,
+    command_env,
+    finished_trials,
+    free_port,
+    ray_node,
+    rows,
+    run_cli,
+    shared_head,
+)
 from tests.test_study_cli import STUDIES
 
 EIGHT_TRIALS = f"{STUDIES}:EIGHT_SHORT"  # 8 trials x 2 seeds x 3 evaluations, ~1 CPU s per trial
@@ -114,36 +124,18 @@ def test_a_corrupt_result_file_is_listed_skipped_and_rerun(tmp_path: Path) -> No
 NODE_ENV = {**os.environ, **TOKEN_AUTH}  # what `ray start` clusters require since Ray 2.60
 
 
-def _ray_node(*args: str) -> subprocess.Popen:
-    """A Ray node in its own process group (so that the test can stop exactly this node)."""
-    return subprocess.Popen([RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=NODE_ENV)
-
-
-def _alive_nodes(address: str) -> int:
-    code = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
-            "print(sum(n['Alive'] for n in ray.nodes()))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=NODE_ENV).stdout
-    return int(out.strip().splitlines()[-1]) if out.strip() else 0
-
-
 @pytest.mark.slow
 def test_two_nodes_share_the_study_and_a_stopped_node_loses_nothing(tmp_path: Path) -> None:
     port = free_port()
     address = f"127.0.0.1:{port}"
-    head = _ray_node("--head", "--port", str(port), "--include-dashboard", "false",
-                     "--node-ip-address", "127.0.0.1")
+    head = ray_node("--head", "--port", str(port), "--include-dashboard", "false", "--node-ip-address", "127.0.0.1",
+                    env=NODE_ENV)
     worker = None
     try:
         deadline = time.time() + 60
-        while time.time() < deadline and _alive_nodes(address) < 1:
-            time.sleep(1)
-        worker = _ray_node("--address", address, "--node-ip-address", "127.0.0.1")
-        while time.time() < deadline and _alive_nodes(address) < 2:
-            time.sleep(1)
-        assert _alive_nodes(address) == 2, "the second Ray node did not join"
+        assert alive_nodes(address, 1, NODE_ENV) == 1, "the head did not start"
+        worker = ray_node("--address", address, "--node-ip-address", "127.0.0.1", env=NODE_ENV)
+        assert alive_nodes(address, 2, NODE_ENV) == 2, "the second Ray node did not join"
 
         # 300-step trials (INTERRUPTIBLE): the worker node's first trial process takes seconds to start, and the
         # head trained all eight 60-step trials of EIGHT_SHORT before it in a full suite run.
