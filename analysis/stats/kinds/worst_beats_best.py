@@ -3,6 +3,7 @@ seed, each at its panel value's best cell - read as a statistical claim."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import zlib
 from dataclasses import dataclass
@@ -35,16 +36,29 @@ class Pooled:
     n_a: Ints
     n_b: Ints
 
+    @property
+    def mine(self) -> npt.NDArray[np.bool_]:
+        """Per cell and slot of :attr:`values`: whether the slot is one of A's seeds (its first ``n_a``)."""
+        return np.arange(self.values.shape[-1])[None, :] < self.n_a[:, None]
+
+    @property
+    def theirs(self) -> npt.NDArray[np.bool_]:
+        """Per cell and slot of :attr:`values`: whether the slot is one of B's seeds (the ``n_b`` after A's)."""
+        slot = np.arange(self.values.shape[-1])[None, :]
+        return (slot >= self.n_a[:, None]) & (slot < (self.n_a + self.n_b)[:, None])
+
+    def means(self, values: Floats) -> tuple[Floats, Floats]:
+        """Per leading index of ``values`` (..., cells, seeds: a relabeling of :attr:`values`) and cell: the mean of
+        A's seeds and of B's (-inf where a side has none)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.where(self.n_a > 0, _sums(np.where(self.mine, values, 0.0)) / self.n_a, -np.inf),
+                    np.where(self.n_b > 0, _sums(np.where(self.theirs, values, 0.0)) / self.n_b, -np.inf))
+
     def separation(self, values: Floats) -> Floats:
         """Per leading index of ``values`` (..., cells, seeds: a relabeling of :attr:`values`): A's worst seed minus
         B's best seed, each at the side's cell of the best mean of its seeds (-inf where a side has no cell)."""
-        slot = np.arange(values.shape[-1])
-        mine = slot[None, :] < self.n_a[:, None]
-        theirs = (slot[None, :] >= self.n_a[:, None]) & (slot[None, :] < (self.n_a + self.n_b)[:, None])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_a = np.where(self.n_a > 0, _sums(np.where(mine, values, 0.0)) / self.n_a, -np.inf)
-            mean_b = np.where(self.n_b > 0, _sums(np.where(theirs, values, 0.0)) / self.n_b, -np.inf)
-        separation: Floats = _at_best(values, mine, mean_a, True) - _at_best(values, theirs, mean_b, False)
+        mean_a, mean_b = self.means(values)
+        separation: Floats = _at_best(values, self.mine, mean_a, True) - _at_best(values, self.theirs, mean_b, False)
         return separation
 
 
@@ -60,14 +74,65 @@ def _sums(values: Floats) -> Floats:
     return total
 
 
+def _extreme(values: Floats, side: npt.NDArray[np.bool_], worst: bool) -> Floats:
+    """Per leading index of ``values`` (..., seeds): the worst (else the best) of ``side``'s seeds."""
+    return np.asarray(np.where(side, values, np.inf).min(-1) if worst else np.where(side, values, -np.inf).max(-1))
+
+
 def _at_best(values: Floats, side: npt.NDArray[np.bool_], means: Floats, worst: bool) -> Floats:
     """Per leading index of ``values`` (..., cells, seeds): the worst (else the best) of ``side``'s seeds at the cell
     of the best mean. Only that cell's seeds are read: a min over every cell's seeds cost a replay more than the rest
     of the relabelings."""
     cell = means.argmax(-1)
-    row = np.take_along_axis(values, cell[..., None, None], -2)[..., 0, :]
-    kept = np.where(side[cell], row, np.inf if worst else -np.inf)
-    return np.asarray(kept.min(-1) if worst else kept.max(-1))
+    return _extreme(np.take_along_axis(values, cell[..., None, None], -2)[..., 0, :], side[cell], worst)
+
+
+#: Cells of at most this many seeds (both sides) are relabeled through a table of every order of their seeds
+#: (:class:`Orders`: 6! = 720 orders a cell); wider ones are sorted
+TABLED = 6
+
+
+@dataclass(frozen=True)
+class Orders:
+    """Per cell and order of its seeds (a stable sort of random keys can give any), the sides' means and A's worst
+    and B's best seed (flat: a row per cell, a column per order), so that a relabeling is read, not computed: its
+    order of each cell's seeds is found by comparing its keys (the order's Lehmer code) instead of sorting thousands
+    of short rows. The same numbers bit for bit: each is read from the same values in the same order."""
+
+    mean_a: Floats
+    worst_a: Floats
+    mean_b: Floats
+    best_b: Floats
+    width: int
+
+    @classmethod
+    def of(cls, pool: Pooled) -> Orders:
+        cells, width = pool.values.shape
+        ranks = np.array(list(itertools.permutations(range(width))))  # each slot's rank, in Lehmer code order
+        seeds = pool.values[np.arange(cells)[None, :, None], np.argsort(ranks, axis=-1)[:, None, :]]  # (orders, cells)
+        mean_a, mean_b = pool.means(seeds)
+        worst_a, best_b = _extreme(seeds, pool.mine, True), _extreme(seeds, pool.theirs, False)
+
+        def flat(table: Floats) -> Floats:
+            return np.ascontiguousarray(table.T).reshape(-1)
+
+        return cls(flat(mean_a), flat(worst_a), flat(mean_b), flat(best_b), width)
+
+    def separation(self, keys: Floats) -> Floats:
+        """:meth:`Pooled.separation` of the relabelings whose random ``keys`` (..., cells, seeds) order each cell's
+        seeds (a stable sort: a seed's rank counts the keys below it and the equal ones in slots before it)."""
+        code = np.zeros(keys.shape[:-1], dtype=np.int16)  # at most 6! - 1
+        for i in range(self.width - 1):  # a slot's Lehmer digit: the later slots whose keys are below its key
+            weight = np.int16(math.factorial(self.width - 1 - i))
+            for j in range(i + 1, self.width):
+                code += (keys[..., j] < keys[..., i]) * weight
+        at = code + np.arange(0, self.mean_a.size, math.factorial(self.width))  # each cell's row of the table
+
+        def at_best(means: Floats, seeds: Floats) -> Floats:
+            return np.take_along_axis(seeds[at], means[at].argmax(-1)[..., None], -1)[..., 0]
+
+        separation: Floats = at_best(self.mean_a, self.worst_a) - at_best(self.mean_b, self.best_b)
+        return separation
 
 
 def pooled(a: CellTable, b: CellTable, panel: str, lower: bool) -> Pooled | None:
@@ -105,14 +170,18 @@ def separation_chance(pool: Pooled, rng: np.random.Generator, permutations: int 
     observed = float(pool.separation(pool.values)[()])
     valid = ~np.isnan(pool.values)
     every = bool(valid.all())  # no padding: the random keys order the seeds as they are
+    orders = Orders.of(pool) if pool.values.shape[-1] <= TABLED else None
     beyond = 0
     for start in range(0, permutations, 1000):  # chunks: at most 1,000 relabelings in memory at once
         count = min(1000, permutations - start)
         keys = rng.random((count, *pool.values.shape))
-        # stable: ties (padding's inf keys) keep their slots' order; quicker than the default on rows this short
-        order = np.argsort(keys if every else np.where(valid, keys, np.inf), axis=-1, kind="stable")
-        shuffled = np.take_along_axis(np.broadcast_to(pool.values, order.shape), order, -1)
-        beyond += int(np.count_nonzero(pool.separation(shuffled) >= observed - 1e-12))
+        keys = keys if every else np.where(valid, keys, np.inf)  # padding last
+        if orders is not None:
+            separation = orders.separation(keys)
+        else:  # stable: ties (padding's inf keys) keep their slots' order; quicker than the default on short rows
+            order = np.argsort(keys, axis=-1, kind="stable")
+            separation = pool.separation(np.take_along_axis(np.broadcast_to(pool.values, order.shape), order, -1))
+        beyond += int(np.count_nonzero(separation >= observed - 1e-12))
     return (1 + beyond) / (1 + permutations)
 
 
