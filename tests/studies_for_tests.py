@@ -45,6 +45,12 @@ RATES_ALONE = Study(
 # for the tests whose assertions are about Ray's scheduling and failures, not about what a trial learns.
 _SHORT = {**_TINY, "n_steps": 60, "eval_every": 20}
 
+# Four short trials of the cheaper architecture (tests/test_tracking.py): what trackers log, not what a trial learns.
+TRACKED = Study(
+    name="test.tracked", goal="trackers log every trial, live and exported", tasks=("mode",),
+    scientific={"architecture": ("sum",)}, nuisance=_RATES, fixed=_SHORT, seeds=(0, 1),
+)
+
 # Eight short trials (tests/test_reliability.py): failures injected mid-study, and the cluster they run on.
 EIGHT_SHORT = Study(
     name="test.eight_short", goal="a Ray failure mid-study loses nothing", tasks=("mode",),

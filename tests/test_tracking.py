@@ -21,7 +21,7 @@ from study.trial.trainable import run_trial, trial_params
 from tests.cli import rows, run_cli
 from tests.test_study_cli import STUDIES
 
-GRID = f"{STUDIES}:RATES_ALONE"  # 4 trials (learning rates) x 2 seeds x 2 evaluations
+GRID = f"{STUDIES}:TRACKED"  # 4 trials (learning rates) x 2 seeds x 3 evaluations (60 steps: ~1 CPU s a trial)
 METRICS = ("val_accuracy", "train_loss")
 
 
@@ -71,7 +71,7 @@ def _assert_mlflow_matches(uri: str, experiment: str, df: pl.DataFrame, params_o
                 assert run.data.metrics[f"seed_{seed}/{metric}"] == pytest.approx(value, nan_ok=True)
             assert run.data.metrics[f"mean/{metric}"] == pytest.approx(mine[metric].mean())
         history = client.get_metric_history(run.info.run_id, "seed_0/val_accuracy")
-        assert [m.step for m in history] == [100, 200]  # one point per evaluation: nothing logged twice
+        assert [m.step for m in history] == [20, 40, 60]  # one point per evaluation: nothing logged twice
 
 
 def _assert_tensorboard_matches(root: Path, df: pl.DataFrame) -> None:
@@ -134,7 +134,7 @@ def test_bad_tracker_input_is_one_line_and_exit_status_2(tmp_path: Path) -> None
     assert result.returncode == 2 and result.stderr.strip() == (
         "Error: invalid --track 'neptune'; allowed: mlflow[=URI], tensorboard[=DIR], wandb[=PROJECT]")
     missing = run_cli("export", GRID, "--storage", str(tmp_path), "--to", "tensorboard")
-    assert missing.returncode == 1 and "no results for study test.rates_alone" in missing.stderr
+    assert missing.returncode == 1 and "no results for study test.tracked" in missing.stderr
     (tmp_path / "a_file").write_text("not a directory")
     bad = f"sqlite:///{tmp_path}/a_file/x.db"
     nowhere = run_cli("export", GRID, "--storage", str(tmp_path), "--to", f"mlflow={bad}")
