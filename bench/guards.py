@@ -37,8 +37,8 @@ class Change:
 
 CHANGES = (
     Change("prior_halved", "the seed-noise prior's variance halved",
-           (("analysis/stats/noise.py", 'pl.col("_floor")).alias("_s0"),',
-             'pl.col("_floor")).mul(0.5).alias("_s0"),'),)),
+           (("analysis/stats/noise.py", "JUMP_SHARE**2 * np.where(jumped, jump, 0.0)), floor)",
+             "JUMP_SHARE**2 * np.where(jumped, jump, 0.0)), floor) * 0.5"),)),
     Change("prior_df_large", "PRIOR_DF very large (the neighbours' prior trusted like 10^6 seeds)",
            (("analysis/stats/noise.py", "PRIOR_DF = 3.0", "PRIOR_DF = 1e6"),)),
     Change("jump_share_zero", "JUMP_SHARE 0 (a cliff in G to a neighbour adds no seed noise)",

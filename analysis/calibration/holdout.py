@@ -76,7 +76,7 @@ def holdout(meta: StudyRecord, rows: pl.LazyFrame, metrics: Sequence[str], ks: S
     ``noise``: the model under test (a wrong one is the test's negative control)."""
     seeds = sorted(rows.select(pl.col("seed").unique()).collect().get_column("seed").to_list())
     fixed = meta.replace(budget="fixed", seeds=tuple(seeds))
-    every = training_stats(rows, fixed)
+    every = training_stats(rows, fixed, report=False)
     panel = every.axes.panel
     whole = {m: _table(every.finding_cells(), m) for m in metrics}
     out = []
@@ -84,8 +84,8 @@ def holdout(meta: StudyRecord, rows: pl.LazyFrame, metrics: Sequence[str], ks: S
     for k in ks:
         counts = {m: np.zeros(12, dtype=int) for m in metrics}
         for chosen in itertools.combinations(seeds, k):
-            some = training_stats(rows.filter(pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
-            rest = training_stats(rows.filter(~pl.col("seed").is_in(list(chosen))), fixed).finding_cells()
+            some = training_stats(rows.filter(pl.col("seed").is_in(list(chosen))), fixed, report=False).finding_cells()
+            rest = training_stats(rows.filter(~pl.col("seed").is_in(list(chosen))), fixed, report=False).finding_cells()
             for m in metrics:
                 counts[m] += _misses(_table(some, m), (whole[m], strata[m]), _table(rest, m), m, panel, alpha,
                                      noise, len(seeds) - k).astype(int)

@@ -128,7 +128,7 @@ def _data(meta: StudyRecord, world: World, rows: pl.LazyFrame, seeds: int, sd_sc
           noise: Callable[[CellTable], NoiseModel] | None) -> FindingData:
     """What the findings see of the rows (the project's statistics), the seed noise scaled by ``sd_scale`` (on a
     learning curve: each evaluation's seeds drawn towards their mean)."""
-    stats = training_stats(rows, meta)
+    stats = training_stats(rows, meta, report=False)
     cells, evaluations = stats.finding_cells(), stats.evaluations
     if sd_scale != 1.0:
         cells = {m: c.with_columns(pl.col("sd") * sd_scale, pl.col("gmd_var") * sd_scale**2) for m, c in cells.items()}

@@ -10,6 +10,7 @@ is first minus argmin at one time, as the sentences mean them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ FRACTION = re.compile(r"accuracy|_share$|^context_share$|collision|^max_weight$"
                       r"|^probe_(peak|nearest|gate|gate_open|drift|last_op|same_peak)_")
 
 
+@functools.cache  # pure, and read by every interval of every verdict
 def lower_is_better(metric: str) -> bool:
     """A loss is minimised: its best G is the lowest (search_spaces.finding.direction)."""
     return direction(metric) == "min"
@@ -41,6 +43,7 @@ def is_accuracy(metric: str) -> bool:
     return all("accuracy" in c for c in metric_columns(metric))
 
 
+@functools.cache  # pure, and read by every interval of every verdict
 def metric_range(metric: str) -> tuple[float, float]:
     """The values the metric's G can take: fractions (:data:`FRACTION`: accuracies, shares) in [0, 1] (a difference of
     two in [-1, 1]), a loss >= 0, anything else unbounded; an interval is clipped to it."""

@@ -37,9 +37,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 from scipy import special
 
@@ -66,44 +68,62 @@ class NoiseModel:
     floor: float = 0.0  # the median seed variance of the metric's cells whose seeds differ (shown in the basis line)
     #: the variance a cell with no neighbour counts with at least: half the smallest sd any cell shows, squared
     resolution: float = 0.0
+    #: the frame of the cells it was fit on (``prior`` holds their keys in its order)
+    fitted: pl.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def fit(cls, cells: CellTable) -> NoiseModel:
         """The prior of every cell of ``cells`` (a metric's cells: its keys, ``g``, ``sd``, ``n``) from its grid
-        neighbours (module docstring)."""
+        neighbours (module docstring). Numpy over the cells, not queries: a fit runs per metric and look of every
+        replay of the calibration, and per learning curve; each sum and median is taken as polars takes it in a
+        group (:func:`_kahan`, :func:`_median`), so the numbers are the ones a query gives."""
         table, keys = cells.frame, cells.keys
-        var = _own_variance(table)
-        own = var.get_column("_v").to_numpy()
-        positive = own[own > 0]  # numpy, not a query: a curve's fit runs per learning curve and replay
+        n = cells.values(Column.N)  # NaN: null
+        own = np.where(n >= 2, np.nan_to_num(cells.values(Column.SD), nan=0.0) ** 2, 0.0)
+        positive = own[own > 0]
         if positive.size == 0:
             return cls(keys)
-        numeric = [c for c in keys if table.schema[c].is_numeric()]
-        categorical = [c for c in keys if c not in numeric]
+        schema = table.schema
+        numeric = [c for c in keys if schema[c].is_numeric()]
         typical = float(np.median(positive))
-        differ = pl.col("_v") > 0
-        measured = pl.col("n") >= 2
         # the floor, per panel value (task, ...): how often its cells' seeds differ at all, times by how much
-        floor = ((differ.sum() + 1) / (measured.sum() + 2)) * pl.min_horizontal(
-            pl.col("_v").filter(differ).median(), pl.lit(typical))
-        var = var.with_columns((floor.over(categorical) if categorical else floor).alias("_floor"))
-        steps = var.with_columns(pl.col(c).rank("dense").cast(pl.Int64).alias(f"_i{c}") for c in numeric)
-        position = [*categorical, *(f"_i{c}" for c in numeric)]
-        seen = steps.filter(pl.col("n") >= 1).select(*position, pl.col("g").alias("_gj"), pl.col("_v").alias("_vj"),
-                                                     (pl.col("n") - 1).clip(0).alias("_dj"))
-        pairs = []
+        group = _codes(table, [c for c in keys if c not in numeric])
+        floor = np.empty(len(own))
+        for g in np.unique(group):
+            mine = group == g
+            differ = own[mine & (own > 0)]
+            level = typical if differ.size == 0 else min(_median(differ), typical)
+            floor[mine] = (differ.size + 1) / (int((n[mine] >= 2).sum()) + 2) * level
+        # each cell's neighbourhood: its categorical values, one grid step (dense rank) along every numeric axis
+        position, steps = _positions(table, numeric, group)
+        seen = np.flatnonzero(n >= 1)
+        order = seen[np.argsort(position[seen], kind="stable")]
+        codes = position[order]
+        g_own, g_null = cells.values(Column.G), _nulls(table.get_column(Column.G))
+        d = np.where(n >= 1, np.maximum(n - 1, 0), 0)
+        total, carry, count = np.zeros(len(own)), np.zeros(len(own)), np.zeros(len(own))
+        jump, jumped, dn = np.full(len(own), np.nan), np.zeros(len(own), bool), np.zeros(len(own))
         for offset in itertools.product((-1, 0, 1), repeat=len(numeric)):
-            shifted = seen.with_columns(pl.col(f"_i{c}") - o for c, o in zip(numeric, offset, strict=True))
-            pairs.append(steps.join(shifted, on=position, how="inner", nulls_equal=True)
-                         .with_columns(_self=pl.lit(not any(offset))))
-        around = (pl.concat(pairs).group_by(keys).agg(
-            pl.col("_vj").filter(pl.col("_dj") > 0).mean().alias("_vmean"),
-            ((pl.col("_gj") - pl.col("g")) ** 2).max().alias("_jump"),
-            pl.col("_dj").filter(~pl.col("_self")).sum().alias("_dn")))
-        prior = steps.select(*keys, "_floor").join(around, on=list(keys), how="left", nulls_equal=True).select(
-            *keys, pl.max_horizontal(pl.col("_vmean").fill_null(0.0), JUMP_SHARE**2 * pl.col("_jump").fill_null(0.0),
-                                     pl.col("_floor")).alias("_s0"),
-            pl.min_horizontal(pl.col("_dn").fill_null(0).cast(pl.Float64), pl.lit(PRIOR_DF)).alias("_d0"))
-        return cls(keys, prior, typical, float(positive.min()) / 4)
+            target = position + sum(np.where(null, 0, o) * stride for (null, stride), o in zip(steps, offset,
+                                                                                             strict=True))
+            at = np.minimum(np.searchsorted(codes, target), len(codes) - 1)
+            j = order[at]
+            found = codes[at] == target
+            pooled = found & (d[j] > 0)  # the neighbours' mean variance: of those with two seeds or more
+            total, carry = _kahan(total, carry, own[j], pooled)
+            count += pooled
+            known = found & ~g_null & ~g_null[j]
+            with np.errstate(invalid="ignore"):  # a loss's cells at +inf: inf - inf, NaN, which a max ignores
+                jump = np.where(known, np.fmax(jump, (g_own[j] - g_own) ** 2), jump)
+            jumped |= known
+            if any(offset):
+                dn += np.where(found, d[j], 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(count > 0, total / count, 0.0)
+        s0 = np.fmax(np.fmax(mean, JUMP_SHARE**2 * np.where(jumped, jump, 0.0)), floor)
+        d0 = np.minimum(dn, PRIOR_DF)
+        prior = pl.DataFrame([*(table.get_column(k) for k in keys), pl.Series("_s0", s0), pl.Series("_d0", d0)])
+        return cls(keys, prior, typical, float(positive.min()) / 4, fitted=table)
 
     @property
     def measured(self) -> bool:
@@ -125,6 +145,9 @@ class NoiseModel:
         :attr:`Column.PRIOR_DF`, which :meth:`standard_errors` reads."""
         if self.prior is None:
             return cells.replace(cells.frame.with_columns(prior_var=pl.lit(0.0), prior_df=pl.lit(0.0)))
+        if cells.frame is self.fitted:  # the cells it was fit on (a verdict's): the prior is in their order, no join
+            return cells.with_values(Column.PRIOR_VAR, self.prior.get_column("_s0").to_numpy()).with_values(
+                Column.PRIOR_DF, self.prior.get_column("_d0").to_numpy())
         prior = self.prior.rename({"_s0": Column.PRIOR_VAR, "_d0": Column.PRIOR_DF})
         frame = cells.frame.drop(Column.PRIOR_VAR, Column.PRIOR_DF).join(prior, on=list(self.keys), how="left",
                                                                          nulls_equal=True)
@@ -149,10 +172,59 @@ class NoiseModel:
         return se, df
 
 
-def _own_variance(cells: pl.DataFrame) -> pl.DataFrame:
-    """``cells`` with ``_v``: the variance of each cell's seeds (0 below two seeds)."""
-    sd = pl.col("sd").cast(pl.Float64).fill_null(0.0).fill_nan(0.0)
-    return cells.with_columns(pl.when(pl.col("n") >= 2).then(sd**2).otherwise(0.0).alias("_v"))
+def _codes(frame: pl.DataFrame, columns: list[str]) -> npt.NDArray[np.int64]:
+    """Per row a code of its values of ``columns`` (equal values, nulls among them, one code; none: all 0)."""
+    if not columns:
+        return np.zeros(frame.height, dtype=np.int64)
+    seen: dict[tuple[Any, ...], int] = {}
+    rows = zip(*(frame.get_column(c).to_list() for c in columns), strict=True)
+    return np.array([seen.setdefault(row, len(seen)) for row in rows], dtype=np.int64)
+
+
+def _positions(frame: pl.DataFrame, numeric: list[str],
+               group: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], list[tuple[npt.NDArray[np.bool_], int]]]:
+    """Per row one number for its place in the grid (its group and its dense rank along each numeric column, with
+    room for one step past either end; a null rank is a value of its own, which no step moves, as a null in a join),
+    and per numeric column (its nulls, the stride of one step)."""
+    position = group.copy()
+    steps = []
+    for c in numeric:
+        column = frame.get_column(c)
+        null = _nulls(column)
+        values = column.to_numpy()[~null]
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[order] = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1  # dense: equal values one rank
+        span = int(rank.max(initial=-1)) + 4  # 0 and ranks + 1: a step past the ends; ranks + 2: null
+        if int(position.max(initial=0)) >= np.iinfo(np.int64).max // span // 2:
+            raise ValueError(f"too many grid positions to number over {numeric}")
+        code = np.full(len(null), span - 1, dtype=np.int64)
+        code[~null] = rank + 1
+        position = position * span + code
+        steps.append((null, span))
+    strides = [int(np.prod([s for _, s in steps[i + 1:]], dtype=np.int64)) for i in range(len(steps))]
+    return position, [(null, stride) for (null, _), stride in zip(steps, strides, strict=True)]
+
+
+def _nulls(column: pl.Series) -> npt.NDArray[np.bool_]:
+    """Where ``column`` is null (not NaN)."""
+    return column.is_null().to_numpy() if column.null_count() else np.zeros(len(column), dtype=bool)
+
+
+def _kahan(total: Floats, carry: Floats, x: Floats, add: npt.NDArray[np.bool_]) -> tuple[Floats, Floats]:
+    """One step of a compensated (Kahan) sum per row, where ``add``: the order and the rounding of a polars sum over
+    a group, so a mean taken here is the one its query gives."""
+    y = x - carry
+    t = total + y
+    return np.where(add, t, total), np.where(add, (t - total) - y, carry)
+
+
+def _median(x: Floats) -> float:
+    """The median as polars takes it (linear between the two middle values: lower + (upper - lower) / 2)."""
+    s = np.sort(x)
+    mid = (len(s) - 1) // 2
+    return float(s[mid]) if len(s) % 2 else float(s[mid] + (s[mid + 1] - s[mid]) * 0.5)
 
 
 def quantile(alpha: Floats | float, df: Floats | float) -> Floats:

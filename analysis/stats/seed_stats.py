@@ -36,18 +36,23 @@ def seed_at_best(seeds: pl.LazyFrame, picks: Sequence[tuple[pl.DataFrame, str, p
 def seed_columns(per_seed: pl.DataFrame, at_best: pl.DataFrame | None, by: Sequence[str]) -> dict[str, pl.DataFrame]:
     """Per cell-table column (``sd``, ``lift``, ``gmd``, ``gmd_var``, ``seeds``) a frame of ``by``
     and one column per metric: the seed noise and lift from ``at_best`` (:func:`seed_at_best`; without it, the sd of
-    the seeds' bests), the mean difference and its jackknife, and every seed's value (a list, in seed order), from
-    ``per_seed`` (each seed's best over training)."""
+    the seeds' bests), the mean difference and its jackknife (of the cells of three seeds or more only), and every
+    seed's value (a list, in seed order), from ``per_seed`` (each seed's best over training)."""
     out = dict(zip(("sd", "lift"), _noise(at_best, by), strict=True)) if at_best is not None else \
         {"sd": _per_cell(per_seed, by, lambda m: pl.col(m).std().fill_null(0.0))}
     return {**out, "gmd": _per_cell(per_seed, by, _mean_difference),
-            "gmd_var": _per_cell(per_seed, by, _mean_difference_variance),
+            "gmd_var": _per_cell(per_seed, by, _mean_difference_variance, least=3),
             "seeds": _per_cell(per_seed, by, lambda m: pl.col(m).sort_by("seed"))}
 
 
-def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[str], pl.Expr]) -> pl.DataFrame:
-    """Per configuration ``statistic`` of every measured column over its seeds (a non-finite value counts as 0)."""
+def _per_cell(per_seed: pl.DataFrame, by: Sequence[str], statistic: Callable[[str], pl.Expr],
+              least: int = 1) -> pl.DataFrame:
+    """Per configuration ``statistic`` of every measured column over its seeds (a non-finite value counts as 0);
+    only the configurations of ``least`` seeds or more (the statistic is null below: the others are left out, not
+    computed - the jackknife's query costs most of a replay's statistics, and two seeds have none)."""
     measured = [c for c in per_seed.columns if c not in (*by, "seed", "diverged")]
+    if least > 1:
+        per_seed = per_seed.filter(pl.len().over(list(by)) >= least)
     finite = [pl.when(pl.col(m).is_finite()).then(pl.col(m)).otherwise(0.0).alias(m) for m in measured]
     return per_seed.with_columns(finite).group_by(list(by)).agg(statistic(m).alias(m) for m in measured)
 

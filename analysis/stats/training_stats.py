@@ -307,15 +307,14 @@ def _pass_rows(lf: pl.LazyFrame, by: Sequence[str], index: int, passes: int) -> 
     return lf if passes == 1 else lf.filter(pl.struct(list(by)).hash(seed=0) % passes == index)
 
 
-def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates) -> None:
-    """Aggregate one pass's rows (one collect_all) and keep what the report reads from them."""
+def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates, report: bool = True) -> None:
+    """Aggregate one pass's rows (one collect_all) and keep what the report (else the findings) reads of them."""
     by, base = axes.by, rows.filter(pl.col("status") != "failed")
     maxed = [*metrics.grids, *metrics.extra_max]
     seeds = base.with_columns(per_row(m) for m in metrics.combos)  # each seed's combination, for its noise
     queries = [step_stats(base, list(dict.fromkeys([*maxed, *metrics.cases])), by, "max"),
                seed_best(seeds, [*maxed, *metrics.combos], by, "max"), model_status(rows)]
-    if metrics.extra_min:
-        queries.append(step_stats(base, list(metrics.extra_min), by, "min"))
+    queries += [step_stats(base, list(metrics.extra_min), by, "min")] if metrics.extra_min else []
     steps, per_seed, counts, *minimised = pl.collect_all(queries, engine="streaming")
     out.per_seed.append(per_seed)
     if metrics.read:
@@ -328,8 +327,6 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
     out.step_rows += steps.height
     for m in maxed:
         out.add(out.rgb, m, rgb_from_step_stats(steps.lazy(), m, by).collect())
-    for m in metrics.grids:
-        out.add(out.best_steps, m, best_step(steps.lazy(), m, by).collect())
     for m in metrics.extra_min:
         out.add(out.rgb_min, m, rgb_from_step_stats(minimised[0].lazy(), m, by, "min").collect())
     for m in metrics.combos:  # at each evaluation, then the best over training
@@ -340,17 +337,21 @@ def _one_pass(rows: pl.LazyFrame, axes: Axes, metrics: Metrics, out: _Aggregates
             out.add(out.case_rgb, split, case_rgb_from_step_stats(steps.lazy(), split, by).collect())
             if steps.select(pl.col(f"{cols[0]}__g").is_not_null().any()).item():
                 out.cases_with_data.add(split)
+    if not report:
+        return
+    for m in metrics.grids:
+        out.add(out.best_steps, m, best_step(steps.lazy(), m, by).collect())
     # the learning curves' configuration (best per panel value) is the best of some pass's best ones
     chosen = best_config(out.rgb[metrics.select][-1].lazy(), axes.panel).collect().select(by)
     out.curve_steps.append(steps.join(chosen, on=by, how="semi", nulls_equal=True))
 
 
-def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics) -> _Aggregates:
+def _aggregate(lf: pl.LazyFrame, axes: Axes, metrics: Metrics, report: bool = True) -> _Aggregates:
     """Every pass over the rows (see :data:`ROWS_PER_PASS`)."""
     with_status = lf if "status" in lf.collect_schema().names() else lf.with_columns(status=pl.lit("ok"))
     out, passes = _Aggregates(), n_passes(with_status)
     for index in range(passes):
-        _one_pass(_pass_rows(with_status, axes.by, index, passes), axes, metrics, out)
+        _one_pass(_pass_rows(with_status, axes.by, index, passes), axes, metrics, out, report)
     return out
 
 
@@ -358,8 +359,9 @@ def _joined(frames: dict[str, list[pl.DataFrame]], sort_by: Sequence[str]) -> di
     return {k: pl.concat(parts).sort(list(sort_by), nulls_last=False) for k, parts in frames.items()}
 
 
-def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
-    """Every statistic of the report of a training study (see :class:`TrainingStats`)."""
+def training_stats(lf: pl.LazyFrame, meta: StudyRecord, report: bool = True) -> TrainingStats:
+    """Every statistic of the report of a training study (see :class:`TrainingStats`); ``report`` False: what the
+    findings read only, ``best``, ``best_steps``, ``curve_steps`` and ``seed_stats`` empty (replays, budget looks)."""
     columns = lf.collect_schema().names()
     panel, x, y = plot_axes(meta, columns)
     candidates = tuple(n for n in dict.fromkeys(meta.axes)
@@ -367,7 +369,7 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
     metrics = choose_metrics(meta, columns)
     declared = tuple(meta.axis_values(panel) or ())
     axes = Axes(panel, x, y, candidates, panel_order=declared)
-    agg = _aggregate(lf, axes, metrics)
+    agg = _aggregate(lf, axes, metrics, report)
     by = axes.by
     per_seed, counts = pl.concat(agg.per_seed).sort([*by, "seed"]), pl.concat(agg.counts)
     if agg.step_rows == 0:
@@ -378,10 +380,10 @@ def training_stats(lf: pl.LazyFrame, meta: StudyRecord) -> TrainingStats:
     return TrainingStats(
         axes=axes, metrics=metrics, per_seed=per_seed, counts=counts, step_rows=agg.step_rows, facets=facets,
         rgb=rgb, case_rgb={k: v for k, v in _joined(agg.case_rgb, by).items() if k in agg.cases_with_data},
-        best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()},
-        best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps),
+        best={m: best_config(frame.lazy(), axes.keys).collect() for m, frame in rgb.items()} if report else {},
+        best_steps=_joined(agg.best_steps, by), curve_steps=pl.concat(agg.curve_steps) if report else None,
         rgb_min=_joined(agg.rgb_min, by), combo_g=_joined(agg.combo_g, by),
-        seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect(),
+        seed_stats=seed_best_stats_from_seed_best(per_seed.lazy(), metrics.select, by).collect() if report else None,
         seed_at_best=pl.concat(agg.seed_at_best), evaluations=_evaluations(lf, meta, by),
         read_seeds=pl.concat(agg.read_seeds) if agg.read_seeds else None,
     )

@@ -67,6 +67,8 @@ class Budget:
 
     cells: pl.DataFrame
     seeds: tuple[int, ...]
+    #: :meth:`key` per cell's values, kept: every look asks it of every cell of the grid
+    _keys: dict[tuple[Any, ...], CellKey] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def start(cls, cells: pl.DataFrame, meta: StudyRecord) -> Budget:
@@ -85,6 +87,12 @@ class Budget:
     def keys(self) -> list[str]:
         """The configuration columns."""
         return [c for c in self.cells.columns if c != "n"]
+
+    def key(self, values: tuple[Any, ...]) -> CellKey:
+        """The cell key (:func:`search_spaces.cells.cell_key`) of a cell's ``values`` of :attr:`keys`, in order."""
+        if values not in self._keys:
+            self._keys[values] = cell_key(dict(zip(self.keys, values, strict=True)), tuple(self.keys))
+        return self._keys[values]
 
     def seed_rows(self) -> pl.DataFrame:
         """One row per (cell, seed) the budget has given."""
@@ -110,19 +118,21 @@ def plan_round(verdicts: Sequence[Verdict], budget: Budget) -> list[Request]:
     """The requests of the undecided findings: each contention cell short of seeds gets the next seed in order."""
     asked: dict[CellKey, list[int]] = {}
     cells: dict[CellKey, dict[str, Any]] = {}
-    keys = budget.keys
+    keys = tuple(budget.keys)
     for index, verdict in enumerate(verdicts):
         contention = verdict.contention(futility=True)
         if contention is None:
             continue
-        for row in contention.select([c for c in keys if c in contention.columns]).iter_rows(named=True):
-            key = cell_key(row, tuple(keys))
+        for row in pl.DataFrame([contention.get_column(c) for c in keys if c in contention.columns]).iter_rows(
+                named=True):
+            key = budget.key(tuple(row.get(c) for c in keys))
             cells.setdefault(key, row)
             if index not in asked.setdefault(key, []):
                 asked[key].append(index)
     if not asked:
         return []
-    have = {cell_key(row, tuple(keys)): row["n"] for row in budget.cells.iter_rows(named=True)}
+    at = budget.cells.columns.index("n")
+    have = {budget.key(row[:at] + row[at + 1:]): row[at] for row in budget.cells.iter_rows()}
     requests = []
     for key, findings in asked.items():
         n = have.get(key)

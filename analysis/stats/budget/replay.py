@@ -94,7 +94,7 @@ def replay(meta: StudyRecord, rows: pl.LazyFrame) -> Replay:
     def view(budget: Budget) -> FindingData:
         given = budget.seed_rows()
         seen = rows.join(given.lazy(), on=[*keys, "seed"], how="semi", nulls_equal=True)
-        return published_data(training_stats(seen, adaptive), len(meta.seeds))
+        return published_data(training_stats(seen, adaptive, report=False), len(meta.seeds))
 
     outcome = run_budget(adaptive, cells, view)
     given = outcome.budget.seed_rows() if outcome.budget is not None else cells.head(0)

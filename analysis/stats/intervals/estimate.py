@@ -16,6 +16,8 @@ from typing import Literal, cast
 
 import polars as pl
 
+from analysis.stats.table import rows
+
 #: How a statistic's cells decide it: "order" (a best or worst), "level" (a share of cells reaching a level) or
 #: "all" (a mean or a spread: every cell).
 Reads = Literal["order", "level", "all"]
@@ -76,36 +78,40 @@ class Estimate:
         elif self.reads == "order" and threshold is not None:
             chosen = self._order_cells(short, threshold)
         elif self.reads == "order":  # may still be the best (worst)
-            chosen = short.filter(pl.col("high") >= self.low if self.largest else pl.col("low") <= self.high)
+            chosen = rows(short, short.get_column("high") >= self.low if self.largest else
+                          short.get_column("low") <= self.high)
         else:
             chosen = short
-        return chosen.drop("low", "high", "plow", "phigh", "g", strict=False)
+        return pl.DataFrame([c for c in chosen.get_columns() if c.name not in ("low", "high", "plow", "phigh", "g")])
 
     def _order_cells(self, short: pl.DataFrame, threshold: float) -> pl.DataFrame:
         """A best against a threshold: if a cell holding the threshold already points past it, one cell - of those,
         the one whose interval with every seed would reach furthest past it (it alone can decide: proving the best is
         past it, or by its seeds showing it is not); else every cell holding it (all of them must be shown on their
         side)."""
-        holding = short.filter((pl.col("low") < threshold) & (pl.col("high") >= threshold))
-        past = holding.filter(pl.col("g") >= threshold if self.largest else pl.col("g") <= threshold)
-        if past.is_empty():
-            return holding
-        reach = "plow" if "plow" in past.columns else "low"
-        return past.sort(reach if self.largest else reach.replace("low", "high"), descending=self.largest).head(1)
+        holding = (short.get_column("low") < threshold) & (short.get_column("high") >= threshold)
+        g = short.get_column("g")
+        past = holding & (g >= threshold if self.largest else g <= threshold)
+        if not past.any():
+            return rows(short, holding)
+        reach = "plow" if "plow" in short.columns else "low"
+        return rows(short, past).sort(reach if self.largest else reach.replace("low", "high"),
+                                      descending=self.largest).head(1)
 
     def _share_cells(self, short: pl.DataFrame, share: float | None) -> pl.DataFrame:
         """A share of cells reaching the level: of the cells whose interval holds the level, as many as the bound
         still needs on the side the numbers point to, the surest first (all of them without a bound)."""
         level = self.level
-        holding = short.filter((pl.col("low") < level) & (pl.col("high") >= level))
+        holding = rows(short, (short.get_column("low") < level) & (short.get_column("high") >= level))
         if share is None or holding.is_empty() or self.value is None:
             return holding
         target = math.ceil(share * self.cells - 1e-9)
+        g = holding.get_column("g")
         if self.value >= share:  # confirm cells above the level until the share holds
             sure = round(self.low * self.cells)
-            return holding.filter(pl.col("g") >= level).sort("g", descending=True).head(max(target - sure, 1))
+            return rows(holding, g >= level).sort("g", descending=True).head(max(target - sure, 1))
         possible = round(self.high * self.cells)  # show cells below it until the share cannot be reached
-        return holding.filter(pl.col("g") < level).sort("g").head(max(possible - target + 1, 1))
+        return rows(holding, g < level).sort("g").head(max(possible - target + 1, 1))
 
     def seeds_text(self) -> str:
         """``3 seeds`` or ``2-5 seeds`` (``a cell not run`` when one has none)."""
@@ -113,3 +119,4 @@ class Estimate:
         if few == 0:
             return "a cell not run yet"
         return f"{few} seed{'s' if few != 1 else ''}" if few == many else f"{few}-{many} seeds"
+

@@ -38,7 +38,7 @@ from analysis.stats.intervals.estimate import Estimate
 from analysis.stats.intervals.spread import satterthwaite, spread
 from analysis.stats.metric import lower_is_better, metric_range
 from analysis.stats.noise import NoiseModel, quantile
-from analysis.stats.table import Bools, CellTable, Column, Floats
+from analysis.stats.table import Bools, CellTable, Column, Floats, rows
 
 
 def estimate(cells: CellTable, statistic: str, level: float, metric: str, noise: NoiseModel, errors: Errors,
@@ -58,8 +58,9 @@ def estimate(cells: CellTable, statistic: str, level: float, metric: str, noise:
         if frame is None:
             return None
         if projected is not None and "low" in frame.columns:
-            frame = frame.with_columns(plow=projected.get_column("low"), phigh=projected.get_column("high"))
-        return frame.filter(pl.col(Column.N) < max_seeds).drop(Column.N)
+            frame = frame.hstack([projected.get_column("low").alias("plow"),
+                                  projected.get_column("high").alias("phigh")])
+        return rows(frame, frame.get_column(Column.N) < max_seeds, drop=(Column.N,))
 
     not_run = int((n == 0).sum())
     return replace(now, short=short, not_run=not_run, projected=(then.low, then.high))
@@ -75,21 +76,22 @@ def _estimate(cells: CellTable, statistic: str, level: float, metric: str, noise
     keys = list(cells.keys)
     g = cells.values(Column.G, 0.0)
     se, df = noise.standard_errors(cells)
+    frame = cells.frame
     if statistic == "spread":  # the cells in its region (or that may be) are the ones more seeds can move
-        region = pl.col(Column.N).lt(2) | pl.col(Column.G).ge(level)
+        region = (frame.get_column(Column.N) < 2) | (frame.get_column(Column.G) >= level)
         return spread(cells, (se, df), level, metric, errors, seeds,
-                      lambda: cells.frame.filter(region).select(*keys, Column.N))
+                      lambda: rows(_columns(frame, [*keys, Column.N]), region))
     if statistic == "mean":
         lift = cells.values(Column.LIFT, 0.0)
         centres = (g, g + lift) if lower_is_better(metric) else (g - lift, g)
-        return _mean(g, centres, (se, df), n, metric, errors, seeds, lambda: cells.frame.select(*keys, Column.N))
+        return _mean(g, centres, (se, df), n, metric, errors, seeds, lambda: _columns(frame, [*keys, Column.N]))
     m = len(n)
     largest = statistic == "share" or (statistic == "best") != lower_is_better(metric)
     union = (m if largest else 1, m if not largest or statistic == "share" else 1)  # ends any cell could make wrong
     low, high = g_interval(cells, (se, df), errors, metric, union)
 
     def short() -> pl.DataFrame:
-        return cells.frame.select(*keys, Column.G, Column.N).with_columns(low=pl.Series(low), high=pl.Series(high))
+        return _columns(frame, [*keys, Column.G, Column.N], pl.Series("low", low), pl.Series("high", high))
 
     if statistic == "share":
         value = float((g[run] >= level).mean()) if run.any() else None
@@ -114,6 +116,11 @@ def plausible_best(cells: CellTable, metric: str, noise: NoiseModel, errors: Err
     low, high = short.get_column("low").to_numpy(), short.get_column("high").to_numpy()
     keep = low <= e.high if lower_is_better(metric) else high >= e.low
     return cells.replace(cells.frame.filter(pl.Series(keep)))
+
+
+def _columns(frame: pl.DataFrame, names: list[str], *more: pl.Series) -> pl.DataFrame:
+    """The columns ``names`` of ``frame`` and ``more``: a frame of its Series, not a query (built per estimate)."""
+    return pl.DataFrame([*(frame.get_column(c) for c in names), *more])
 
 
 def _seeds_of(n: Floats, g: Floats, run: Bools, value: float) -> tuple[int, int]:

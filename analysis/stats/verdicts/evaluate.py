@@ -25,6 +25,7 @@ PASS needs every bound to hold, FAIL one bound to fail; anything else is UNDECID
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ from analysis.stats.kinds.base import Check, Reading, State, bounds_of, reads_ti
 from analysis.stats.metric import metric_range
 from analysis.stats.noise import NoiseModel
 from analysis.stats.region import outside_grid
-from analysis.stats.table import CellTable, cell_table
+from analysis.stats.table import CellTable, cell_table, rows
 from analysis.stats.verdicts.data import FindingData
 from analysis.stats.verdicts.status import Status
 from search_spaces.finding import Finding, is_probe
@@ -79,7 +80,25 @@ class Verdict:
             stuck = any(c.hopeless() for c in open_)
             open_ = [c for c in open_ if not c.hopeless() and (not stuck or c.points_to_failing())]
         frames = [f for f in (c.contention() for c in open_) if f is not None and f.height]
-        return pl.concat(frames, how="diagonal_relaxed").unique(maintain_order=True) if frames else None
+        return _distinct(pl.concat(frames, how="diagonal_relaxed")) if frames else None
+
+
+#: Stands for NaN in a row's values (equal to itself, as two NaNs are in a frame's unique rows).
+_NAN = object()
+
+
+def _distinct(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``frame`` (a few cells' keys), each at its first occurrence: ``unique(maintain_order=True)``,
+    in Python over its rows rather than a query (an adaptive look asks it of every undecided finding)."""
+    if any(dtype.is_nested() or dtype == pl.Object for dtype in frame.dtypes):
+        return frame.unique(maintain_order=True)
+    seen: set[tuple[Any, ...]] = set()
+    first = []
+    for row in frame.iter_rows():
+        key = tuple(_NAN if isinstance(v, float) and math.isnan(v) else v for v in row)
+        first.append(key not in seen)
+        seen.add(key)
+    return rows(frame, pl.Series(first, dtype=pl.Boolean))
 
 
 #: Per metric: its cell table (annotated with the noise model's prior), the model, and what its findings read of it
@@ -97,10 +116,26 @@ def evaluate_findings(meta: StudyRecord, data: FindingData, look: int | None = N
     def empty(region: Mapping[str, Any]) -> str:
         key = repr(sorted(region.items()))
         if key not in outside:
-            outside[key] = outside_grid(region, meta.axis_values)
+            outside[key] = _outside(region, key, meta)
         return outside[key]
 
     return [_evaluate(finding, meta, data, look, tables, empty) for finding in meta.findings]
+
+
+#: :func:`outside_grid` by region and the grid's values on its columns, kept over calls: a study's looks and the
+#: calibration's replays ask it of the same regions thousands of times (at most :data:`_KEPT` answers kept)
+_OUTSIDE: dict[tuple[str, str], str] = {}
+_KEPT = 4096
+
+
+def _outside(region: Mapping[str, Any], key: str, meta: StudyRecord) -> str:
+    """Why no cell of ``meta``'s grid lies in ``region`` (``key``: its text), or empty (:func:`outside_grid`)."""
+    axes = repr([(column, meta.axis_values(column)) for column in region])
+    if (key, axes) not in _OUTSIDE:
+        if len(_OUTSIDE) >= _KEPT:
+            _OUTSIDE.clear()
+        _OUTSIDE[key, axes] = outside_grid(region, meta.axis_values)
+    return _OUTSIDE[key, axes]
 
 
 def _table(metric: str, data: FindingData,
