@@ -3,6 +3,8 @@
 from search_spaces import Finding, LogUniform, Plot, Study
 
 _TINY = {"n_steps": 300, "eval_every": 100, "eval_batches": 2, "batch_size": 8, "seq_len": 16, "d_model": 8}
+# Two evaluations in 60 steps, for tests about what the rows say, not about what a trial learns.
+_TWO_EVALUATIONS = {**_TINY, "n_steps": 60, "eval_every": 30}
 
 # Long enough per trial (~1 s) that a test can kill the driver while trials are still pending.
 INTERRUPTIBLE = Study(
@@ -26,13 +28,12 @@ UNKNOWN_ARCHITECTURE = Study(
 DIVERGING = Study(
     name="test.diverging", goal="a diverging trial is a result, not a crash", tasks=("mode",),
     scientific={"architecture": ("NAP",)}, nuisance={"learning_rate": (0.003, 1e6)},
-    fixed={**_TINY, "n_steps": 200}, seeds=(0, 1),
+    fixed=_TWO_EVALUATIONS, seeds=(0, 1),
 )
 
-# The same grid twice: four learning rates in two packed trials, and one rate per trial (60 steps, 2 evaluations:
-# which member got which rate and seed shows at the first evaluation; the training after it adds nothing to check).
+# The same grid twice: four learning rates in two packed trials, and one rate per trial (which member got which
+# rate and seed shows at the first evaluation; the training after it adds nothing to check).
 _RATES = {"learning_rate": (0.01, 0.003, 0.001, 0.0003)}
-_TWO_EVALUATIONS = {**_TINY, "n_steps": 60, "eval_every": 30}
 RATES_PACKED = Study(
     name="test.rates_packed", goal="neighbouring learning rates share one packed trial", tasks=("mode",),
     scientific={"architecture": ("NAP",)}, nuisance=_RATES, fixed=_TWO_EVALUATIONS, seeds=(0, 1),
