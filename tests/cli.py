@@ -44,8 +44,9 @@ TOKEN_AUTH = {"RAY_AUTH_MODE": "token"}
 #: What a run that starts a local Ray of its own runs with: a fresh one (never a stale `ray start` cluster recorded in
 #: /tmp/ray, which ray.init() would try to join and hang on if it died) offering one CPU, as the shared head does
 #: (RAY_OVERRIDE_RESOURCES, read where Ray sizes a node it starts): the trials take turns on one Ray worker, whose
-#: start (it imports torch and Ray Tune) a second concurrent trial pays again: 6.7 CPU s of a smoke `study run demo`'s
-#: 29.9 (bench/README.md 20). A command that joins a cluster or starts no Ray ignores it.
+#: start (it imports torch and Ray Tune) a second concurrent trial pays again (a smoke `study run demo` that starts
+#: its own: 26.9 CPU s fresh with two CPUs, 15.6 forked with one; bench/README.md 20). A command that joins a
+#: cluster or starts no Ray ignores it.
 LOCAL_RAY = {"RAY_ADDRESS": "local", "RAY_OVERRIDE_RESOURCES": '{"CPU": 1}'}
 
 
