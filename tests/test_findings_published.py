@@ -436,6 +436,7 @@ def test_every_finding_reads_columns_its_study_writes(name: str, tmp_path: Path)
                for v in verdicts for c in v.checks)
 
 
+@pytest.mark.slow  # a measurement of every pooling, length and seed: ~10 CPU s (2026-11-29), out of make test-fast
 def test_fig1_findings_pass_on_the_measurement_itself() -> None:
     """Fig. 1 has no published numbers: its twelve findings are checked on the study's own measurement (no training;
     a quarter of the vectors per seed here, so that it takes seconds), every one a PASS at the paper's grid (NON's
