@@ -1,7 +1,8 @@
 """The `study` command as a user runs it: a process of its own, with the checkout importable.
 
 A command is a fork of this test process's fork server (tests/forkserver.py: torch, Ray Tune, SciPy... imported once,
-not by each of the suite's ~150 commands) when its environment is the server's, else a plain subprocess. `study run`
+not by each of the suite's ~150 commands) unless its environment sets what a preloaded library read at import
+otherwise (then a plain subprocess: tests/forkserver.py can_fork). `study run`
 joins this test process's own Ray head (:func:`shared_head`, started at the first run, stopped when the process
 exits) through ``--address``, as a user joins a running cluster: a `study run` that starts its own local Ray spends
 some 9 CPU s of a 2-core machine on the head's processes, one that joins a running head about 2 s. The head offers one
@@ -67,8 +68,9 @@ def run_cli(*args: str, timeout: float = 240, cwd: Path | None = None, env: dict
     (tests/forkserver.py can_fork)."""
     shared = ray == "shared" and args[:1] == ("run",) and "--address" not in args and env is None
     command = [*STUDY, *args, *(("--address", shared_head()) if shared else ())]
-    full_env = {**command_env(), **(env or {})}
-    if can_fork(full_env, command_env()):
+    server_env = command_env()
+    full_env = {**server_env, **(env or {})}
+    if can_fork(full_env, server_env):
         return _forked(command, cwd or Path.cwd(), full_env, timeout)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full_env)
 

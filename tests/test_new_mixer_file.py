@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from analysis.data.rows import scan_study
-from tests.cli import LOCAL_RAY, run_cli
+from tests.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "trainables", "study", "search_spaces", "analysis")
@@ -88,7 +88,7 @@ def _copy_tree(tmp: Path) -> Path:
 
 
 def _run(src: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(src), **LOCAL_RAY}
+    env = {**os.environ, "PYTHONPATH": str(src)}  # Python snippets that start no Ray
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
 
 

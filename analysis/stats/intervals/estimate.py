@@ -119,4 +119,3 @@ class Estimate:
         if few == 0:
             return "a cell not run yet"
         return f"{few} seed{'s' if few != 1 else ''}" if few == many else f"{few}-{many} seeds"
-
